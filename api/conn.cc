@@ -1,0 +1,134 @@
+// conn.cc -- rpma_conn_*: connection events, private data, queues, the shared completion
+// channel, disconnect and delete.
+#include <librpma.h>
+
+#include "api/status_map.h"
+#include "api/types.h"
+#include "sim/common/log.h"
+
+namespace {
+
+enum rpma_conn_event ToConnEvent(rpma_sim::CmEventType type, bool* known) {
+  *known = true;
+  switch (type) {
+    case rpma_sim::CmEventType::kEstablished: return RPMA_CONN_ESTABLISHED;
+    case rpma_sim::CmEventType::kDisconnected: return RPMA_CONN_CLOSED;
+    case rpma_sim::CmEventType::kConnectError: return RPMA_CONN_LOST;
+    case rpma_sim::CmEventType::kRejected: return RPMA_CONN_REJECTED;
+    case rpma_sim::CmEventType::kUnreachable: return RPMA_CONN_UNREACHABLE;
+    case rpma_sim::CmEventType::kConnectRequest: break;
+  }
+  *known = false;
+  return RPMA_CONN_UNDEFINED;
+}
+
+}  // namespace
+
+int rpma_conn_get_event_fd(const struct rpma_conn* conn, int* fd) {
+  if (conn == nullptr || fd == nullptr) return RPMA_E_INVAL;
+  *fd = conn->connection->events().fd();
+  return 0;
+}
+
+int rpma_conn_next_event(struct rpma_conn* conn, enum rpma_conn_event* event) {
+  if (conn == nullptr || event == nullptr) return RPMA_E_INVAL;
+  rpma_sim::CmEvent cm_event;
+  rpma_sim::Status status = conn->connection->events().Next(&cm_event);
+  if (status != rpma_sim::Status::kOk) return ToRpmaError(status);
+  bool known;
+  enum rpma_conn_event conn_event = ToConnEvent(cm_event.type, &known);
+  if (!known) {
+    SIM_LOG_WARNING("Unexpected event received on the connection");
+    return RPMA_E_UNKNOWN;
+  }
+  // As librpma: the other side's data is stored with ESTABLISHED, once.
+  if (conn_event == RPMA_CONN_ESTABLISHED && !conn->has_private_data &&
+      !cm_event.private_data.empty()) {
+    conn->private_data = std::move(cm_event.private_data);
+    conn->has_private_data = true;
+  }
+  *event = conn_event;
+  SIM_LOG_NOTICE("%s", rpma_utils_conn_event_2str(conn_event));
+  return 0;
+}
+
+int rpma_conn_get_private_data(const struct rpma_conn* conn,
+                               struct rpma_conn_private_data* pdata) {
+  if (conn == nullptr || pdata == nullptr) return RPMA_E_INVAL;
+  if (conn->has_private_data) {
+    pdata->ptr = const_cast<uint8_t*>(conn->private_data.data());
+    pdata->len = static_cast<uint8_t>(conn->private_data.size());
+  } else {
+    pdata->ptr = nullptr;
+    pdata->len = 0;
+  }
+  return 0;
+}
+
+int rpma_conn_apply_remote_peer_cfg(struct rpma_conn* conn, const struct rpma_peer_cfg* pcfg) {
+  if (conn == nullptr || pcfg == nullptr) return RPMA_E_INVAL;
+  conn->direct_write_to_pmem = pcfg->direct_write_to_pmem;
+  return 0;
+}
+
+int rpma_conn_get_qp_num(const struct rpma_conn* conn, uint32_t* qp_num) {
+  if (conn == nullptr || qp_num == nullptr) return RPMA_E_INVAL;
+  *qp_num = conn->connection->qp().qp_num();
+  return 0;
+}
+
+int rpma_conn_get_cq(const struct rpma_conn* conn, struct rpma_cq** cq_ptr) {
+  if (conn == nullptr || cq_ptr == nullptr) return RPMA_E_INVAL;
+  *cq_ptr = const_cast<rpma_cq*>(&conn->cq);
+  return 0;
+}
+
+int rpma_conn_get_rcq(const struct rpma_conn* conn, struct rpma_cq** rcq_ptr) {
+  if (conn == nullptr || rcq_ptr == nullptr) return RPMA_E_INVAL;
+  *rcq_ptr = conn->rcq.get();
+  return 0;
+}
+
+int rpma_conn_get_compl_fd(const struct rpma_conn* conn, int* fd) {
+  if (conn == nullptr || fd == nullptr) return RPMA_E_INVAL;
+  const auto& channel = conn->connection->queues().shared_channel;
+  if (!channel) return RPMA_E_NOT_SHARED_CHNL;
+  *fd = channel->fd();
+  return 0;
+}
+
+int rpma_conn_wait(struct rpma_conn* conn, int flags, struct rpma_cq** cq, bool* is_rcq) {
+  if (conn == nullptr || cq == nullptr) return RPMA_E_INVAL;
+  const auto& channel = conn->connection->queues().shared_channel;
+  if (!channel) return RPMA_E_NOT_SHARED_CHNL;
+  rpma_sim::CompletionQueue* fired = nullptr;
+  rpma_sim::Status status = channel->GetEvent(&fired);
+  if (status != rpma_sim::Status::kOk) return ToRpmaError(status);
+  rpma_cq* which = nullptr;
+  if (fired == conn->cq.cq.get()) {
+    which = &conn->cq;
+  } else if (conn->rcq && fired == conn->rcq->cq.get()) {
+    which = conn->rcq.get();
+  } else {
+    *cq = nullptr;
+    return RPMA_E_UNKNOWN;
+  }
+  which->cq->Arm();
+  *cq = which;
+  if (is_rcq != nullptr) *is_rcq = which == conn->rcq.get();
+  return 0;
+}
+
+int rpma_conn_disconnect(struct rpma_conn* conn) {
+  if (conn == nullptr) return RPMA_E_INVAL;
+  conn->connection->Disconnect();
+  SIM_LOG_NOTICE("Requesting for disconnection");
+  return 0;
+}
+
+int rpma_conn_delete(struct rpma_conn** conn_ptr) {
+  if (conn_ptr == nullptr) return RPMA_E_INVAL;
+  delete *conn_ptr;
+  *conn_ptr = nullptr;
+  return 0;
+}

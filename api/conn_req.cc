@@ -1,0 +1,88 @@
+// conn_req.cc -- rpma_conn_req_*: outgoing and incoming connection requests, accept/connect,
+// reject, and receives posted before the connection exists.
+#include <librpma.h>
+
+#include <new>
+
+#include "api/conn_cfg.h"
+#include "api/receive_request.h"
+#include "api/status_map.h"
+#include "api/types.h"
+#include "sim/common/log.h"
+
+int rpma_conn_req_new(struct rpma_peer* peer, const char* addr, const char* port,
+                      const struct rpma_conn_cfg* cfg, struct rpma_conn_req** req_ptr) {
+  if (peer == nullptr || addr == nullptr || port == nullptr || req_ptr == nullptr)
+    return RPMA_E_INVAL;
+  const rpma_sim::ConnectionConfig& config = ConnConfigOrDefault(cfg);
+  if (config.shared_channel && config.srq && config.srq->rcq()) return RPMA_E_INVAL;
+  auto* req = new (std::nothrow) rpma_conn_req;
+  if (req == nullptr) return RPMA_E_NOMEM;
+  rpma_sim::Status status =
+      rpma_sim::ConnectionRequest::NewOutgoing(peer->pd, addr, port, config, &req->request);
+  if (status != rpma_sim::Status::kOk) {
+    delete req;
+    return ToRpmaError(status);
+  }
+  req->peer = peer;
+  SIM_LOG_NOTICE("Requesting a connection to %s:%s", addr, port);
+  *req_ptr = req;
+  return 0;
+}
+
+int rpma_conn_req_delete(struct rpma_conn_req** req_ptr) {
+  if (req_ptr == nullptr) return RPMA_E_INVAL;
+  delete *req_ptr;  // an incoming request is rejected by its destructor
+  *req_ptr = nullptr;
+  return 0;
+}
+
+int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
+                          const struct rpma_conn_private_data* pdata,
+                          struct rpma_conn** conn_ptr) {
+  if (req_ptr == nullptr || *req_ptr == nullptr) return RPMA_E_INVAL;
+  std::unique_ptr<rpma_conn_req> req(*req_ptr);
+  *req_ptr = nullptr;
+  if (conn_ptr == nullptr || (pdata != nullptr && (pdata->ptr == nullptr || pdata->len == 0)))
+    return RPMA_E_INVAL;  // the request is consumed (and rejected if incoming)
+  auto conn = std::unique_ptr<rpma_conn>(new (std::nothrow) rpma_conn);
+  if (!conn) return RPMA_E_NOMEM;
+  std::vector<uint8_t> data;
+  if (pdata != nullptr) {
+    const auto* bytes = static_cast<const uint8_t*>(pdata->ptr);
+    data.assign(bytes, bytes + pdata->len);
+  }
+  bool incoming = req->request->incoming();
+  if (incoming) {
+    // The client's private data moves from the request to the connection.
+    conn->private_data = req->request->private_data();
+    conn->has_private_data = !conn->private_data.empty();
+  }
+  rpma_sim::Status status =
+      rpma_sim::ConnectionRequest::Connect(std::move(req->request), data, &conn->connection);
+  if (status != rpma_sim::Status::kOk) return ToRpmaError(status);
+  rpma_sim::ConnectionQueues& queues = conn->connection->queues();
+  conn->cq.cq = queues.cq;
+  conn->cq.shared_channel = queues.shared_channel != nullptr;
+  if (queues.rcq) {
+    conn->rcq = std::make_unique<rpma_cq>();
+    conn->rcq->cq = queues.rcq;
+    conn->rcq->shared_channel = conn->cq.shared_channel;
+  }
+  *conn_ptr = conn.release();
+  return 0;
+}
+
+int rpma_conn_req_recv(struct rpma_conn_req* req, struct rpma_mr_local* dst, size_t offset,
+                       size_t len, const void* op_context) {
+  if (req == nullptr || dst == nullptr) return RPMA_E_INVAL;
+  return ToRpmaError(
+      req->request->queues().qp->PostReceive(MakeReceiveRequest(dst, offset, len, op_context)));
+}
+
+int rpma_conn_req_get_private_data(const struct rpma_conn_req* req,
+                                   struct rpma_conn_private_data* pdata) {
+  if (req == nullptr || pdata == nullptr) return RPMA_E_INVAL;
+  *pdata = req->data;
+  return 0;
+}

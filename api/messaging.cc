@@ -1,0 +1,44 @@
+// messaging.cc -- rpma_send, rpma_send_with_imm and rpma_recv: two-sided messages.
+#include <arpa/inet.h>
+#include <librpma.h>
+
+#include "api/receive_request.h"
+#include "api/status_map.h"
+#include "api/types.h"
+
+namespace {
+
+int PostSendMessage(struct rpma_conn* conn, const struct rpma_mr_local* src, size_t offset,
+                    size_t len, int flags, bool with_imm, uint32_t imm, const void* op_context) {
+  if (conn == nullptr || flags == 0 || (src == nullptr && (offset != 0 || len != 0)))
+    return RPMA_E_INVAL;
+  rpma_sim::SendRequest request;
+  request.opcode = rpma_sim::SendOpcode::kSend;
+  request.wr_id = reinterpret_cast<uint64_t>(op_context);
+  request.signaled = (flags & (RPMA_F_COMPLETION_ALWAYS & ~RPMA_F_COMPLETION_ON_ERROR)) != 0;
+  if (src != nullptr) request.local = src->region;
+  request.local_offset = offset;
+  request.length = len;
+  request.with_imm = with_imm;
+  request.imm_data = htonl(imm);
+  return ToRpmaError(conn->connection->qp().PostSend(request));
+}
+
+}  // namespace
+
+int rpma_send(struct rpma_conn* conn, const struct rpma_mr_local* src, size_t offset, size_t len,
+              int flags, const void* op_context) {
+  return PostSendMessage(conn, src, offset, len, flags, false, 0, op_context);
+}
+
+int rpma_send_with_imm(struct rpma_conn* conn, const struct rpma_mr_local* src, size_t offset,
+                       size_t len, int flags, uint32_t imm, const void* op_context) {
+  return PostSendMessage(conn, src, offset, len, flags, true, imm, op_context);
+}
+
+int rpma_recv(struct rpma_conn* conn, struct rpma_mr_local* dst, size_t offset, size_t len,
+              const void* op_context) {
+  if (conn == nullptr || (dst == nullptr && (offset != 0 || len != 0))) return RPMA_E_INVAL;
+  return ToRpmaError(
+      conn->connection->qp().PostReceive(MakeReceiveRequest(dst, offset, len, op_context)));
+}

@@ -1,0 +1,30 @@
+// peer.cc -- rpma_peer_new / rpma_peer_delete: a protection domain on the simulated device.
+#include <librpma.h>
+
+#include <new>
+
+#include "api/types.h"
+#include "sim/fabric/device.h"
+
+int rpma_peer_new(struct ibv_context* ibv_ctx, struct rpma_peer** peer_ptr) {
+  if (ibv_ctx == nullptr || peer_ptr == nullptr) return RPMA_E_INVAL;
+  rpma_sim::Device* device = rpma_sim::Device::FromContext(ibv_ctx);
+  if (device == nullptr) return RPMA_E_PROVIDER;  // the capability query fails
+  auto* peer = new (std::nothrow) rpma_peer;
+  if (peer == nullptr) return RPMA_E_NOMEM;
+  peer->pd = std::make_shared<rpma_sim::ProtectionDomain>(device);
+  *peer_ptr = peer;
+  return 0;
+}
+
+int rpma_peer_delete(struct rpma_peer** peer_ptr) {
+  if (peer_ptr == nullptr) return RPMA_E_INVAL;
+  rpma_peer* peer = *peer_ptr;
+  if (peer == nullptr) return 0;
+  // Like librpma after ibv_dealloc_pd fails with EBUSY, the peer is freed anyway; objects
+  // created from it hold the domain and keep working until they are deleted.
+  int ret = peer->pd->Deallocate() == rpma_sim::Status::kOk ? 0 : RPMA_E_PROVIDER;
+  delete peer;
+  *peer_ptr = nullptr;
+  return ret;
+}

@@ -1,0 +1,35 @@
+// sim_config.cc -- rpma_sim.h: the simulated device's capabilities at run time.
+#include <rpma_sim.h>
+
+#include "sim/fabric/config.h"
+
+namespace {
+
+bool* CapField(rpma_sim::DeviceCaps* caps, int cap) {
+  switch (cap) {
+    case RPMA_SIM_CAP_PERSISTENT_MEMORY: return &caps->persistent_memory;
+    case RPMA_SIM_CAP_NATIVE_FLUSH: return &caps->native_flush;
+    case RPMA_SIM_CAP_NATIVE_ATOMIC_WRITE: return &caps->native_atomic_write;
+    case RPMA_SIM_CAP_ODP: return &caps->on_demand_paging;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int rpma_sim_set_device_cap(enum rpma_sim_device_cap cap, bool enabled) {
+  rpma_sim::DeviceCaps caps = rpma_sim::GetDeviceCaps();
+  bool* field = CapField(&caps, cap);
+  if (field == nullptr) return RPMA_E_INVAL;
+  *field = enabled;
+  rpma_sim::SetDeviceCaps(caps);
+  return 0;
+}
+
+int rpma_sim_get_device_cap(enum rpma_sim_device_cap cap, bool* enabled) {
+  rpma_sim::DeviceCaps caps = rpma_sim::GetDeviceCaps();
+  bool* field = CapField(&caps, cap);
+  if (field == nullptr || enabled == nullptr) return RPMA_E_INVAL;
+  *enabled = *field;
+  return 0;
+}

@@ -1,0 +1,44 @@
+// srq.cc -- rpma_srq_*: a shared receive queue, its optional receive CQ, and posting to it.
+#include <librpma.h>
+
+#include <new>
+
+#include "api/receive_request.h"
+#include "api/status_map.h"
+#include "api/types.h"
+
+int rpma_srq_new(struct rpma_peer* peer, struct rpma_srq_cfg* cfg, struct rpma_srq** srq_ptr) {
+  if (peer == nullptr || srq_ptr == nullptr) return RPMA_E_INVAL;
+  rpma_srq_cfg defaults;
+  const rpma_srq_cfg& sizes = cfg != nullptr ? *cfg : defaults;
+  auto* srq = new (std::nothrow) rpma_srq;
+  if (srq == nullptr) return RPMA_E_NOMEM;
+  srq->peer = peer;
+  srq->srq = std::make_shared<rpma_sim::SharedReceiveQueue>(peer->pd, sizes.rq_size,
+                                                            sizes.rcq_size);
+  if (srq->srq->rcq()) {
+    srq->rcq = std::make_unique<rpma_cq>();
+    srq->rcq->cq = srq->srq->rcq();
+  }
+  *srq_ptr = srq;
+  return 0;
+}
+
+int rpma_srq_delete(struct rpma_srq** srq_ptr) {
+  if (srq_ptr == nullptr) return RPMA_E_INVAL;
+  delete *srq_ptr;
+  *srq_ptr = nullptr;
+  return 0;
+}
+
+int rpma_srq_recv(struct rpma_srq* srq, struct rpma_mr_local* dst, size_t offset, size_t len,
+                  const void* op_context) {
+  if (srq == nullptr || (dst == nullptr && (offset != 0 || len != 0))) return RPMA_E_INVAL;
+  return ToRpmaError(srq->srq->PostReceive(MakeReceiveRequest(dst, offset, len, op_context)));
+}
+
+int rpma_srq_get_rcq(const struct rpma_srq* srq, struct rpma_cq** rcq_ptr) {
+  if (srq == nullptr || rcq_ptr == nullptr) return RPMA_E_INVAL;
+  *rcq_ptr = srq->rcq.get();
+  return 0;
+}

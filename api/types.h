@@ -1,0 +1,85 @@
+// types.h -- the layouts of librpma's opaque objects in rpma-sim.
+//
+// Each object is a thin handle on simulator objects plus the few values librpma itself keeps
+// (usage bits, private-data copies, the direct-write-to-pmem flag). Only api/ sees these.
+#ifndef RPMA_SIM_API_TYPES_H_
+#define RPMA_SIM_API_TYPES_H_
+
+#include <librpma.h>
+
+#include <memory>
+#include <vector>
+
+#include "sim/cm/connection.h"
+#include "sim/cm/connection_request.h"
+#include "sim/cm/listener.h"
+#include "sim/verbs/completion_queue.h"
+#include "sim/verbs/connection_queues.h"
+#include "sim/verbs/memory_region.h"
+#include "sim/verbs/protection_domain.h"
+#include "sim/verbs/shared_receive_queue.h"
+
+struct rpma_peer {
+  std::shared_ptr<rpma_sim::ProtectionDomain> pd;
+};
+
+struct rpma_peer_cfg {
+  bool direct_write_to_pmem = false;
+};
+
+struct rpma_mr_local {
+  std::shared_ptr<rpma_sim::ProtectionDomain> pd;
+  std::shared_ptr<rpma_sim::MemoryRegion> region;
+  int usage;
+};
+
+struct rpma_mr_remote {
+  uint64_t raddr;
+  uint64_t size;
+  uint32_t rkey;
+  int usage;
+};
+
+struct rpma_conn_cfg {
+  rpma_sim::ConnectionConfig config;
+  struct rpma_srq* srq = nullptr;
+};
+
+struct rpma_srq_cfg {
+  uint32_t rq_size = 20;
+  uint32_t rcq_size = 20;
+};
+
+// A completion queue as librpma hands it out: the CQ and whether its channel is shared.
+struct rpma_cq {
+  std::shared_ptr<rpma_sim::CompletionQueue> cq;
+  bool shared_channel = false;
+};
+
+struct rpma_srq {
+  rpma_peer* peer;
+  std::shared_ptr<rpma_sim::SharedReceiveQueue> srq;
+  std::unique_ptr<rpma_cq> rcq;  // nullptr when the SRQ has no receive CQ
+};
+
+struct rpma_ep {
+  rpma_peer* peer;
+  std::shared_ptr<rpma_sim::Listener> listener;
+};
+
+struct rpma_conn_req {
+  rpma_peer* peer;
+  std::unique_ptr<rpma_sim::ConnectionRequest> request;
+  struct rpma_conn_private_data data = {nullptr, 0};  // the client's data (incoming only)
+};
+
+struct rpma_conn {
+  std::unique_ptr<rpma_sim::Connection> connection;
+  rpma_cq cq;
+  std::unique_ptr<rpma_cq> rcq;  // nullptr without a connection RCQ
+  std::vector<uint8_t> private_data;  // the other side's private data
+  bool has_private_data = false;
+  bool direct_write_to_pmem = false;
+};
+
+#endif  // RPMA_SIM_API_TYPES_H_

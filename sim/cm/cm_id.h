@@ -1,0 +1,77 @@
+// cm_id.h -- rdma_cm_id: one side of a connection as the connection manager sees it.
+//
+// The client's id connects to a listener; the listener hands the server an incoming id
+// linked to it; accept, reject, disconnect and destroy move both ids through their states
+// and queue the events each side reads (ESTABLISHED, REJECTED, DISCONNECTED, CONNECT_ERROR),
+// each exactly once. All state changes happen under one process-wide CM lock: they are rare
+// and this keeps the two sides consistent.
+#ifndef RPMA_SIM_CM_CM_ID_H_
+#define RPMA_SIM_CM_CM_ID_H_
+
+#include <stdint.h>
+
+#include <memory>
+#include <vector>
+
+#include "sim/cm/event_channel.h"
+#include "sim/common/status.h"
+#include "sim/fabric/address.h"
+#include "sim/verbs/queue_pair.h"
+
+namespace rpma_sim {
+
+// rdma_cm's limits on private data with RDMA_PS_TCP (rdma_connect(3), rdma_accept(3)).
+constexpr size_t kMaxConnectPrivateData = 56;
+constexpr size_t kMaxAcceptPrivateData = 196;
+
+class CmId : public std::enable_shared_from_this<CmId> {
+ public:
+  enum class State { kIdle, kConnecting, kIncoming, kConnected, kClosed, kRejected, kDestroyed };
+
+  CmId(std::shared_ptr<EventChannel> channel, std::shared_ptr<QueuePair> qp);
+  ~CmId();
+
+  CmId(const CmId&) = delete;
+  CmId& operator=(const CmId&) = delete;
+
+  // An incoming id, created by a listener for a client's request.
+  static std::shared_ptr<CmId> NewIncoming(const std::shared_ptr<CmId>& client);
+
+  // Routes this id's future events to `channel` (rdma_migrate_id).
+  void Migrate(std::shared_ptr<EventChannel> channel);
+  void set_queue_pair(std::shared_ptr<QueuePair> qp);
+
+  // Client: sends a connect request to whoever listens on `destination`. With nobody there
+  // the client's channel gets REJECTED. kProvider if `private_data` exceeds 56 bytes.
+  Status Connect(const SocketAddress& destination, const std::vector<uint8_t>& private_data);
+
+  // Server: accepts the incoming request. kProvider if `private_data` exceeds 196 bytes
+  // (the request is then rejected).
+  Status Accept(const std::vector<uint8_t>& private_data);
+
+  // Server: rejects the incoming request; the client gets REJECTED.
+  void Reject();
+
+  // Either side: both sides get DISCONNECTED once. A no-op when not connected.
+  void Disconnect();
+
+  // Releases the id; a connected peer gets DISCONNECTED, a pending incoming request is
+  // rejected. Called by the owner before dropping its reference.
+  void Destroy();
+
+  State state();
+
+ private:
+  // Both require the CM lock.
+  void PushLocked(CmEvent event);
+  void CloseLocked();
+
+  std::shared_ptr<EventChannel> channel_;
+  std::shared_ptr<QueuePair> qp_;
+  std::weak_ptr<CmId> remote_;
+  State state_ = State::kIdle;
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_CM_CM_ID_H_

@@ -1,0 +1,57 @@
+// connection_request.cc -- creating, accepting, connecting and rejecting requests.
+#include "sim/cm/connection_request.h"
+
+#include "sim/common/log.h"
+
+namespace rpma_sim {
+
+ConnectionRequest::ConnectionRequest(bool incoming, ConnectionQueues queues,
+                                     std::shared_ptr<CmId> id)
+    : incoming_(incoming), queues_(std::move(queues)), id_(std::move(id)) {}
+
+ConnectionRequest::~ConnectionRequest() {
+  // An incoming request still here was never accepted: reject it (rdma_reject). An outgoing
+  // one was never connected: just destroy the id.
+  if (!id_) return;
+  if (incoming_) id_->Reject();
+  id_->Destroy();
+}
+
+Status ConnectionRequest::NewOutgoing(const std::shared_ptr<ProtectionDomain>& pd, const char* addr, const char* port,
+                                      const ConnectionConfig& config,
+                                      std::unique_ptr<ConnectionRequest>* request) {
+  SocketAddress destination;
+  Status status = ResolveAddress(addr, port, false, &destination);
+  if (status != Status::kOk) return status;
+  ConnectionQueues queues = ConnectionQueues::Create(pd, config);
+  auto id = std::make_shared<CmId>(nullptr, queues.qp);
+  request->reset(new ConnectionRequest(false, std::move(queues), std::move(id)));
+  (*request)->destination_ = destination;
+  return Status::kOk;
+}
+
+std::unique_ptr<ConnectionRequest> ConnectionRequest::NewIncoming(const std::shared_ptr<ProtectionDomain>& pd,
+                                                                  CmEvent event,
+                                                                  const ConnectionConfig& config) {
+  ConnectionQueues queues = ConnectionQueues::Create(pd, config);
+  event.id->set_queue_pair(queues.qp);
+  std::unique_ptr<ConnectionRequest> request(
+      new ConnectionRequest(true, std::move(queues), std::move(event.id)));
+  request->private_data_ = std::move(event.private_data);
+  return request;
+}
+
+Status ConnectionRequest::Connect(std::unique_ptr<ConnectionRequest> request,
+                                  const std::vector<uint8_t>& private_data,
+                                  std::unique_ptr<Connection>* connection) {
+  auto events = std::make_shared<EventChannel>();
+  request->id_->Migrate(events);
+  Status status = request->incoming_ ? request->id_->Accept(private_data)
+                                     : request->id_->Connect(request->destination_, private_data);
+  if (status != Status::kOk) return status;  // ~ConnectionRequest rejects / destroys
+  connection->reset(new Connection(std::move(request->id_), std::move(events),
+                                   std::move(request->queues_)));
+  return Status::kOk;
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,32 @@
+// event_channel.cc -- the event queue behind a CM event channel's fd.
+#include "sim/cm/event_channel.h"
+
+#include "sim/cm/cm_id.h"
+
+namespace rpma_sim {
+
+void EventChannel::Push(CmEvent event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_.push_back(std::move(event));
+  event_fd_.Signal();
+}
+
+Status EventChannel::Next(CmEvent* event) {
+  for (;;) {
+    if (!event_fd_.Take()) return Status::kNoEvent;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (events_.empty()) continue;  // taken by TakeAll meanwhile
+    *event = std::move(events_.front());
+    events_.pop_front();
+    return Status::kOk;
+  }
+}
+
+std::deque<CmEvent> EventChannel::TakeAll() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::deque<CmEvent> all;
+  all.swap(events_);
+  return all;
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,57 @@
+// event_channel.h -- rdma_event_channel: connection-manager events behind a pollable fd.
+//
+// An endpoint has one (connection requests arrive there); every connection gets its own,
+// as librpma migrates each CM id to a fresh channel.
+#ifndef RPMA_SIM_CM_EVENT_CHANNEL_H_
+#define RPMA_SIM_CM_EVENT_CHANNEL_H_
+
+#include <stdint.h>
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "sim/common/event_fd.h"
+#include "sim/common/status.h"
+
+namespace rpma_sim {
+
+class CmId;
+
+enum class CmEventType {
+  kConnectRequest,  // RDMA_CM_EVENT_CONNECT_REQUEST
+  kEstablished,     // RDMA_CM_EVENT_ESTABLISHED
+  kRejected,        // RDMA_CM_EVENT_REJECTED
+  kUnreachable,     // RDMA_CM_EVENT_UNREACHABLE
+  kDisconnected,    // RDMA_CM_EVENT_DISCONNECTED
+  kConnectError,    // RDMA_CM_EVENT_CONNECT_ERROR: the connection is lost
+};
+
+struct CmEvent {
+  CmEventType type;
+  std::shared_ptr<CmId> id;           // the incoming id of a connect request
+  std::vector<uint8_t> private_data;  // the other side's private data, if any
+};
+
+class EventChannel {
+ public:
+  int fd() const { return event_fd_.fd(); }
+
+  void Push(CmEvent event);
+
+  // Takes the oldest event. Blocks unless the fd is non-blocking; then kNoEvent.
+  Status Next(CmEvent* event);
+
+  // Takes every pending event without waiting (used when a listener shuts down).
+  std::deque<CmEvent> TakeAll();
+
+ private:
+  EventFd event_fd_;
+  std::mutex mutex_;
+  std::deque<CmEvent> events_;
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_CM_EVENT_CHANNEL_H_

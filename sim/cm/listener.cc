@@ -1,0 +1,88 @@
+// listener.cc -- binding the TCP listener and the in-process listener registry.
+#include "sim/cm/listener.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/cm/cm_id.h"
+#include "sim/cm/cm_lock.h"
+#include "sim/common/log.h"
+#include "sim/fabric/io_service.h"
+
+namespace rpma_sim {
+namespace {
+
+// Live listeners of this process. Guarded by the CM lock.
+std::vector<std::weak_ptr<Listener>>& Registry() {
+  static auto* registry = new std::vector<std::weak_ptr<Listener>>();
+  return *registry;
+}
+
+boost::asio::ip::tcp::endpoint ToEndpoint(const SocketAddress& address) {
+  boost::asio::ip::tcp::endpoint endpoint;
+  endpoint.resize(address.length);
+  memcpy(endpoint.data(), &address.storage, address.length);
+  return endpoint;
+}
+
+}  // namespace
+
+Listener::Listener(const SocketAddress& address) : address_(address), acceptor_(IoContext()) {}
+
+// The owner calls Shutdown() first; the acceptor closes itself.
+Listener::~Listener() = default;
+
+Status Listener::Listen(const SocketAddress& address, std::shared_ptr<Listener>* out) {
+  std::shared_ptr<Listener> listener(new Listener(address));
+  boost::system::error_code error;
+  boost::asio::ip::tcp::endpoint endpoint = ToEndpoint(address);
+  listener->acceptor_.open(endpoint.protocol(), error);
+  if (!error) listener->acceptor_.set_option(boost::asio::socket_base::reuse_address(true), error);
+  if (!error) listener->acceptor_.bind(endpoint, error);
+  if (!error) listener->acceptor_.listen(boost::asio::socket_base::max_listen_connections, error);
+  if (error) {
+    SIM_LOG_ERROR("listen on %s: %s", address.ToString().c_str(), error.message().c_str());
+    return Status::kProvider;
+  }
+  std::lock_guard<std::mutex> lock(CmMutex());
+  Registry().push_back(listener);
+  *out = std::move(listener);
+  return Status::kOk;
+}
+
+void Listener::Shutdown() {
+  std::deque<CmEvent> pending;
+  {
+    std::lock_guard<std::mutex> lock(CmMutex());
+    if (shut_down_.exchange(true)) return;
+    auto& registry = Registry();
+    registry.erase(std::remove_if(registry.begin(), registry.end(),
+                                  [this](const std::weak_ptr<Listener>& entry) {
+                                    auto live = entry.lock();
+                                    return !live || live.get() == this;
+                                  }),
+                   registry.end());
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    pending = channel_.TakeAll();
+  }
+  for (CmEvent& event : pending)
+    if (event.id) event.id->Reject();
+}
+
+std::shared_ptr<Listener> Listener::FindLocked(const SocketAddress& destination) {
+  for (const auto& entry : Registry()) {
+    std::shared_ptr<Listener> listener = entry.lock();
+    if (!listener || listener->shut_down_) continue;
+    const SocketAddress& bound = listener->address_;
+    if (bound.SameHostAndPort(destination)) return listener;
+    if (bound.IsWildcard() && bound.port() == destination.port() &&
+        HostOwnsAddress(destination))
+      return listener;
+  }
+  return nullptr;
+}
+
+void Listener::DeliverLocked(CmEvent event) { channel_.Push(std::move(event)); }
+
+}  // namespace rpma_sim

@@ -1,0 +1,54 @@
+// listener.h -- a listening CM id: a real TCP listener plus the queue of connect requests.
+//
+// rpma_ep_listen binds a real TCP socket on addr:port, so a port in use fails exactly as it
+// would for any server, and every later transport can start its handshake on that socket.
+// Clients in this process find the listener through a registry keyed by address and port
+// (a wildcard address matches every local address).
+#ifndef RPMA_SIM_CM_LISTENER_H_
+#define RPMA_SIM_CM_LISTENER_H_
+
+#include <boost/asio/ip/tcp.hpp>
+#include <atomic>
+#include <memory>
+
+#include "sim/cm/event_channel.h"
+#include "sim/common/status.h"
+#include "sim/fabric/address.h"
+
+namespace rpma_sim {
+
+class Listener : public std::enable_shared_from_this<Listener> {
+ public:
+  // Binds and listens on `address`. kProvider if the bind or listen fails.
+  static Status Listen(const SocketAddress& address, std::shared_ptr<Listener>* listener);
+
+  ~Listener();
+
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+
+  EventChannel& channel() { return channel_; }
+  const SocketAddress& address() const { return address_; }
+
+  // Stops listening; requests not yet taken are rejected. The owner must call it before
+  // dropping its reference (the destructor does not take the CM lock).
+  void Shutdown();
+
+  // The live listener for `destination`, or nullptr. Requires the CM lock.
+  static std::shared_ptr<Listener> FindLocked(const SocketAddress& destination);
+
+  // Queues a connect request. Requires the CM lock.
+  void DeliverLocked(CmEvent event);
+
+ private:
+  explicit Listener(const SocketAddress& address);
+
+  SocketAddress address_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  EventChannel channel_;
+  std::atomic<bool> shut_down_{false};
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_CM_LISTENER_H_

@@ -1,0 +1,112 @@
+// log.cc -- thresholds, the replaceable log function and librpma's default output format.
+#include "sim/common/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+
+namespace rpma_sim {
+namespace {
+
+std::atomic<int> g_thresholds[2] = {{static_cast<int>(LogLevel::kWarning)},
+                                    {static_cast<int>(LogLevel::kDisabled)}};
+std::atomic<LogSink> g_sink{&DefaultLogSink};
+
+// librpma's level tags, padded to the same width.
+const char* LevelTag(LogLevel level) {
+  switch (level) {
+    case LogLevel::kFatal: return "*FATAL* ";
+    case LogLevel::kError: return "*ERROR* ";
+    case LogLevel::kWarning: return "*WARN*  ";
+    case LogLevel::kNotice: return "*NOTE*  ";
+    case LogLevel::kInfo: return "*INFO*  ";
+    case LogLevel::kDebug: return "*DEBUG* ";
+    case LogLevel::kDisabled: break;
+  }
+  return "";
+}
+
+int SyslogSeverity(LogLevel level) {
+  switch (level) {
+    case LogLevel::kFatal: return LOG_CRIT;
+    case LogLevel::kError: return LOG_ERR;
+    case LogLevel::kWarning: return LOG_WARNING;
+    case LogLevel::kNotice: return LOG_NOTICE;
+    case LogLevel::kInfo: return LOG_INFO;
+    default: return LOG_DEBUG;
+  }
+}
+
+// Opens syslog once, the way librpma's constructor does.
+void OpenSyslogOnce() {
+  static const bool opened = [] {
+    openlog("rpma", LOG_PID, LOG_LOCAL7);
+    return true;
+  }();
+  (void)opened;
+}
+
+// "%b %d %H:%M:%S.uuuuuu [tid] " like librpma's stderr prefix.
+void TimestampPrefix(char* buf, size_t size) {
+  struct timeval tv;
+  gettimeofday(&tv, nullptr);
+  struct tm tm_local;
+  localtime_r(&tv.tv_sec, &tm_local);
+  char date[32];
+  if (strftime(date, sizeof(date), "%b %d %H:%M:%S", &tm_local) == 0) date[0] = '\0';
+  snprintf(buf, size, "%s.%06ld [%ld] ", date, static_cast<long>(tv.tv_usec),
+           static_cast<long>(syscall(SYS_gettid)));
+}
+
+}  // namespace
+
+void LogSetThreshold(LogThreshold which, LogLevel level) {
+  g_thresholds[static_cast<int>(which)].store(static_cast<int>(level));
+}
+
+LogLevel LogGetThreshold(LogThreshold which) {
+  return static_cast<LogLevel>(g_thresholds[static_cast<int>(which)].load());
+}
+
+void LogSetSink(LogSink sink) { g_sink.store(sink != nullptr ? sink : &DefaultLogSink); }
+
+void DefaultLogSink(LogLevel level, const char* file, int line, const char* function,
+                    const char* message) {
+  if (level == LogLevel::kDisabled) return;
+  char file_info[256] = "";
+  if (file != nullptr) {
+    const char* base = strrchr(file, '/');
+    base = base != nullptr ? base + 1 : file;
+    snprintf(file_info, sizeof(file_info), "%s: %4d: %s: ", base, line,
+             function != nullptr ? function : "");
+  }
+  if (static_cast<int>(level) <= g_thresholds[0].load()) {
+    OpenSyslogOnce();
+    syslog(SyslogSeverity(level), "%s%s%s", LevelTag(level), file_info, message);
+  }
+  if (static_cast<int>(level) <= g_thresholds[1].load()) {
+    char prefix[64];
+    TimestampPrefix(prefix, sizeof(prefix));
+    fprintf(stderr, "%s%s%s%s\n", prefix, LevelTag(level), file_info, message);
+  }
+}
+
+void LogMessage(LogLevel level, const char* file, int line, const char* function,
+                const char* format, ...) {
+  if (level == LogLevel::kDisabled || static_cast<int>(level) > g_thresholds[0].load()) return;
+  char message[1024];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  g_sink.load()(level, file, line, function, message);
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,56 @@
+// log.h -- the simulator's logging core, behind librpma's log API.
+//
+// Two thresholds as in librpma: a message reaches the log function only when its level is at
+// or below THRESHOLD; the default function sends it to syslog ("rpma", LOG_LOCAL7) and, when
+// it is also at or below AUX, to stderr in librpma's format. api/log.cc lets the user replace
+// the function (rpma_log_set_function). Defaults: THRESHOLD = WARNING, AUX = DISABLED, as in
+// librpma's release build.
+#ifndef RPMA_SIM_COMMON_LOG_H_
+#define RPMA_SIM_COMMON_LOG_H_
+
+namespace rpma_sim {
+
+// Same numeric values as enum rpma_log_level.
+enum class LogLevel : int {
+  kDisabled = -1,
+  kFatal = 0,
+  kError = 1,
+  kWarning = 2,
+  kNotice = 3,
+  kInfo = 4,
+  kDebug = 5,
+};
+
+// Same numeric values as enum rpma_log_threshold.
+enum class LogThreshold : int { kMain = 0, kAux = 1 };
+
+// Receives one formatted message (no trailing newline). `file` may be NULL when the caller
+// has no source location.
+using LogSink = void (*)(LogLevel level, const char* file, int line, const char* function,
+                         const char* message);
+
+void LogSetThreshold(LogThreshold which, LogLevel level);
+LogLevel LogGetThreshold(LogThreshold which);
+
+// Installs `sink` as the log function; nullptr restores the default (syslog + stderr).
+void LogSetSink(LogSink sink);
+
+// The default sink: syslog when level <= THRESHOLD, stderr when level <= AUX.
+void DefaultLogSink(LogLevel level, const char* file, int line, const char* function,
+                    const char* message);
+
+// Formats and delivers a message if `level` passes the main threshold.
+void LogMessage(LogLevel level, const char* file, int line, const char* function,
+                const char* format, ...) __attribute__((format(printf, 5, 6)));
+
+}  // namespace rpma_sim
+
+#define RPMA_SIM_LOG(level, ...) \
+  ::rpma_sim::LogMessage((level), __FILE__, __LINE__, __func__, __VA_ARGS__)
+#define SIM_LOG_ERROR(...) RPMA_SIM_LOG(::rpma_sim::LogLevel::kError, __VA_ARGS__)
+#define SIM_LOG_WARNING(...) RPMA_SIM_LOG(::rpma_sim::LogLevel::kWarning, __VA_ARGS__)
+#define SIM_LOG_NOTICE(...) RPMA_SIM_LOG(::rpma_sim::LogLevel::kNotice, __VA_ARGS__)
+#define SIM_LOG_INFO(...) RPMA_SIM_LOG(::rpma_sim::LogLevel::kInfo, __VA_ARGS__)
+#define SIM_LOG_DEBUG(...) RPMA_SIM_LOG(::rpma_sim::LogLevel::kDebug, __VA_ARGS__)
+
+#endif  // RPMA_SIM_COMMON_LOG_H_

@@ -1,0 +1,20 @@
+// status.cc -- names of the simulator's result codes.
+#include "sim/common/status.h"
+
+namespace rpma_sim {
+
+const char* StatusName(Status status) {
+  switch (status) {
+    case Status::kOk: return "ok";
+    case Status::kInvalid: return "invalid argument";
+    case Status::kNoMemory: return "out of memory";
+    case Status::kProvider: return "provider error";
+    case Status::kNotSupported: return "not supported";
+    case Status::kNoEvent: return "no event";
+    case Status::kNoCompletion: return "no completion";
+    case Status::kUnknown: return "unknown";
+  }
+  return "unknown";
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,53 @@
+// config.cc -- environment parsing and the process-wide settings.
+#include "sim/fabric/config.h"
+
+#include <stdlib.h>
+#include <strings.h>
+
+#include <mutex>
+
+#include "sim/common/log.h"
+
+namespace rpma_sim {
+namespace {
+
+std::mutex g_mutex;
+
+DeviceCaps CapsFromEnvironment() {
+  DeviceCaps caps;
+  caps.persistent_memory = EnvFlag("RPMA_SIM_PMEM", caps.persistent_memory);
+  caps.native_flush = EnvFlag("RPMA_SIM_NATIVE_FLUSH", caps.native_flush);
+  caps.native_atomic_write = EnvFlag("RPMA_SIM_NATIVE_ATOMIC_WRITE", caps.native_atomic_write);
+  caps.on_demand_paging = EnvFlag("RPMA_SIM_ODP", caps.on_demand_paging);
+  return caps;
+}
+
+DeviceCaps& Caps() {
+  static DeviceCaps caps = CapsFromEnvironment();
+  return caps;
+}
+
+}  // namespace
+
+bool EnvFlag(const char* name, bool fallback) {
+  const char* value = getenv(name);
+  if (value == nullptr || *value == '\0') return fallback;
+  for (const char* yes : {"1", "yes", "on", "true"})
+    if (strcasecmp(value, yes) == 0) return true;
+  for (const char* no : {"0", "no", "off", "false"})
+    if (strcasecmp(value, no) == 0) return false;
+  SIM_LOG_WARNING("%s=%s is not a boolean; using %d", name, value, fallback);
+  return fallback;
+}
+
+DeviceCaps GetDeviceCaps() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return Caps();
+}
+
+void SetDeviceCaps(const DeviceCaps& caps) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Caps() = caps;
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,31 @@
+// config.h -- the one home of the simulator's configuration.
+//
+// Read once from the environment (RPMA_SIM_*) at first use; the C API in rpma_sim.h changes
+// the same settings at run time. Device capabilities are read by rpma_peer_new, the way
+// librpma queries a real device's capabilities when a peer is created.
+#ifndef RPMA_SIM_FABRIC_CONFIG_H_
+#define RPMA_SIM_FABRIC_CONFIG_H_
+
+namespace rpma_sim {
+
+// What the simulated RDMA device can do.
+struct DeviceCaps {
+  bool persistent_memory = true;     // RPMA_SIM_PMEM: memory behind the device is persistent
+  bool native_flush = false;         // RPMA_SIM_NATIVE_FLUSH: IBV_WC_FLUSH instead of a read
+  bool native_atomic_write = false;  // RPMA_SIM_NATIVE_ATOMIC_WRITE: IBV_WC_ATOMIC_WRITE
+  bool on_demand_paging = false;     // RPMA_SIM_ODP: rpma_utils_ibv_context_is_odp_capable
+};
+
+// Returns a snapshot of the current capabilities (thread-safe).
+DeviceCaps GetDeviceCaps();
+
+// Replaces the capabilities; peers created afterwards see the new values.
+void SetDeviceCaps(const DeviceCaps& caps);
+
+// Parses a boolean environment value ("1", "yes", "on", "true" / "0", "no", "off", "false").
+// Returns `fallback` when the variable is unset or not one of those words.
+bool EnvFlag(const char* name, bool fallback);
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_FABRIC_CONFIG_H_

@@ -1,0 +1,16 @@
+// io_service.h -- the process's Boost.Asio context, shared by everything that owns sockets.
+//
+// The progress engine of later transports runs it on a background thread; listeners only
+// need it to own their acceptor sockets.
+#ifndef RPMA_SIM_FABRIC_IO_SERVICE_H_
+#define RPMA_SIM_FABRIC_IO_SERVICE_H_
+
+#include <boost/asio/io_context.hpp>
+
+namespace rpma_sim {
+
+boost::asio::io_context& IoContext();
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_FABRIC_IO_SERVICE_H_

@@ -1,0 +1,31 @@
+// completion_channel.cc -- event queue of a completion channel.
+#include "sim/verbs/completion_channel.h"
+
+#include <algorithm>
+
+namespace rpma_sim {
+
+void CompletionChannel::Notify(CompletionQueue* cq) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_.push_back(cq);
+  event_fd_.Signal();
+}
+
+Status CompletionChannel::GetEvent(CompletionQueue** cq) {
+  for (;;) {
+    if (!event_fd_.Take()) return Status::kNoCompletion;
+    std::lock_guard<std::mutex> lock(mutex_);
+    // A forgotten CQ's event leaves its count in the fd; skip such stale counts.
+    if (events_.empty()) continue;
+    *cq = events_.front();
+    events_.pop_front();
+    return Status::kOk;
+  }
+}
+
+void CompletionChannel::Forget(CompletionQueue* cq) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_.erase(std::remove(events_.begin(), events_.end(), cq), events_.end());
+}
+
+}  // namespace rpma_sim

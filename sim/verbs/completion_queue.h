@@ -1,0 +1,61 @@
+// completion_queue.h -- ibv_cq: completions in arrival order, arming, and send-queue retirement.
+//
+// Besides the ibv_wc, an entry remembers which send queue produced it: polling a send-queue
+// completion retires that work request and every unsignalled one posted before it, which is
+// when hardware gives their send-queue slots back.
+#ifndef RPMA_SIM_VERBS_COMPLETION_QUEUE_H_
+#define RPMA_SIM_VERBS_COMPLETION_QUEUE_H_
+
+#include <infiniband/verbs.h>
+#include <stdint.h>
+
+#include <deque>
+#include <memory>
+#include <mutex>
+
+#include "sim/verbs/completion_channel.h"
+
+namespace rpma_sim {
+
+class SendQueueSlots;
+
+class CompletionQueue {
+ public:
+  // `channel` may be shared with other CQs (a connection's shared completion channel).
+  CompletionQueue(uint32_t depth, std::shared_ptr<CompletionChannel> channel);
+  ~CompletionQueue();
+
+  CompletionQueue(const CompletionQueue&) = delete;
+  CompletionQueue& operator=(const CompletionQueue&) = delete;
+
+  CompletionChannel* channel() const { return channel_.get(); }
+  uint32_t depth() const { return depth_; }
+
+  // Adds a completion. `slots` and `sequence` identify the send-queue entry it retires
+  // (nullptr for receive completions). Raises a channel event if the CQ is armed.
+  void Push(const ibv_wc& wc, std::shared_ptr<SendQueueSlots> slots = nullptr,
+            uint64_t sequence = 0);
+
+  // Moves up to `max` completions into `out`; returns how many.
+  int Poll(int max, ibv_wc* out);
+
+  // Requests one event for the next completion (ibv_req_notify_cq).
+  void Arm();
+
+ private:
+  struct Entry {
+    ibv_wc wc;
+    std::shared_ptr<SendQueueSlots> slots;
+    uint64_t sequence;
+  };
+
+  const uint32_t depth_;
+  const std::shared_ptr<CompletionChannel> channel_;
+  std::mutex mutex_;
+  std::deque<Entry> entries_;
+  bool armed_ = false;
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_VERBS_COMPLETION_QUEUE_H_

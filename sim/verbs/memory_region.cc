@@ -1,0 +1,53 @@
+// memory_region.cc -- key assignment and bounds arithmetic for registered memory.
+#include "sim/verbs/memory_region.h"
+
+#include <mutex>
+
+namespace rpma_sim {
+
+bool MemoryRegion::Contains(uint64_t address, uint64_t len) const {
+  uint64_t start = reinterpret_cast<uint64_t>(addr);
+  if (address < start) return false;
+  return ContainsOffset(address - start, len);
+}
+
+bool MemoryRegion::ContainsOffset(uint64_t offset, uint64_t len) const {
+  return offset <= length && len <= length - offset;
+}
+
+MemoryRegionTable& MemoryRegionTable::Get() {
+  static MemoryRegionTable* table = new MemoryRegionTable();
+  return *table;
+}
+
+std::shared_ptr<MemoryRegion> MemoryRegionTable::Register(void* addr, size_t length, int access) {
+  auto region = std::make_shared<MemoryRegion>();
+  region->addr = static_cast<uint8_t*>(addr);
+  region->length = length;
+  region->access = access;
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  // Keys look like hardware keys: an index in the high bits and a variant in the low byte.
+  uint32_t key = next_key_;
+  next_key_ += 0x100;
+  region->lkey = key | 0x11;
+  region->rkey = key | 0x22;
+  regions_[region->rkey] = region;
+  return region;
+}
+
+const MemoryRegion* MemoryRegionTable::FindLocked(uint32_t rkey) const {
+  auto it = regions_.find(rkey);
+  return it == regions_.end() ? nullptr : it->second.get();
+}
+
+bool MemoryRegionTable::IsRegisteredLocked(const MemoryRegion& region) const {
+  const MemoryRegion* found = FindLocked(region.rkey);
+  return found == &region;
+}
+
+void MemoryRegionTable::Deregister(const std::shared_ptr<MemoryRegion>& region) {
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  regions_.erase(region->rkey);
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,65 @@
+// memory_region.h -- registered memory and the process-wide table the responder checks.
+//
+// A region is identified remotely by {virtual address, rkey}, exactly as a descriptor
+// carries it. The responder (verbs/responder) looks a region up by rkey, checks bounds and
+// access rights, and copies while holding the table's shared lock, so a region deregistered
+// concurrently is never touched after rpma_mr_dereg returns.
+#ifndef RPMA_SIM_VERBS_MEMORY_REGION_H_
+#define RPMA_SIM_VERBS_MEMORY_REGION_H_
+
+#include <infiniband/verbs.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <memory>
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace rpma_sim {
+
+struct MemoryRegion {
+  uint8_t* addr = nullptr;
+  size_t length = 0;
+  int access = 0;  // IBV_ACCESS_* flags
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+
+  // True if [address, address + len) lies inside the region (overflow-safe).
+  bool Contains(uint64_t address, uint64_t len) const;
+  // True if [offset, offset + len) lies inside the region (overflow-safe).
+  bool ContainsOffset(uint64_t offset, uint64_t len) const;
+};
+
+// Maps rkeys to the regions registered in this process.
+class MemoryRegionTable {
+ public:
+  static MemoryRegionTable& Get();
+
+  // Registers [addr, addr + length) with `access`; assigns fresh keys.
+  std::shared_ptr<MemoryRegion> Register(void* addr, size_t length, int access);
+
+  // Removes the region; waits for any operation currently copying to or from it.
+  void Deregister(const std::shared_ptr<MemoryRegion>& region);
+
+  // Holds the table shared: regions found meanwhile stay registered (Deregister waits).
+  std::shared_lock<std::shared_mutex> LockShared() {
+    return std::shared_lock<std::shared_mutex>(mutex_);
+  }
+
+  // The region with `rkey`, or nullptr. Requires LockShared().
+  const MemoryRegion* FindLocked(uint32_t rkey) const;
+
+  // True if `region` is still registered. Requires LockShared().
+  bool IsRegisteredLocked(const MemoryRegion& region) const;
+
+ private:
+  MemoryRegionTable() = default;
+
+  std::shared_mutex mutex_;
+  std::unordered_map<uint32_t, std::shared_ptr<MemoryRegion>> regions_;
+  uint32_t next_key_ = 0x1000;
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_VERBS_MEMORY_REGION_H_

@@ -1,0 +1,90 @@
+// queue_pair.cc -- creation, state transitions and receive posting of a queue pair.
+#include "sim/verbs/queue_pair.h"
+
+#include <atomic>
+
+#include "sim/common/log.h"
+#include "sim/verbs/execution_lock.h"
+
+namespace rpma_sim {
+namespace {
+
+uint32_t NextQueuePairNumber() {
+  static std::atomic<uint32_t> next{0x11};
+  return next.fetch_add(1);
+}
+
+}  // namespace
+
+QueuePair::QueuePair(std::shared_ptr<ProtectionDomain> pd, QueuePairConfig config)
+    : pd_(std::move(pd)),
+      config_(std::move(config)),
+      qp_num_(NextQueuePairNumber()),
+      native_flush_(pd_->caps().native_flush),
+      native_atomic_write_(pd_->caps().native_atomic_write),
+      receives_(config_.rq_size),
+      send_slots_(std::make_shared<SendQueueSlots>(config_.sq_size)) {
+  pd_->AddUser();
+}
+
+QueuePair::~QueuePair() { pd_->RemoveUser(); }
+
+void QueuePair::AttachToSharedReceiveQueue() {
+  if (config_.srq) config_.srq->Attach(shared_from_this());
+}
+
+QueuePair::State QueuePair::state() {
+  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  return state_;
+}
+
+Status QueuePair::PostReceive(const ReceiveRequest& request) {
+  if (config_.srq) {
+    SIM_LOG_ERROR("ibv_post_recv: the queue pair uses a shared receive queue");
+    return Status::kProvider;
+  }
+  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  if (state_ == State::kError) {
+    CompleteReceiveLocked(request, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, nullptr);
+    return Status::kOk;
+  }
+  Status status = receives_.Post(request);
+  if (status != Status::kOk) {
+    SIM_LOG_ERROR("ibv_post_recv: the receive queue is full");
+    return status;
+  }
+  ReceivePostedLocked();
+  return Status::kOk;
+}
+
+void QueuePair::ReceivePostedLocked() {
+  std::shared_ptr<QueuePair> sender = remote_.lock();
+  if (sender) sender->RetryPendingLocked();
+}
+
+void QueuePair::Connect(const std::shared_ptr<QueuePair>& remote) {
+  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  if (state_ != State::kInit) return;
+  remote_ = remote;
+  state_ = State::kReadyToSend;
+}
+
+void QueuePair::EnterError() {
+  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  EnterErrorLocked();
+}
+
+void QueuePair::EnterErrorLocked() {
+  if (state_ == State::kError) return;
+  state_ = State::kError;
+  remote_.reset();
+  while (!pending_.empty()) {
+    Pending pending = std::move(pending_.front());
+    pending_.pop_front();
+    CompleteSendLocked(pending.request, pending.sequence, IBV_WC_WR_FLUSH_ERR);
+  }
+  for (const ReceiveRequest& request : receives_.TakeAll())
+    CompleteReceiveLocked(request, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, nullptr);
+}
+
+}  // namespace rpma_sim

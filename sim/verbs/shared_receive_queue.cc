@@ -1,0 +1,44 @@
+// shared_receive_queue.cc -- creation of an SRQ, its optional receive CQ, and posting to it.
+#include "sim/verbs/shared_receive_queue.h"
+
+#include <algorithm>
+
+#include "sim/common/log.h"
+#include "sim/verbs/execution_lock.h"
+#include "sim/verbs/queue_pair.h"
+
+namespace rpma_sim {
+
+SharedReceiveQueue::SharedReceiveQueue(std::shared_ptr<ProtectionDomain> pd, uint32_t rq_size,
+                                       uint32_t rcq_size)
+    : pd_(std::move(pd)), receives_(rq_size) {
+  if (rcq_size > 0) {
+    rcq_ = std::make_shared<CompletionQueue>(rcq_size, std::make_shared<CompletionChannel>());
+    rcq_->Arm();
+  }
+  pd_->AddUser();
+}
+
+SharedReceiveQueue::~SharedReceiveQueue() { pd_->RemoveUser(); }
+
+Status SharedReceiveQueue::PostReceive(const ReceiveRequest& request) {
+  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  Status status = receives_.Post(request);
+  if (status != Status::kOk) {
+    SIM_LOG_ERROR("ibv_post_srq_recv: the shared receive queue is full");
+    return status;
+  }
+  attached_.erase(std::remove_if(attached_.begin(), attached_.end(),
+                                 [](const std::weak_ptr<QueuePair>& qp) { return qp.expired(); }),
+                  attached_.end());
+  for (const auto& entry : attached_)
+    if (auto qp = entry.lock()) qp->ReceivePostedLocked();
+  return Status::kOk;
+}
+
+void SharedReceiveQueue::Attach(const std::shared_ptr<QueuePair>& qp) {
+  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  attached_.push_back(qp);
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,48 @@
+// shared_receive_queue.h -- ibv_srq: receive buffers shared by several queue pairs.
+//
+// With rcq_size > 0 it owns a receive completion queue (and its channel) where the receive
+// completions of every queue pair using it go; wc.qp_num tells which one received. Posting
+// a receive lets senders that waited for one (RNR) on any attached queue pair go on.
+#ifndef RPMA_SIM_VERBS_SHARED_RECEIVE_QUEUE_H_
+#define RPMA_SIM_VERBS_SHARED_RECEIVE_QUEUE_H_
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "sim/verbs/completion_queue.h"
+#include "sim/verbs/protection_domain.h"
+#include "sim/verbs/receive_queue.h"
+
+namespace rpma_sim {
+
+class QueuePair;
+
+class SharedReceiveQueue {
+ public:
+  SharedReceiveQueue(std::shared_ptr<ProtectionDomain> pd, uint32_t rq_size, uint32_t rcq_size);
+  ~SharedReceiveQueue();
+
+  SharedReceiveQueue(const SharedReceiveQueue&) = delete;
+  SharedReceiveQueue& operator=(const SharedReceiveQueue&) = delete;
+
+  ReceiveQueue& receives() { return receives_; }
+  // nullptr when created with rcq_size == 0.
+  const std::shared_ptr<CompletionQueue>& rcq() const { return rcq_; }
+
+  // kProvider when rq_size receives are already posted.
+  Status PostReceive(const ReceiveRequest& request);
+
+  // Remembers a queue pair that takes its receives from here.
+  void Attach(const std::shared_ptr<QueuePair>& qp);
+
+ private:
+  std::shared_ptr<ProtectionDomain> pd_;
+  ReceiveQueue receives_;
+  std::shared_ptr<CompletionQueue> rcq_;
+  std::vector<std::weak_ptr<QueuePair>> attached_;  // guarded by the execution lock
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_VERBS_SHARED_RECEIVE_QUEUE_H_
