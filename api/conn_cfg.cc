@@ -68,7 +68,6 @@ int rpma_conn_cfg_get_compl_channel(const struct rpma_conn_cfg* cfg, bool* share
 int rpma_conn_cfg_set_srq(struct rpma_conn_cfg* cfg, struct rpma_srq* srq) {
   if (cfg == nullptr || srq == nullptr) return RPMA_E_INVAL;
   cfg->srq = srq;
-  cfg->config.srq = srq->srq;
   return 0;
 }
 

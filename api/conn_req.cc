@@ -14,7 +14,7 @@ int rpma_conn_req_new(struct rpma_peer* peer, const char* addr, const char* port
                       const struct rpma_conn_cfg* cfg, struct rpma_conn_req** req_ptr) {
   if (peer == nullptr || addr == nullptr || port == nullptr || req_ptr == nullptr)
     return RPMA_E_INVAL;
-  const rpma_sim::ConnectionConfig& config = ConnConfigOrDefault(cfg);
+  rpma_sim::ConnectionConfig config = ConnConfigOrDefault(cfg);
   if (config.shared_channel && config.srq && config.srq->rcq()) return RPMA_E_INVAL;
   auto* req = new (std::nothrow) rpma_conn_req;
   if (req == nullptr) return RPMA_E_NOMEM;

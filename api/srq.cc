@@ -26,9 +26,13 @@ int rpma_srq_new(struct rpma_peer* peer, struct rpma_srq_cfg* cfg, struct rpma_s
 
 int rpma_srq_delete(struct rpma_srq** srq_ptr) {
   if (srq_ptr == nullptr) return RPMA_E_INVAL;
-  delete *srq_ptr;
+  rpma_srq* srq = *srq_ptr;
+  if (srq == nullptr) return 0;
+  // ibv_destroy_srq fails with EBUSY while queue pairs still use the SRQ; freed anyway.
+  int ret = srq->srq.use_count() > 1 ? RPMA_E_PROVIDER : 0;
+  delete srq;
   *srq_ptr = nullptr;
-  return 0;
+  return ret;
 }
 
 int rpma_srq_recv(struct rpma_srq* srq, struct rpma_mr_local* dst, size_t offset, size_t len,

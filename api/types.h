@@ -41,7 +41,7 @@ struct rpma_mr_remote {
 };
 
 struct rpma_conn_cfg {
-  rpma_sim::ConnectionConfig config;
+  rpma_sim::ConnectionConfig config;  // its srq stays empty: see ConnConfigOrDefault
   struct rpma_srq* srq = nullptr;
 };
 

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -51,7 +52,23 @@ bool SocketAddress::SameHostAndPort(const SocketAddress& other) const {
   return false;
 }
 
+namespace {
+
+// getaddrinfo silently truncates numeric ports above 65535; a TCP port cannot be one.
+bool NumericPortOutOfRange(const char* service) {
+  if (service == nullptr || *service == '\0') return false;
+  for (const char* c = service; *c != '\0'; ++c)
+    if (*c < '0' || *c > '9') return false;
+  return strlen(service) > 5 || atoi(service) > 65535;
+}
+
+}  // namespace
+
 Status ResolveAddress(const char* host, const char* service, bool passive, SocketAddress* out) {
+  if (NumericPortOutOfRange(service)) {
+    SIM_LOG_ERROR("%s is not a valid port", service);
+    return Status::kProvider;
+  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;

@@ -291,6 +291,8 @@ TEST(ConnEventsTest, DisconnectTwiceAfterClosedReturnsZero) {
   EXPECT_EQ(0, rpma_conn_disconnect(pair.server));
   ASSERT_NO_FATAL_FAILURE(ExpectNoPendingEvent(pair.client));
   ASSERT_NO_FATAL_FAILURE(ExpectNoPendingEvent(pair.server));
+  EXPECT_EQ(0, rpma_conn_delete(&pair.client));
+  EXPECT_EQ(0, rpma_conn_delete(&pair.server));
   ASSERT_NO_FATAL_FAILURE(pair.Teardown());
 }
 
@@ -382,6 +384,8 @@ TEST(ConnEventsTest, EventFdWorksWithEpoll) {
 
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair.server, RPMA_CONN_CLOSED));
   EXPECT_EQ(0, rpma_conn_disconnect(pair.client));
+  EXPECT_EQ(0, rpma_conn_delete(&pair.client));
+  EXPECT_EQ(0, rpma_conn_delete(&pair.server));
   ASSERT_NO_FATAL_FAILURE(pair.Teardown());
 }
 
@@ -440,6 +444,8 @@ TEST(ConnPrivateDataTest, BothDirectionsExactCopies) {
   ASSERT_EQ(28, got.len);
   EXPECT_EQ(0, memcmp(client_sent.data(), got.ptr, 28));
   EXPECT_EQ(0, rpma_conn_disconnect(pair.server));
+  EXPECT_EQ(0, rpma_conn_delete(&pair.client));
+  EXPECT_EQ(0, rpma_conn_delete(&pair.server));
   ASSERT_NO_FATAL_FAILURE(pair.Teardown());
 }
 

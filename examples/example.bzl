@@ -1,0 +1,22 @@
+"""example(): an example program (server + client) and the test that runs it."""
+
+def example(name, srcs, expect = [], env = {}):
+    """Builds `name` from srcs plus the shared frame, and `name_test` that runs it.
+
+    The test runs both sides in one process and checks the exit code and that every line
+    pattern in `expect` (grep -E) appears in the output.
+    """
+    native.cc_binary(
+        name = name,
+        srcs = srcs,
+        copts = ["-std=gnu11"],
+        deps = ["//examples/common:example"],
+    )
+    native.sh_test(
+        name = name + "_test",
+        size = "small",
+        srcs = ["//examples:run_example_test.sh"],
+        args = ["$(location :%s)" % name] + expect,
+        data = [":" + name],
+        env = env,
+    )
