@@ -57,9 +57,13 @@ int rpma_ep_next_conn_req(struct rpma_ep* ep, const struct rpma_conn_cfg* cfg,
   }
   auto* req = new (std::nothrow) rpma_conn_req;
   if (req == nullptr) return RPMA_E_NOMEM;
+  status = rpma_sim::ConnectionRequest::NewIncoming(ep->peer->pd, std::move(event),
+                                                   ConnConfigOrDefault(cfg), &req->request);
+  if (status != rpma_sim::Status::kOk) {
+    delete req;
+    return ToRpmaError(status);
+  }
   req->peer = ep->peer;
-  req->request = rpma_sim::ConnectionRequest::NewIncoming(ep->peer->pd, std::move(event),
-                                                          ConnConfigOrDefault(cfg));
   const std::vector<uint8_t>& data = req->request->private_data();
   if (!data.empty()) {
     req->data.ptr = const_cast<uint8_t*>(data.data());

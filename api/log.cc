@@ -1,26 +1,12 @@
 // log.cc -- rpma_log_*: thresholds and the replaceable log function.
 //
-// The simulator formats each message once; a user's rpma_log_function receives it as
-// ("%s", message), which prints the same text as librpma's (format, args...).
+// A user's rpma_log_function is installed as the simulator's log function itself, so it is
+// called exactly as librpma calls it: (level, file, line, function, format, arguments...).
 #include <librpma.h>
-
-#include <atomic>
 
 #include "sim/common/log.h"
 
 namespace {
-
-std::atomic<rpma_log_function*> g_user_function{nullptr};
-
-void UserFunctionSink(rpma_sim::LogLevel level, const char* file, int line, const char* function,
-                      const char* message) {
-  rpma_log_function* user = g_user_function.load();
-  if (user == nullptr) {
-    rpma_sim::DefaultLogSink(level, file, line, function, message);
-    return;
-  }
-  user(static_cast<enum rpma_log_level>(level), file, line, function, "%s", message);
-}
 
 bool ValidThreshold(enum rpma_log_threshold threshold) {
   return threshold == RPMA_LOG_THRESHOLD || threshold == RPMA_LOG_THRESHOLD_AUX;
@@ -44,8 +30,9 @@ int rpma_log_get_threshold(enum rpma_log_threshold threshold, enum rpma_log_leve
 }
 
 int rpma_log_set_function(rpma_log_function* log_function) {
-  g_user_function.store(log_function);
-  rpma_sim::LogSetSink(log_function == RPMA_LOG_USE_DEFAULT_FUNCTION ? nullptr
-                                                                     : &UserFunctionSink);
+  // enum rpma_log_level and rpma_sim::LogLevel are both int-sized with the same values, so
+  // the two function types share one calling convention.
+  static_assert(sizeof(enum rpma_log_level) == sizeof(rpma_sim::LogLevel), "same ABI");
+  rpma_sim::LogSetFunction(reinterpret_cast<rpma_sim::LogFunction>(log_function));
   return 0;
 }

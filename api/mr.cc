@@ -5,8 +5,8 @@
 
 #include <new>
 
+#include "api/status_map.h"
 #include "api/types.h"
-#include "sim/common/log.h"
 
 namespace {
 
@@ -41,15 +41,14 @@ int rpma_mr_reg(struct rpma_peer* peer, void* ptr, size_t size, int usage,
                 struct rpma_mr_local** mr_ptr) {
   if (peer == nullptr || ptr == nullptr || size == 0 || mr_ptr == nullptr) return RPMA_E_INVAL;
   if (usage == 0 || (usage & ~kUsageAllAllowed) != 0) return RPMA_E_INVAL;
-  // ibv_reg_mr fails (EFAULT/EINVAL) for a range that wraps around the address space.
-  if (reinterpret_cast<uintptr_t>(ptr) + size < reinterpret_cast<uintptr_t>(ptr)) {
-    SIM_LOG_ERROR("ibv_reg_mr: the range %p + %zu wraps around the address space", ptr, size);
-    return RPMA_E_PROVIDER;
-  }
   auto* mr = new (std::nothrow) rpma_mr_local;
   if (mr == nullptr) return RPMA_E_NOMEM;
+  rpma_sim::Status status = peer->pd->RegisterMemory(ptr, size, UsageToAccess(usage), &mr->region);
+  if (status != rpma_sim::Status::kOk) {
+    delete mr;
+    return ToRpmaError(status);
+  }
   mr->pd = peer->pd;
-  mr->region = peer->pd->RegisterMemory(ptr, size, UsageToAccess(usage));
   mr->usage = usage;
   *mr_ptr = mr;
   return 0;

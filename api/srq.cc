@@ -13,9 +13,13 @@ int rpma_srq_new(struct rpma_peer* peer, struct rpma_srq_cfg* cfg, struct rpma_s
   const rpma_srq_cfg& sizes = cfg != nullptr ? *cfg : defaults;
   auto* srq = new (std::nothrow) rpma_srq;
   if (srq == nullptr) return RPMA_E_NOMEM;
+  rpma_sim::Status status =
+      rpma_sim::SharedReceiveQueue::Create(peer->pd, sizes.rq_size, sizes.rcq_size, &srq->srq);
+  if (status != rpma_sim::Status::kOk) {
+    delete srq;
+    return ToRpmaError(status);
+  }
   srq->peer = peer;
-  srq->srq = std::make_shared<rpma_sim::SharedReceiveQueue>(peer->pd, sizes.rq_size,
-                                                            sizes.rcq_size);
   if (srq->srq->rcq()) {
     srq->rcq = std::make_unique<rpma_cq>();
     srq->rcq->cq = srq->srq->rcq();

@@ -1,5 +1,9 @@
 """example(): an example program (server + client) and the test that runs it."""
 
+def _shell_word(text):
+    """Keeps text one argument: Bazel splits args like a shell and expands $(...) in them."""
+    return "'" + text.replace("$", "$$").replace("'", "'\\''") + "'"
+
 def example(name, srcs, expect = [], env = {}):
     """Builds `name` from srcs plus the shared frame, and `name_test` that runs it.
 
@@ -16,7 +20,7 @@ def example(name, srcs, expect = [], env = {}):
         name = name + "_test",
         size = "small",
         srcs = ["//examples:run_example_test.sh"],
-        args = ["$(location :%s)" % name] + expect,
+        args = ["$(location :%s)" % name] + [_shell_word(pattern) for pattern in expect],
         data = [":" + name],
         env = env,
     )

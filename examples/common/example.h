@@ -9,6 +9,7 @@
 #define RPMA_SIM_EXAMPLES_EXAMPLE_H
 
 #include <librpma.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -35,6 +36,72 @@ int example_expect_event(const char *side, struct rpma_conn *conn,
 
 /* waits for one completion on cq and checks its status; prints it */
 int example_wait_completion(const char *side, struct rpma_cq *cq, struct ibv_wc *wc);
+
+/*
+ * What a server tells its client about its memory, sent as connection private data (as
+ * librpma's examples do with struct common_data): the MR descriptor, optionally followed by
+ * the peer-cfg descriptor, and where in the region the data starts. 28 bytes, well within
+ * the 56 bytes a client may send and the 196 bytes a server may answer with.
+ */
+#define EXAMPLE_DESCRIPTORS_MAX_SIZE 24
+
+struct example_common_data {
+	uint16_t data_offset;	/* where the data starts in the memory region */
+	uint8_t mr_desc_size;	/* size of the MR descriptor at descriptors[0] */
+	uint8_t pcfg_desc_size;	/* size of the peer-cfg descriptor after it; 0: none */
+	char descriptors[EXAMPLE_DESCRIPTORS_MAX_SIZE];
+};
+
+/* fills data with mr's descriptor and, if pcfg is not NULL, pcfg's descriptor after it */
+int example_pack_descriptors(const char *side, const struct rpma_mr_local *mr,
+		size_t data_offset, const struct rpma_peer_cfg *pcfg,
+		struct example_common_data *data);
+
+/*
+ * reads the peer's private data from conn and decodes the remote MR from it; if pcfg_ptr is
+ * not NULL it gets the peer's configuration, or NULL if the peer sent none
+ */
+int example_unpack_descriptors(const char *side, struct rpma_conn *conn,
+		struct rpma_mr_remote **mr_ptr, size_t *data_offset,
+		struct rpma_peer_cfg **pcfg_ptr);
+
+/* finds the device for addr and creates a peer on it */
+int example_peer_new(const char *side, const char *addr,
+		enum rpma_util_ibv_context_type type, struct rpma_peer **peer_ptr);
+
+/* connects a request (either side) and waits until the connection is established */
+int example_conn_req_connect(const char *side, struct rpma_conn_req **req_ptr,
+		const struct rpma_conn_private_data *pdata, struct rpma_conn **conn_ptr);
+
+/* client: requests a connection to addr:port and waits until it is established */
+int example_client_connect(const char *side, struct rpma_peer *peer, const char *addr,
+		const char *port, const struct rpma_conn_cfg *cfg,
+		const struct rpma_conn_private_data *pdata, struct rpma_conn **conn_ptr);
+
+/* server: takes the next connection request from ep, accepts it and waits until established */
+int example_server_accept(const char *side, struct rpma_ep *ep,
+		const struct rpma_conn_cfg *cfg, const struct rpma_conn_private_data *pdata,
+		struct rpma_conn **conn_ptr);
+
+/* disconnects, then waits for the connection to close (the side that ends the talk) */
+int example_disconnect(const char *side, struct rpma_conn *conn);
+
+/* waits for the peer to close the connection, then disconnects (the side that listens) */
+int example_wait_for_disconnect(const char *side, struct rpma_conn *conn);
+
+/*
+ * gets the next completion from cq, waiting (rpma_cq_wait) only when there is none yet, and
+ * checks its status. Use it when several completions may arrive on one CQ: a wait may wake up
+ * for a completion that an earlier call already took, and then it simply waits again.
+ */
+int example_next_completion(const char *side, struct rpma_cq *cq, struct ibv_wc *wc);
+
+/*
+ * the same for a connection whose CQs share one completion channel: rpma_cq_wait refuses
+ * such a CQ, so this waits with rpma_conn_wait, which tells which CQ fired
+ */
+int example_next_completion_shared(const char *side, struct rpma_conn *conn,
+		struct rpma_cq *cq, struct ibv_wc *wc);
 
 #ifdef __cplusplus
 }

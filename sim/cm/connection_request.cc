@@ -17,28 +17,36 @@ ConnectionRequest::~ConnectionRequest() {
   id_->Destroy();
 }
 
-Status ConnectionRequest::NewOutgoing(const std::shared_ptr<ProtectionDomain>& pd, const char* addr, const char* port,
+Status ConnectionRequest::NewOutgoing(const std::shared_ptr<ProtectionDomain>& pd,
+                                      const char* addr, const char* port,
                                       const ConnectionConfig& config,
                                       std::unique_ptr<ConnectionRequest>* request) {
   SocketAddress destination;
   Status status = ResolveAddress(addr, port, false, &destination);
   if (status != Status::kOk) return status;
-  ConnectionQueues queues = ConnectionQueues::Create(pd, config);
+  ConnectionQueues queues;
+  status = ConnectionQueues::Create(pd, config, &queues);
+  if (status != Status::kOk) return status;
   auto id = std::make_shared<CmId>(nullptr, queues.qp);
   request->reset(new ConnectionRequest(false, std::move(queues), std::move(id)));
   (*request)->destination_ = destination;
   return Status::kOk;
 }
 
-std::unique_ptr<ConnectionRequest> ConnectionRequest::NewIncoming(const std::shared_ptr<ProtectionDomain>& pd,
-                                                                  CmEvent event,
-                                                                  const ConnectionConfig& config) {
-  ConnectionQueues queues = ConnectionQueues::Create(pd, config);
+Status ConnectionRequest::NewIncoming(const std::shared_ptr<ProtectionDomain>& pd, CmEvent event,
+                                      const ConnectionConfig& config,
+                                      std::unique_ptr<ConnectionRequest>* request) {
+  ConnectionQueues queues;
+  Status status = ConnectionQueues::Create(pd, config, &queues);
+  if (status != Status::kOk) {
+    event.id->Reject();  // librpma rejects a request it cannot serve
+    event.id->Destroy();
+    return status;
+  }
   event.id->set_queue_pair(queues.qp);
-  std::unique_ptr<ConnectionRequest> request(
-      new ConnectionRequest(true, std::move(queues), std::move(event.id)));
-  request->private_data_ = std::move(event.private_data);
-  return request;
+  request->reset(new ConnectionRequest(true, std::move(queues), std::move(event.id)));
+  (*request)->private_data_ = std::move(event.private_data);
+  return Status::kOk;
 }
 
 Status ConnectionRequest::Connect(std::unique_ptr<ConnectionRequest> request,

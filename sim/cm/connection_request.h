@@ -21,13 +21,16 @@ namespace rpma_sim {
 class ConnectionRequest {
  public:
   // Client side. kProvider if addr:port does not resolve.
-  static Status NewOutgoing(const std::shared_ptr<ProtectionDomain>& pd, const char* addr, const char* port,
+  static Status NewOutgoing(const std::shared_ptr<ProtectionDomain>& pd, const char* addr,
+                            const char* port,
                             const ConnectionConfig& config,
                             std::unique_ptr<ConnectionRequest>* request);
 
-  // Server side, from a CONNECT_REQUEST event taken from a listener.
-  static std::unique_ptr<ConnectionRequest> NewIncoming(const std::shared_ptr<ProtectionDomain>& pd, CmEvent event,
-                                                        const ConnectionConfig& config);
+  // Server side, from a CONNECT_REQUEST event taken from a listener. On failure the client's
+  // request is rejected.
+  static Status NewIncoming(const std::shared_ptr<ProtectionDomain>& pd, CmEvent event,
+                            const ConnectionConfig& config,
+                            std::unique_ptr<ConnectionRequest>* request);
 
   ~ConnectionRequest();
 

@@ -17,7 +17,7 @@ namespace {
 
 std::atomic<int> g_thresholds[2] = {{static_cast<int>(LogLevel::kWarning)},
                                     {static_cast<int>(LogLevel::kDisabled)}};
-std::atomic<LogSink> g_sink{&DefaultLogSink};
+std::atomic<LogFunction> g_function{&DefaultLogFunction};
 
 // librpma's level tags, padded to the same width.
 const char* LevelTag(LogLevel level) {
@@ -75,11 +75,24 @@ LogLevel LogGetThreshold(LogThreshold which) {
   return static_cast<LogLevel>(g_thresholds[static_cast<int>(which)].load());
 }
 
-void LogSetSink(LogSink sink) { g_sink.store(sink != nullptr ? sink : &DefaultLogSink); }
+void LogSetFunction(LogFunction function) {
+  g_function.store(function != nullptr ? function : &DefaultLogFunction);
+}
 
-void DefaultLogSink(LogLevel level, const char* file, int line, const char* function,
-                    const char* message) {
-  if (level == LogLevel::kDisabled) return;
+LogFunction LogFunctionFor(LogLevel level) {
+  if (level == LogLevel::kDisabled || static_cast<int>(level) > g_thresholds[0].load())
+    return nullptr;
+  return g_function.load();
+}
+
+void DefaultLogFunction(LogLevel level, const char* file, int line, const char* function,
+                        const char* format, ...) {
+  if (level < LogLevel::kFatal || level > LogLevel::kDebug) return;
+  char message[1024];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
   char file_info[256] = "";
   if (file != nullptr) {
     const char* base = strrchr(file, '/');
@@ -96,17 +109,6 @@ void DefaultLogSink(LogLevel level, const char* file, int line, const char* func
     TimestampPrefix(prefix, sizeof(prefix));
     fprintf(stderr, "%s%s%s%s\n", prefix, LevelTag(level), file_info, message);
   }
-}
-
-void LogMessage(LogLevel level, const char* file, int line, const char* function,
-                const char* format, ...) {
-  if (level == LogLevel::kDisabled || static_cast<int>(level) > g_thresholds[0].load()) return;
-  char message[1024];
-  va_list args;
-  va_start(args, format);
-  vsnprintf(message, sizeof(message), format, args);
-  va_end(args);
-  g_sink.load()(level, file, line, function, message);
 }
 
 }  // namespace rpma_sim

@@ -29,12 +29,13 @@ struct ConnectionConfig {
 struct ConnectionQueues {
   std::shared_ptr<CompletionChannel> shared_channel;  // nullptr unless config.shared_channel
   std::shared_ptr<CompletionQueue> cq;
-  std::shared_ptr<CompletionQueue> rcq;  // nullptr unless rcq_size > 0
+  std::shared_ptr<CompletionQueue> rcq;  // nullptr unless rcq_size > 0 (and no SRQ RCQ)
   std::shared_ptr<QueuePair> qp;
 
-  // Creates the queues; every CQ starts armed, as librpma arms them at creation.
-  static ConnectionQueues Create(const std::shared_ptr<ProtectionDomain>& pd,
-                                 const ConnectionConfig& config);
+  // Creates the queues; every CQ starts armed, as librpma arms them at creation. kProvider
+  // when a size is 0 where verbs needs one (cq) or above the device's limits.
+  static Status Create(const std::shared_ptr<ProtectionDomain>& pd, const ConnectionConfig& config,
+                       ConnectionQueues* queues);
 };
 
 }  // namespace rpma_sim

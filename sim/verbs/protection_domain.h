@@ -24,8 +24,10 @@ class ProtectionDomain {
   Device* device() const { return device_; }
   const DeviceCaps& caps() const { return caps_; }
 
-  // Registers memory in this domain.
-  std::shared_ptr<MemoryRegion> RegisterMemory(void* addr, size_t length, int access);
+  // Registers memory in this domain. kProvider (EFAULT) when the range wraps around or is
+  // not mapped in this process, as ibv_reg_mr fails when it cannot pin the pages.
+  Status RegisterMemory(void* addr, size_t length, int access,
+                        std::shared_ptr<MemoryRegion>* region);
   void DeregisterMemory(const std::shared_ptr<MemoryRegion>& region);
 
   // Objects other than memory regions (QPs, SRQs) that keep the domain busy.

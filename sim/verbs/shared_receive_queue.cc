@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/common/log.h"
+#include "sim/fabric/device.h"
 #include "sim/verbs/execution_lock.h"
 #include "sim/verbs/queue_pair.h"
 
@@ -17,6 +18,17 @@ SharedReceiveQueue::SharedReceiveQueue(std::shared_ptr<ProtectionDomain> pd, uin
     rcq_->Arm();
   }
   pd_->AddUser();
+}
+
+Status SharedReceiveQueue::Create(std::shared_ptr<ProtectionDomain> pd, uint32_t rq_size,
+                                  uint32_t rcq_size, std::shared_ptr<SharedReceiveQueue>* srq) {
+  if (rq_size == 0 || rq_size > kMaxSharedReceiveQueueWorkRequests ||
+      rcq_size > kMaxCompletionQueueEntries) {
+    SIM_LOG_ERROR("ibv_create_srq(max_wr %u, rcq %u): Invalid argument", rq_size, rcq_size);
+    return Status::kProvider;
+  }
+  *srq = std::make_shared<SharedReceiveQueue>(std::move(pd), rq_size, rcq_size);
+  return Status::kOk;
 }
 
 SharedReceiveQueue::~SharedReceiveQueue() { pd_->RemoveUser(); }

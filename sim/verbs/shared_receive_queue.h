@@ -20,6 +20,11 @@ class QueuePair;
 
 class SharedReceiveQueue {
  public:
+  // kProvider when rq_size is 0 or a size is above the device's limits (ibv_create_srq and
+  // ibv_create_cq fail with EINVAL).
+  static Status Create(std::shared_ptr<ProtectionDomain> pd, uint32_t rq_size, uint32_t rcq_size,
+                       std::shared_ptr<SharedReceiveQueue>* srq);
+
   SharedReceiveQueue(std::shared_ptr<ProtectionDomain> pd, uint32_t rq_size, uint32_t rcq_size);
   ~SharedReceiveQueue();
 

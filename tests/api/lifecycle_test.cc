@@ -1,9 +1,13 @@
-// lifecycle_test.cc -- whole client/server sessions in one process: setup, use, every teardown order.
+// lifecycle_test.cc -- whole client/server sessions in one process: setup, use, teardown orders.
 #include <librpma.h>
 
 #include <string.h>
 
+#include <chrono>
+#include <future>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -51,6 +55,25 @@ void ConnectToClosedPort(rpma_peer *peer) {
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, RPMA_CONN_REJECTED));
   (void)rpma_conn_disconnect(client);
   ASSERT_EQ(0, rpma_conn_delete(&client));
+}
+
+// Runs `call` on its own thread and waits for it up to the safety timeout. Returns false if it
+// did not return in time: the thread is then detached, still inside the library, and the caller
+// must leak every object the call uses (deleting them could crash the stuck thread).
+template <typename Call>
+bool ReturnsInTime(Call call) {
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> finished = done->get_future();
+  std::thread thread([call, done]() {
+    call();
+    done->set_value();
+  });
+  if (finished.wait_for(std::chrono::milliseconds(kSafetyTimeoutMs)) != std::future_status::ready) {
+    thread.detach();
+    return false;
+  }
+  thread.join();
+  return true;
 }
 
 // One session as the examples run it: the server passes its MR descriptor as private data, the
@@ -278,6 +301,75 @@ TEST(LifecycleTest, PeerDeleteAfterConnectionsAreGoneSucceeds) {
   ASSERT_EQ(0, rpma_ep_shutdown(&pair.ep));
   EXPECT_EQ(0, rpma_peer_delete(&pair.peer));
   EXPECT_EQ(nullptr, pair.peer);
+}
+
+// Example 02's server sits blocked in rpma_conn_next_event while the client works and then
+// disconnects: the blocked call must wake up with CLOSED.
+TEST(LifecycleTest, BlockedNextEventWakesUpOnPeerDisconnect) {
+  ConnectedPair pair;
+  ASSERT_NO_FATAL_FAILURE(pair.Connect());
+  struct Result {
+    int ret = 1;
+    rpma_conn_event event = RPMA_CONN_UNDEFINED;
+  };
+  auto result = std::make_shared<Result>();
+  rpma_conn *server = pair.server;
+  auto wait_for_event = [server, result]() {
+    result->ret = rpma_conn_next_event(server, &result->event);
+  };
+  auto disconnect_client = std::async(std::launch::async, [&pair]() {
+    return rpma_conn_disconnect(pair.client);
+  });
+  if (!ReturnsInTime(wait_for_event)) {
+    ADD_FAILURE() << "rpma_conn_next_event never returned after the peer disconnected";
+    pair.client = pair.server = nullptr;  // leaked: the stuck thread still uses the server
+    pair.ep = nullptr;
+    pair.peer = nullptr;
+    return;
+  }
+  EXPECT_EQ(0, disconnect_client.get());
+  EXPECT_EQ(0, result->ret);
+  EXPECT_EQ(RPMA_CONN_CLOSED, result->event);
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair.client, RPMA_CONN_CLOSED));
+  EXPECT_EQ(0, rpma_conn_disconnect(pair.server));
+  EXPECT_EQ(0, rpma_conn_delete(&pair.server));
+  EXPECT_EQ(0, rpma_conn_delete(&pair.client));
+  ASSERT_NO_FATAL_FAILURE(pair.Teardown());
+}
+
+// A server blocked in rpma_ep_next_conn_req wakes up when a client connects.
+TEST(LifecycleTest, BlockedNextConnReqWakesUpOnConnect) {
+  ConnectedPair pair;
+  ASSERT_NO_FATAL_FAILURE(pair.Listen());
+  struct Result {
+    int ret = 1;
+    rpma_conn_req *req = nullptr;
+  };
+  auto result = std::make_shared<Result>();
+  rpma_ep *ep = pair.ep;
+  auto take_request = [ep, result]() {
+    result->ret = rpma_ep_next_conn_req(ep, nullptr, &result->req);
+  };
+  rpma_conn_req *req = nullptr;
+  ASSERT_EQ(0, rpma_conn_req_new(pair.peer, kLoopback, pair.port.c_str(), nullptr, &req));
+  auto connect_client = std::async(std::launch::async, [&req, &pair]() {
+    return rpma_conn_req_connect(&req, nullptr, &pair.client);
+  });
+  if (!ReturnsInTime(take_request)) {
+    ADD_FAILURE() << "rpma_ep_next_conn_req never returned after a client connected";
+    connect_client.wait();
+    pair.client = nullptr;  // leaked: the stuck thread still uses the endpoint
+    pair.ep = nullptr;
+    pair.peer = nullptr;
+    return;
+  }
+  ASSERT_EQ(0, connect_client.get());
+  ASSERT_EQ(0, result->ret);
+  ASSERT_NE(nullptr, result->req);
+  ASSERT_EQ(0, rpma_conn_req_connect(&result->req, nullptr, &pair.server));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair.client, RPMA_CONN_ESTABLISHED));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair.server, RPMA_CONN_ESTABLISHED));
+  ASSERT_NO_FATAL_FAILURE(pair.Teardown());
 }
 
 }  // namespace

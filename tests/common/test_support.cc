@@ -1,4 +1,4 @@
-// test_support.cc -- API-test helpers: free TCP ports, fd readiness, a connected client/server pair.
+// test_support.cc -- API-test helpers: free TCP ports, fd readiness, connected client/server pairs.
 #include "tests/common/test_support.h"
 
 #include <arpa/inet.h>

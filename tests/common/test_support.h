@@ -93,8 +93,9 @@ class ConnectedPair {
   void Connect(const PairOptions &options = PairOptions());
 
   // If both connections exist (they must still be established): the client disconnects, both see
-  // CLOSED, both are deleted. A connection that exists alone is just deleted. Then the endpoint is shut down and the peer
-  // deleted. Every return code is asserted. Use with ASSERT_NO_FATAL_FAILURE.
+  // CLOSED, both are deleted. A connection that exists alone is just deleted. Then the endpoint
+  // is shut down and the peer deleted. Every return code is asserted.
+  // Use with ASSERT_NO_FATAL_FAILURE.
   void Teardown();
 
   rpma_peer *peer = nullptr;

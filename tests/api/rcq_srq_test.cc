@@ -1,0 +1,482 @@
+// rcq_srq_test.cc -- where receive completions go: the connection's RCQ, a shared receive queue and its own RCQ.
+#include <arpa/inet.h>
+#include <librpma.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/common/test_support.h"
+
+namespace {
+
+const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
+
+// Polls `cq` until one completion arrives; fails after kSafetyTimeoutMs.
+void PollOne(rpma_cq *cq, ibv_wc *wc) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
+  for (;;) {
+    memset(wc, 0, sizeof(*wc));
+    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
+    if (ret == 0) return;
+    ASSERT_EQ(RPMA_E_NO_COMPLETION, ret);
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no completion arrived";
+    std::this_thread::yield();
+  }
+}
+
+void ExpectNoCompletion(rpma_cq *cq) {
+  ibv_wc wc;
+  memset(&wc, 0, sizeof(wc));
+  int ret = rpma_cq_get_wc(cq, 1, &wc, nullptr);
+  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret) << "unexpected completion: wr_id " << wc.wr_id << " status "
+                                       << wc.status << " opcode " << wc.opcode;
+}
+
+void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_opcode opcode,
+                      ibv_wc *out = nullptr) {
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(PollOne(cq, &wc));
+  EXPECT_EQ(wr_id, wc.wr_id);
+  EXPECT_EQ(status, wc.status);
+  if (status == IBV_WC_SUCCESS) {
+    EXPECT_EQ(opcode, wc.opcode);
+  }
+  if (out != nullptr) *out = wc;
+}
+
+uint32_t QpNum(rpma_conn *conn) {
+  uint32_t qp_num = 0;
+  EXPECT_EQ(0, rpma_conn_get_qp_num(conn, &qp_num));
+  return qp_num;
+}
+
+rpma_cq *MainCq(rpma_conn *conn) {
+  rpma_cq *cq = nullptr;
+  EXPECT_EQ(0, rpma_conn_get_cq(conn, &cq));
+  return cq;
+}
+
+rpma_cq *Rcq(rpma_conn *conn) {
+  rpma_cq *rcq = reinterpret_cast<rpma_cq *>(uintptr_t{1});  // must be overwritten
+  EXPECT_EQ(0, rpma_conn_get_rcq(conn, &rcq));
+  return rcq;
+}
+
+struct Buffer {
+  std::vector<uint8_t> bytes;
+  rpma_mr_local *mr = nullptr;
+};
+
+class RcqSrqTest : public ::testing::Test {
+ protected:
+  // A server cfg with `rcq_size` (and the SRQ if one was made).
+  rpma_conn_cfg *NewCfg(uint32_t rcq_size) {
+    rpma_conn_cfg *cfg = nullptr;
+    EXPECT_EQ(0, rpma_conn_cfg_new(&cfg));
+    EXPECT_EQ(0, rpma_conn_cfg_set_rcq_size(cfg, rcq_size));
+    if (srq_ != nullptr) {
+      EXPECT_EQ(0, rpma_conn_cfg_set_srq(cfg, srq_));
+    }
+    cfgs_.push_back(cfg);
+    return cfg;
+  }
+
+  void MakeSrq(uint32_t rq_size, uint32_t rcq_size) {
+    ASSERT_NO_FATAL_FAILURE(pair_.Listen());
+    rpma_srq_cfg *srq_cfg = nullptr;
+    ASSERT_EQ(0, rpma_srq_cfg_new(&srq_cfg));
+    ASSERT_EQ(0, rpma_srq_cfg_set_rq_size(srq_cfg, rq_size));
+    ASSERT_EQ(0, rpma_srq_cfg_set_rcq_size(srq_cfg, rcq_size));
+    ASSERT_EQ(0, rpma_srq_new(pair_.peer, srq_cfg, &srq_));
+    ASSERT_EQ(0, rpma_srq_cfg_delete(&srq_cfg));
+    ASSERT_NE(nullptr, srq_);
+  }
+
+  // Connects pair_ (the client with default cfg, the server with `server_cfg`).
+  void Connect(const rpma_conn_cfg *server_cfg, const rpma_conn_cfg *client_cfg = nullptr) {
+    PairOptions options;
+    options.server_cfg = server_cfg;
+    options.client_cfg = client_cfg;
+    ASSERT_NO_FATAL_FAILURE(pair_.Connect(options));
+  }
+
+  // A second connection to the same endpoint.
+  void ConnectSecond(const rpma_conn_cfg *server_cfg) {
+    PairOptions options;
+    options.server_cfg = server_cfg;
+    ASSERT_NO_FATAL_FAILURE(
+        ConnectOnce(pair_.peer, pair_.ep, pair_.port, options, &client2_, &server2_));
+  }
+
+  Buffer *Register(size_t size, int usage, uint8_t fill) {
+    auto buffer = std::make_unique<Buffer>();
+    buffer->bytes.assign(size, fill);
+    EXPECT_EQ(0, rpma_mr_reg(pair_.peer, buffer->bytes.data(), size, usage, &buffer->mr));
+    buffers_.push_back(std::move(buffer));
+    return buffers_.back().get();
+  }
+
+  Buffer *Source(size_t size, uint8_t seed) {
+    Buffer *buffer = Register(size, RPMA_MR_USAGE_SEND, 0);
+    for (size_t i = 0; i < size; ++i) buffer->bytes[i] = static_cast<uint8_t>(seed + i * 13);
+    return buffer;
+  }
+
+  void CloseQuietly(rpma_conn **a, rpma_conn **b) {
+    if (!HasFailure() && *a != nullptr && *b != nullptr) DisconnectAndDelete(a, b);
+    if (*a != nullptr) {
+      EXPECT_EQ(0, rpma_conn_delete(a));
+    }
+    if (*b != nullptr) {
+      EXPECT_EQ(0, rpma_conn_delete(b));
+    }
+  }
+
+  void TearDown() override {
+    CloseQuietly(&client2_, &server2_);
+    CloseQuietly(&pair_.client, &pair_.server);
+    for (auto &buffer : buffers_) {
+      if (buffer->mr != nullptr) {
+        EXPECT_EQ(0, rpma_mr_dereg(&buffer->mr));
+      }
+    }
+    if (srq_ != nullptr) {
+      EXPECT_EQ(0, rpma_srq_delete(&srq_));
+    }
+    for (rpma_conn_cfg *cfg : cfgs_) EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+    if (!HasFailure()) pair_.Teardown();
+  }
+
+  ConnectedPair pair_;
+  rpma_conn *client2_ = nullptr;
+  rpma_conn *server2_ = nullptr;
+  rpma_srq *srq_ = nullptr;
+  std::vector<std::unique_ptr<Buffer>> buffers_;
+  std::vector<rpma_conn_cfg *> cfgs_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The connection's receive CQ
+// ---------------------------------------------------------------------------------------------
+
+TEST_F(RcqSrqTest, WithoutRcqReceivesGoToTheMainCq) {
+  ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
+  EXPECT_EQ(nullptr, Rcq(pair_.server));
+  Buffer *src = Source(8, 1);
+  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.server), 1, IBV_WC_SUCCESS, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(src->bytes, dst->bytes);
+}
+
+TEST_F(RcqSrqTest, RcqGetsReceivesAndMainCqOnlySends) {
+  rpma_conn_cfg *cfg = NewCfg(4);
+  ASSERT_NO_FATAL_FAILURE(Connect(cfg, cfg));
+  for (rpma_conn *conn : {pair_.client, pair_.server}) {
+    rpma_cq *rcq = Rcq(conn);
+    ASSERT_NE(nullptr, rcq);
+    EXPECT_NE(MainCq(conn), rcq);
+  }
+  rpma_cq *server_cq = MainCq(pair_.server);
+  rpma_cq *server_rcq = Rcq(pair_.server);
+  rpma_cq *client_cq = MainCq(pair_.client);
+  rpma_cq *client_rcq = Rcq(pair_.client);
+  Buffer *src = Source(16, 2);
+  Buffer *server_dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer *client_dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+
+  // client -> server: a send and a send_with_imm.
+  ASSERT_EQ(0, rpma_recv(pair_.server, server_dst->mr, 0, 16, Ctx(1)));
+  ASSERT_EQ(0, rpma_recv(pair_.server, server_dst->mr, 16, 16, Ctx(2)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 16, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
+  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 0x77,
+                                  Ctx(4)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_rcq, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(16u, wc.byte_len);
+  EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_rcq, 2, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(8u, wc.byte_len);
+  EXPECT_NE(0u, wc.wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(0x77u, ntohl(wc.imm_data));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq, 3, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq, 4, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ExpectNoCompletion(server_cq);
+  ExpectNoCompletion(client_rcq);
+
+  // server -> client.
+  ASSERT_EQ(0, rpma_recv(pair_.client, client_dst->mr, 0, 16, Ctx(5)));
+  ASSERT_EQ(0, rpma_send(pair_.server, src->mr, 0, 16, RPMA_F_COMPLETION_ALWAYS, Ctx(6)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_rcq, 5, IBV_WC_SUCCESS, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq, 6, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ExpectNoCompletion(server_cq);
+  ExpectNoCompletion(server_rcq);
+  ExpectNoCompletion(client_cq);
+  ExpectNoCompletion(client_rcq);
+
+  EXPECT_EQ(0, memcmp(server_dst->bytes.data(), src->bytes.data(), 16));
+  EXPECT_EQ(0, memcmp(&server_dst->bytes[16], src->bytes.data(), 8));
+  EXPECT_EQ(src->bytes, client_dst->bytes);
+}
+
+// Failed receives are receive completions too: a flushed receive lands on the RCQ.
+TEST_F(RcqSrqTest, FlushedReceivesGoToTheRcq) {
+  ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(4)));
+  rpma_cq *server_cq = MainCq(pair_.server);
+  rpma_cq *server_rcq = Rcq(pair_.server);
+  ASSERT_NE(nullptr, server_rcq);
+  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
+  ASSERT_EQ(0, rpma_conn_disconnect(pair_.client));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.client, RPMA_CONN_CLOSED));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.server, RPMA_CONN_CLOSED));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_rcq, 1, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_rcq, 2, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
+  ExpectNoCompletion(server_cq);
+  ExpectNoCompletion(server_rcq);
+  ASSERT_EQ(0, rpma_conn_disconnect(pair_.server));
+  ASSERT_EQ(0, rpma_conn_delete(&pair_.client));
+  ASSERT_EQ(0, rpma_conn_delete(&pair_.server));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared receive queue
+// ---------------------------------------------------------------------------------------------
+
+// Two connections take their messages from one set of SRQ buffers; wc.qp_num says which
+// connection received, wc.wr_id which buffer was filled.
+TEST_F(RcqSrqTest, SrqBuffersAreSharedByTwoConnections) {
+  ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
+  rpma_conn_cfg *cfg = NewCfg(0);
+  ASSERT_NO_FATAL_FAILURE(Connect(cfg));
+  ASSERT_NO_FATAL_FAILURE(ConnectSecond(cfg));
+  rpma_cq *srq_rcq = nullptr;
+  ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
+  ASSERT_NE(nullptr, srq_rcq);
+  const uint32_t qp1 = QpNum(pair_.server);
+  const uint32_t qp2 = QpNum(server2_);
+  ASSERT_NE(qp1, qp2);
+
+  Buffer *src1 = Source(16, 0x10);
+  Buffer *src2 = Source(16, 0x90);
+  Buffer *dst = Register(4 * 16, RPMA_MR_USAGE_RECV, 0xEE);
+  for (uintptr_t slot = 0; slot < 4; ++slot)
+    ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, slot * 16, 16, Ctx(100 + slot)));
+  // Each connection sends two messages: 10 and 11 bytes over connection 1, 12 and 13 over 2.
+  ASSERT_EQ(0, rpma_send(pair_.client, src1->mr, 0, 10, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  ASSERT_EQ(0, rpma_send(client2_, src2->mr, 0, 12, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src1->mr, 0, 11, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
+  ASSERT_EQ(0, rpma_send(client2_, src2->mr, 0, 13, RPMA_F_COMPLETION_ALWAYS, Ctx(4)));
+
+  std::vector<bool> slot_used(4, false);
+  std::vector<uint32_t> lengths_on_qp1;
+  std::vector<uint32_t> lengths_on_qp2;
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    ibv_wc wc;
+    ASSERT_NO_FATAL_FAILURE(PollOne(srq_rcq, &wc));
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+    ASSERT_GE(wc.wr_id, 100u);
+    ASSERT_LT(wc.wr_id, 104u);
+    size_t slot = wc.wr_id - 100;
+    EXPECT_FALSE(slot_used[slot]) << "buffer " << slot << " filled twice";
+    slot_used[slot] = true;
+    ASSERT_TRUE(wc.qp_num == qp1 || wc.qp_num == qp2) << wc.qp_num;
+    const Buffer *src = wc.qp_num == qp1 ? src1 : src2;
+    (wc.qp_num == qp1 ? lengths_on_qp1 : lengths_on_qp2).push_back(wc.byte_len);
+    std::vector<uint8_t> expected(16, 0xEE);
+    memcpy(expected.data(), src->bytes.data(), wc.byte_len);
+    EXPECT_EQ(expected, std::vector<uint8_t>(dst->bytes.begin() + slot * 16,
+                                             dst->bytes.begin() + (slot + 1) * 16));
+  }
+  EXPECT_EQ((std::vector<uint32_t>{10, 11}), lengths_on_qp1);
+  EXPECT_EQ((std::vector<uint32_t>{12, 13}), lengths_on_qp2);
+  ExpectNoCompletion(srq_rcq);
+  for (rpma_conn *server : {pair_.server, server2_}) ExpectNoCompletion(MainCq(server));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 1, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 3, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client2_), 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client2_), 4, IBV_WC_SUCCESS, IBV_WC_SEND));
+}
+
+// The SRQ's own RCQ wins even over a connection RCQ; rpma_conn_get_rcq then returns NULL.
+TEST_F(RcqSrqTest, SrqRcqGetsReceivesAndConnHasNoRcq) {
+  ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
+  ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
+  ASSERT_NO_FATAL_FAILURE(ConnectSecond(NewCfg(4)));
+  rpma_cq *srq_rcq = nullptr;
+  ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
+  ASSERT_NE(nullptr, srq_rcq);
+  EXPECT_EQ(nullptr, Rcq(pair_.server));
+  EXPECT_EQ(nullptr, Rcq(server2_));
+
+  Buffer *src = Source(8, 3);
+  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, 0, 8, Ctx(1)));
+  ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, 8, 8, Ctx(2)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
+  ASSERT_EQ(0, rpma_send(client2_, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(4)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 2, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(QpNum(server2_), wc.qp_num);
+  ExpectNoCompletion(MainCq(pair_.server));
+  ExpectNoCompletion(MainCq(server2_));
+  ExpectNoCompletion(srq_rcq);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 3, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client2_), 4, IBV_WC_SUCCESS, IBV_WC_SEND));
+}
+
+TEST_F(RcqSrqTest, SrqWithoutRcqUsesTheConnRcq) {
+  ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 0));
+  rpma_cq *srq_rcq = reinterpret_cast<rpma_cq *>(uintptr_t{1});
+  ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
+  EXPECT_EQ(nullptr, srq_rcq);
+  ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(4)));
+  rpma_cq *rcq = Rcq(pair_.server);
+  ASSERT_NE(nullptr, rcq);
+  Buffer *src = Source(8, 3);
+  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, 0, 8, Ctx(1)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(rcq, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(8u, wc.byte_len);
+  EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
+  ExpectNoCompletion(MainCq(pair_.server));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(src->bytes, dst->bytes);
+}
+
+TEST_F(RcqSrqTest, SrqWithoutRcqAndNoConnRcqUsesTheMainCq) {
+  ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 0));
+  ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
+  EXPECT_EQ(nullptr, Rcq(pair_.server));
+  Buffer *src = Source(8, 3);
+  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, 0, 8, Ctx(1)));
+  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 9,
+                                  Ctx(2)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.server), 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(8u, wc.byte_len);
+  EXPECT_NE(0u, wc.wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(9u, ntohl(wc.imm_data));
+  EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(src->bytes, dst->bytes);
+}
+
+TEST_F(RcqSrqTest, RecvOnConnWithSrqIsProvider) {
+  ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
+  ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
+  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_recv(pair_.server, nullptr, 0, 0, Ctx(2)));
+  // The refused receives were not posted anywhere: a message waits for an SRQ buffer.
+  ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
+  rpma_cq *srq_rcq = nullptr;
+  ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
+  ExpectNoCompletion(srq_rcq);
+  ExpectNoCompletion(MainCq(pair_.server));
+  ExpectNoCompletion(MainCq(pair_.client));
+  ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, 0, 8, Ctx(4)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 4, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(0u, wc.byte_len);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 3, IBV_WC_SUCCESS, IBV_WC_SEND));
+}
+
+TEST_F(RcqSrqTest, ConnReqRecvWithSrqIsProvider) {
+  ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
+  rpma_conn_cfg *cfg = NewCfg(0);
+  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  rpma_conn_req *client_req = nullptr;
+  ASSERT_EQ(0, rpma_conn_req_new(pair_.peer, kLoopback, pair_.port.c_str(), nullptr, &client_req));
+  ASSERT_EQ(0, rpma_conn_req_connect(&client_req, nullptr, &pair_.client));
+  rpma_conn_req *server_req = nullptr;
+  ASSERT_NO_FATAL_FAILURE(NextConnReq(pair_.ep, cfg, &server_req));
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_conn_req_recv(server_req, dst->mr, 0, 8, Ctx(1)));
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_conn_req_recv(server_req, dst->mr, 0, 8, nullptr));
+  ASSERT_EQ(0, rpma_conn_req_connect(&server_req, nullptr, &pair_.server));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.client, RPMA_CONN_ESTABLISHED));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.server, RPMA_CONN_ESTABLISHED));
+  // Nothing was posted: the first message waits for an SRQ buffer.
+  ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ExpectNoCompletion(MainCq(pair_.client));
+  ASSERT_EQ(0, rpma_srq_recv(srq_, nullptr, 0, 0, Ctx(3)));
+  rpma_cq *srq_rcq = nullptr;
+  ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 3, IBV_WC_SUCCESS, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+}
+
+TEST_F(RcqSrqTest, SrqRecvBeyondRqSizeIsProvider) {
+  ASSERT_NO_FATAL_FAILURE(MakeSrq(3, 8));
+  ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
+  Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  for (uintptr_t i = 0; i < 3; ++i) ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, i * 8, 8, Ctx(i)));
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_srq_recv(srq_, dst->mr, 24, 8, Ctx(3)));
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_srq_recv(srq_, nullptr, 0, 0, Ctx(4)));
+  // A consumed buffer frees its place.
+  ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(5)));
+  rpma_cq *srq_rcq = nullptr;
+  ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 0, IBV_WC_SUCCESS, IBV_WC_RECV));
+  EXPECT_EQ(0, rpma_srq_recv(srq_, dst->mr, 24, 8, Ctx(6)));
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_srq_recv(srq_, dst->mr, 24, 8, Ctx(7)));
+}
+
+// A message to a connection whose SRQ is empty waits until rpma_srq_recv posts a buffer.
+TEST_F(RcqSrqTest, SendWaitsForAnSrqBuffer) {
+  ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
+  rpma_conn_cfg *cfg = NewCfg(0);
+  ASSERT_NO_FATAL_FAILURE(Connect(cfg));
+  ASSERT_NO_FATAL_FAILURE(ConnectSecond(cfg));
+  rpma_cq *srq_rcq = nullptr;
+  ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
+  Buffer *src = Source(8, 3);
+  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_send(client2_, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  ExpectNoCompletion(MainCq(client2_));
+  ExpectNoCompletion(srq_rcq);
+  ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, 8, 8, Ctx(2)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 2, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(QpNum(server2_), wc.qp_num);
+  EXPECT_EQ(8u, wc.byte_len);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client2_), 1, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(0, memcmp(&dst->bytes[8], src->bytes.data(), 8));
+  ExpectNoCompletion(MainCq(pair_.client));
+}
+
+// 0-length SRQ buffers (dst NULL) take 0-byte messages.
+TEST_F(RcqSrqTest, ZeroLengthSrqReceive) {
+  ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
+  ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
+  rpma_cq *srq_rcq = nullptr;
+  ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
+  ASSERT_EQ(0, rpma_srq_recv(srq_, nullptr, 0, 0, Ctx(1)));
+  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, 0xBEEF,
+                                  Ctx(2)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(0u, wc.byte_len);
+  EXPECT_NE(0u, wc.wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(0xBEEFu, ntohl(wc.imm_data));
+  EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+}
+
+}  // namespace

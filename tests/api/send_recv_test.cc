@@ -1,0 +1,697 @@
+// send_recv_test.cc -- rpma_send, rpma_send_with_imm, rpma_recv: argument checks, bytes, completions, imm, 0-byte, errors, RNR.
+#include <arpa/inet.h>
+#include <librpma.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/common/test_support.h"
+
+namespace {
+
+// An op_context that comes back as wc.wr_id == n.
+const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
+
+// Polls `cq` until one completion arrives; fails after kSafetyTimeoutMs.
+void PollOne(rpma_cq *cq, ibv_wc *wc) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
+  for (;;) {
+    memset(wc, 0, sizeof(*wc));
+    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
+    if (ret == 0) return;
+    ASSERT_EQ(RPMA_E_NO_COMPLETION, ret);
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no completion arrived";
+    std::this_thread::yield();
+  }
+}
+
+// Asserts that `cq` holds no completion right now.
+void ExpectNoCompletion(rpma_cq *cq) {
+  ibv_wc wc;
+  memset(&wc, 0, sizeof(wc));
+  int ret = rpma_cq_get_wc(cq, 1, &wc, nullptr);
+  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret) << "unexpected completion: wr_id " << wc.wr_id << " status "
+                                       << wc.status << " opcode " << wc.opcode;
+}
+
+// Polls one completion and checks its wr_id and status (and, for a successful one, opcode).
+void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_opcode opcode,
+                      ibv_wc *out = nullptr) {
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(PollOne(cq, &wc));
+  EXPECT_EQ(wr_id, wc.wr_id);
+  EXPECT_EQ(status, wc.status);
+  if (status == IBV_WC_SUCCESS) {
+    EXPECT_EQ(opcode, wc.opcode);
+  }
+  if (out != nullptr) *out = wc;
+}
+
+uint32_t QpNum(rpma_conn *conn) {
+  uint32_t qp_num = 0;
+  EXPECT_EQ(0, rpma_conn_get_qp_num(conn, &qp_num));
+  return qp_num;
+}
+
+rpma_cq *MainCq(rpma_conn *conn) {
+  rpma_cq *cq = nullptr;
+  EXPECT_EQ(0, rpma_conn_get_cq(conn, &cq));
+  return cq;
+}
+
+// A registered buffer.
+struct Buffer {
+  std::vector<uint8_t> bytes;
+  rpma_mr_local *mr = nullptr;
+};
+
+class SendRecvTest : public ::testing::Test {
+ protected:
+  void Connect(const PairOptions &options = PairOptions()) {
+    ASSERT_NO_FATAL_FAILURE(pair_.Connect(options));
+    client_cq_ = MainCq(pair_.client);
+    server_cq_ = MainCq(pair_.server);
+    ASSERT_NE(nullptr, client_cq_);
+    ASSERT_NE(nullptr, server_cq_);
+  }
+
+  // Registers `size` bytes filled with `fill` on the (one) peer of the pair.
+  Buffer *Register(size_t size, int usage, uint8_t fill) {
+    auto buffer = std::make_unique<Buffer>();
+    buffer->bytes.assign(size, fill);
+    EXPECT_EQ(0, rpma_mr_reg(pair_.peer, buffer->bytes.data(), size, usage, &buffer->mr));
+    buffers_.push_back(std::move(buffer));
+    return buffers_.back().get();
+  }
+
+  // A source buffer whose byte i is (seed + i * 7).
+  Buffer *Source(size_t size, uint8_t seed) {
+    Buffer *buffer = Register(size, RPMA_MR_USAGE_SEND, 0);
+    for (size_t i = 0; i < size; ++i) buffer->bytes[i] = static_cast<uint8_t>(seed + i * 7);
+    return buffer;
+  }
+
+  rpma_conn_cfg *NewCfg() {
+    rpma_conn_cfg *cfg = nullptr;
+    EXPECT_EQ(0, rpma_conn_cfg_new(&cfg));
+    cfgs_.push_back(cfg);
+    return cfg;
+  }
+
+  void TearDown() override {
+    if (!HasFailure() && pair_.client != nullptr && pair_.server != nullptr) {
+      DisconnectAndDelete(&pair_.client, &pair_.server);
+    }
+    if (pair_.client != nullptr) {
+      EXPECT_EQ(0, rpma_conn_delete(&pair_.client));
+    }
+    if (pair_.server != nullptr) {
+      EXPECT_EQ(0, rpma_conn_delete(&pair_.server));
+    }
+    for (auto &buffer : buffers_) {
+      if (buffer->mr != nullptr) {
+        EXPECT_EQ(0, rpma_mr_dereg(&buffer->mr));
+      }
+    }
+    for (rpma_conn_cfg *cfg : cfgs_) EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+    if (!HasFailure()) pair_.Teardown();
+  }
+
+  ConnectedPair pair_;
+  rpma_cq *client_cq_ = nullptr;
+  rpma_cq *server_cq_ = nullptr;
+  std::vector<std::unique_ptr<Buffer>> buffers_;
+  std::vector<rpma_conn_cfg *> cfgs_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Argument checks
+// ---------------------------------------------------------------------------------------------
+
+TEST_F(SendRecvTest, SendNullConnIsInval) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(8, 1);
+  EXPECT_EQ(RPMA_E_INVAL, rpma_send(nullptr, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_send(nullptr, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+}
+
+TEST_F(SendRecvTest, SendZeroFlagsIsInval) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(8, 1);
+  EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, src->mr, 0, 8, 0, Ctx(1)));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, nullptr, 0, 0, 0, Ctx(1)));
+}
+
+TEST_F(SendRecvTest, SendNullSrcWithOffsetIsInval) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, nullptr, 1, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+}
+
+TEST_F(SendRecvTest, SendNullSrcWithLenIsInval) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, nullptr, 0, 1, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, nullptr, 4, 8, RPMA_F_COMPLETION_ON_ERROR, Ctx(1)));
+}
+
+TEST_F(SendRecvTest, SendWithImmNullConnIsInval) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(8, 1);
+  EXPECT_EQ(RPMA_E_INVAL,
+            rpma_send_with_imm(nullptr, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 7, Ctx(1)));
+  EXPECT_EQ(RPMA_E_INVAL,
+            rpma_send_with_imm(nullptr, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, 7, Ctx(1)));
+}
+
+TEST_F(SendRecvTest, SendWithImmZeroFlagsIsInval) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(8, 1);
+  EXPECT_EQ(RPMA_E_INVAL, rpma_send_with_imm(pair_.client, src->mr, 0, 8, 0, 7, Ctx(1)));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_send_with_imm(pair_.client, nullptr, 0, 0, 0, 7, Ctx(1)));
+}
+
+TEST_F(SendRecvTest, SendWithImmNullSrcWithOffsetIsInval) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  EXPECT_EQ(RPMA_E_INVAL,
+            rpma_send_with_imm(pair_.client, nullptr, 1, 0, RPMA_F_COMPLETION_ALWAYS, 7, Ctx(1)));
+}
+
+TEST_F(SendRecvTest, SendWithImmNullSrcWithLenIsInval) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  EXPECT_EQ(RPMA_E_INVAL,
+            rpma_send_with_imm(pair_.client, nullptr, 0, 1, RPMA_F_COMPLETION_ALWAYS, 7, Ctx(1)));
+  EXPECT_EQ(RPMA_E_INVAL,
+            rpma_send_with_imm(pair_.client, nullptr, 4, 8, RPMA_F_COMPLETION_ON_ERROR, 7, Ctx(1)));
+}
+
+TEST_F(SendRecvTest, RecvNullConnIsInval) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0);
+  EXPECT_EQ(RPMA_E_INVAL, rpma_recv(nullptr, dst->mr, 0, 8, Ctx(1)));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_recv(nullptr, nullptr, 0, 0, Ctx(1)));
+}
+
+TEST_F(SendRecvTest, RecvNullDstWithOffsetIsInval) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  EXPECT_EQ(RPMA_E_INVAL, rpma_recv(pair_.server, nullptr, 1, 0, Ctx(1)));
+}
+
+TEST_F(SendRecvTest, RecvNullDstWithLenIsInval) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  EXPECT_EQ(RPMA_E_INVAL, rpma_recv(pair_.server, nullptr, 0, 1, Ctx(1)));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_recv(pair_.server, nullptr, 4, 8, nullptr));
+}
+
+// Rejected calls post nothing: no completion, no receive consumed, no receive posted.
+TEST_F(SendRecvTest, InvalidCallsPostNothing) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(8, 1);
+  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(5)));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, src->mr, 0, 8, 0, Ctx(1)));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_send_with_imm(pair_.client, src->mr, 0, 8, 0, 9, Ctx(2)));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_recv(pair_.server, nullptr, 0, 8, Ctx(3)));
+  ExpectNoCompletion(client_cq_);
+  ExpectNoCompletion(server_cq_);
+  EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
+
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(4)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 4, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 5, IBV_WC_SUCCESS, IBV_WC_RECV));
+  EXPECT_EQ(src->bytes, dst->bytes);
+  ExpectNoCompletion(client_cq_);
+  ExpectNoCompletion(server_cq_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Delivery and completions
+// ---------------------------------------------------------------------------------------------
+
+TEST_F(SendRecvTest, SendDeliversExactBytesAtReceiveOffset) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(64, 3);
+  Buffer *dst = Register(256, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 100, 50, Ctx(0xABC)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 7, 40, RPMA_F_COMPLETION_ALWAYS, Ctx(0x123)));
+
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 0xABC, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(40u, wc.byte_len);
+  EXPECT_EQ(0u, wc.wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 0x123, IBV_WC_SUCCESS, IBV_WC_SEND, &wc));
+  EXPECT_EQ(QpNum(pair_.client), wc.qp_num);
+
+  std::vector<uint8_t> expected(256, 0xEE);
+  memcpy(&expected[100], &src->bytes[7], 40);
+  EXPECT_EQ(expected, dst->bytes);
+  ExpectNoCompletion(client_cq_);
+  ExpectNoCompletion(server_cq_);
+}
+
+TEST_F(SendRecvTest, ServerToClientSend) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(32, 9);
+  Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.client, dst->mr, 0, 32, Ctx(2)));
+  ASSERT_EQ(0, rpma_send(pair_.server, src->mr, 0, 32, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(32u, wc.byte_len);
+  EXPECT_EQ(QpNum(pair_.client), wc.qp_num);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(src->bytes, dst->bytes);
+}
+
+TEST_F(SendRecvTest, SendWithImmDeliversBytesAndImmediateInNetworkOrder) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(16, 5);
+  Buffer *dst = Register(64, RPMA_MR_USAGE_RECV, 0xEE);
+  const uint32_t imm = 0x12345678;
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 8, 32, Ctx(77)));
+  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 0, 16, RPMA_F_COMPLETION_ALWAYS, imm,
+                                  Ctx(66)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 77, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(16u, wc.byte_len);
+  EXPECT_NE(0u, wc.wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(imm, ntohl(wc.imm_data));
+  EXPECT_EQ(htonl(imm), wc.imm_data);
+  EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 66, IBV_WC_SUCCESS, IBV_WC_SEND));
+
+  std::vector<uint8_t> expected(64, 0xEE);
+  memcpy(&expected[8], src->bytes.data(), 16);
+  EXPECT_EQ(expected, dst->bytes);
+}
+
+// An immediate value whose bytes all differ, and the extremes, each survive the trip.
+TEST_F(SendRecvTest, SendWithImmCarriesEveryValue) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0);
+  const uint32_t values[] = {0u, 1u, 0xFFFFFFFFu, 0x80000001u, 0xA1B2C3D4u};
+  for (uint32_t imm : values) {
+    SCOPED_TRACE(imm);
+    ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
+    ASSERT_EQ(0, rpma_send_with_imm(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, imm,
+                                    Ctx(2)));
+    ibv_wc wc;
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+    EXPECT_NE(0u, wc.wc_flags & IBV_WC_WITH_IMM);
+    EXPECT_EQ(imm, ntohl(wc.imm_data));
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+  }
+}
+
+TEST_F(SendRecvTest, NullOpContextGivesWrIdZero) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(4, 1);
+  Buffer *dst = Register(4, RPMA_MR_USAGE_RECV, 0);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 4, nullptr));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 4, RPMA_F_COMPLETION_ALWAYS, nullptr));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 0, IBV_WC_SUCCESS, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 0, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(src->bytes, dst->bytes);
+}
+
+// A receive buffer exactly as long as the message is enough.
+TEST_F(SendRecvTest, MessageExactlyFillingTheReceive) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(16, 2);
+  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 16, Ctx(1)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 16, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(16u, wc.byte_len);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(src->bytes, dst->bytes);
+}
+
+// RPMA_F_COMPLETION_ON_ERROR: a successful send produces no sender completion.
+TEST_F(SendRecvTest, OnErrorSuccessfulSendsHaveNoSenderCompletion) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(8, 4);
+  Buffer *dst = Register(24, RPMA_MR_USAGE_RECV, 0xEE);
+  for (uintptr_t i = 0; i < 3; ++i) ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, i * 8, 8, Ctx(10 + i)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR, Ctx(1)));
+  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR, 5,
+                                  Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 10, IBV_WC_SUCCESS, IBV_WC_RECV));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 11, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(5u, ntohl(wc.imm_data));
+  ExpectNoCompletion(client_cq_);
+  // A later signalled send completes alone.
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 12, IBV_WC_SUCCESS, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ExpectNoCompletion(client_cq_);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(0, memcmp(&dst->bytes[i * 8], src->bytes.data(), 8)) << "message " << i;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 0-byte messages and 0-length receives
+// ---------------------------------------------------------------------------------------------
+
+TEST_F(SendRecvTest, ZeroByteSendConsumesAReceive) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 16, Ctx(1)));
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 16, Ctx(2)));
+  ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(0u, wc.byte_len);
+  EXPECT_EQ(0u, wc.wc_flags & IBV_WC_WITH_IMM);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(std::vector<uint8_t>(16, 0xEE), dst->bytes);
+  // Exactly one receive was consumed: the second is still posted.
+  ExpectNoCompletion(server_cq_);
+  ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(4)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 2, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(0u, wc.byte_len);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 4, IBV_WC_SUCCESS, IBV_WC_SEND));
+}
+
+TEST_F(SendRecvTest, ZeroByteSendWithImm) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 4, 8, Ctx(1)));
+  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS,
+                                  0xCAFEBABE, Ctx(2)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(0u, wc.byte_len);
+  EXPECT_NE(0u, wc.wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(0xCAFEBABEu, ntohl(wc.imm_data));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(std::vector<uint8_t>(16, 0xEE), dst->bytes);
+}
+
+TEST_F(SendRecvTest, ZeroLengthReceiveTakesZeroByteMessage) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_EQ(0, rpma_recv(pair_.server, nullptr, 0, 0, Ctx(8)));
+  ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(9)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 8, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(0u, wc.byte_len);
+  EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 9, IBV_WC_SUCCESS, IBV_WC_SEND));
+}
+
+// A 0-byte message also fits a registered receive of length 0.
+TEST_F(SendRecvTest, ZeroByteMessageIntoZeroLengthRegisteredReceive) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 3, 0, Ctx(1)));
+  ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(0u, wc.byte_len);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+// The QPs are in the error state: later sends and receives on both sides flush.
+void ExpectBothSidesFlush(rpma_conn *client, rpma_cq *client_cq, rpma_conn *server,
+                          rpma_cq *server_cq, rpma_mr_local *src, rpma_mr_local *dst) {
+  ASSERT_EQ(0, rpma_send(client, src, 0, 4, RPMA_F_COMPLETION_ON_ERROR, Ctx(21)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq, 21, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND));
+  ASSERT_EQ(0, rpma_send_with_imm(client, src, 0, 4, RPMA_F_COMPLETION_ALWAYS, 1, Ctx(22)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq, 22, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND));
+  ASSERT_EQ(0, rpma_recv(client, dst, 0, 4, Ctx(23)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq, 23, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
+  ASSERT_EQ(0, rpma_send(server, src, 0, 4, RPMA_F_COMPLETION_ALWAYS, Ctx(24)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq, 24, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND));
+  ASSERT_EQ(0, rpma_recv(server, dst, 0, 4, Ctx(25)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq, 25, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
+  ExpectNoCompletion(client_cq);
+  ExpectNoCompletion(server_cq);
+}
+
+// RPMA_F_COMPLETION_ALWAYS: the failed send completes (with its error).
+TEST_F(SendRecvTest, MessageLongerThanReceiveErrorsBothSides) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(32, 6);
+  Buffer *dst = Register(64, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 16, Ctx(1)));
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 32, 32, Ctx(2)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 17, RPMA_F_COMPLETION_ALWAYS, Ctx(10)));
+
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, &wc));
+  EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
+  // The receive posted behind it is flushed.
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 2, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, &wc));
+  EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, 10, IBV_WC_REM_INV_REQ_ERR, IBV_WC_SEND, &wc));
+  EXPECT_EQ(QpNum(pair_.client), wc.qp_num);
+  ExpectNoCompletion(client_cq_);
+  ExpectNoCompletion(server_cq_);
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectBothSidesFlush(pair_.client, client_cq_, pair_.server, server_cq_, src->mr, dst->mr));
+}
+
+// RPMA_F_COMPLETION_ON_ERROR: the failed send_with_imm still completes.
+TEST_F(SendRecvTest, SendWithImmLongerThanReceiveCompletesOnError) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(32, 6);
+  Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
+  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 0, 32, RPMA_F_COMPLETION_ON_ERROR, 3,
+                                  Ctx(10)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 10, IBV_WC_REM_INV_REQ_ERR, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectBothSidesFlush(pair_.client, client_cq_, pair_.server, server_cq_, src->mr, dst->mr));
+}
+
+TEST_F(SendRecvTest, MessageIntoZeroLengthReceiveIsLengthError) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(4, 6);
+  ASSERT_EQ(0, rpma_recv(pair_.server, nullptr, 0, 0, Ctx(1)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 1, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_REM_INV_REQ_ERR, IBV_WC_SEND));
+}
+
+// A receive buffer without local write access (usage SEND only): the responder reports a
+// local protection error and NAKs the send (remote operational error on the requester).
+TEST_F(SendRecvTest, ReceiveIntoMrWithoutLocalWriteIsProtectionError) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(8, 6);
+  Buffer *dst = Register(8, RPMA_MR_USAGE_SEND, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, &wc));
+  EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_REM_OP_ERR, IBV_WC_SEND));
+  EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
+}
+
+// "RPMA_E_PROVIDER - ibv_post_send(3) failed": the send queue is full (unsignalled sends keep
+// their slots until a later signalled completion is polled).
+TEST_F(SendRecvTest, SendIntoFullSendQueueIsProvider) {
+  rpma_conn_cfg *cfg = NewCfg();
+  ASSERT_EQ(0, rpma_conn_cfg_set_sq_size(cfg, 2));
+  PairOptions options;
+  options.client_cfg = cfg;
+  ASSERT_NO_FATAL_FAILURE(Connect(options));
+  Buffer *src = Source(8, 6);
+  Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  for (uintptr_t i = 0; i < 4; ++i) ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, i * 8, 8, Ctx(i)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR, Ctx(10)));
+  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR, 1,
+                                  Ctx(11)));
+  EXPECT_EQ(RPMA_E_PROVIDER,
+            rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(12)));
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_send_with_imm(pair_.client, src->mr, 0, 8,
+                                                RPMA_F_COMPLETION_ALWAYS, 1, Ctx(13)));
+  // The two accepted sends arrived; the refused ones did not.
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 0, IBV_WC_SUCCESS, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV));
+  ExpectNoCompletion(server_cq_);
+  ExpectNoCompletion(client_cq_);
+}
+
+// "RPMA_E_PROVIDER" for rpma_recv: the receive queue is full.
+TEST_F(SendRecvTest, RecvIntoFullReceiveQueueIsProvider) {
+  rpma_conn_cfg *cfg = NewCfg();
+  ASSERT_EQ(0, rpma_conn_cfg_set_rq_size(cfg, 2));
+  PairOptions options;
+  options.server_cfg = cfg;
+  ASSERT_NO_FATAL_FAILURE(Connect(options));
+  Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
+  ASSERT_EQ(0, rpma_recv(pair_.server, nullptr, 0, 0, Ctx(2)));
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_recv(pair_.server, dst->mr, 8, 8, Ctx(3)));
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_recv(pair_.server, nullptr, 0, 0, Ctx(4)));
+  // A consumed receive frees its place.
+  ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(5)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 5, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(0, rpma_recv(pair_.server, dst->mr, 8, 8, Ctx(6)));
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_recv(pair_.server, dst->mr, 16, 8, Ctx(7)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Receiver not ready (RNR), disconnect, order
+// ---------------------------------------------------------------------------------------------
+
+TEST_F(SendRecvTest, SendWaitsForAReceive) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(12, 8);
+  Buffer *dst = Register(12, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 12, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  ExpectNoCompletion(client_cq_);
+  ExpectNoCompletion(server_cq_);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 12, Ctx(2)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 2, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(12u, wc.byte_len);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(src->bytes, dst->bytes);
+}
+
+// Sends queue behind a waiting one (RC order); each posted receive lets exactly one go on.
+TEST_F(SendRecvTest, WaitingSendsGoOnOnePerReceive) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(8, 8);
+  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 4, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 4, 4, RPMA_F_COMPLETION_ALWAYS, 42,
+                                  Ctx(2)));
+  ExpectNoCompletion(client_cq_);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(11)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 11, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(4u, wc.byte_len);
+  EXPECT_EQ(0u, wc.wc_flags & IBV_WC_WITH_IMM);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ExpectNoCompletion(client_cq_);
+  ExpectNoCompletion(server_cq_);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 8, 8, Ctx(12)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 12, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(4u, wc.byte_len);
+  EXPECT_NE(0u, wc.wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(42u, ntohl(wc.imm_data));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(0, memcmp(&dst->bytes[0], &src->bytes[0], 4));
+  EXPECT_EQ(0, memcmp(&dst->bytes[8], &src->bytes[4], 4));
+}
+
+// `first` disconnects while the client's send waits for a receive: it is flushed.
+void DisconnectFlushesWaitingSend(ConnectedPair *pair, bool client_disconnects, rpma_cq *client_cq,
+                                  rpma_cq *server_cq, rpma_mr_local *src, rpma_mr_local *dst) {
+  ASSERT_EQ(0, rpma_send(pair->client, src, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  ExpectNoCompletion(client_cq);
+  rpma_conn *first = client_disconnects ? pair->client : pair->server;
+  rpma_conn *second = client_disconnects ? pair->server : pair->client;
+  ASSERT_EQ(0, rpma_conn_disconnect(first));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(first, RPMA_CONN_CLOSED));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(second, RPMA_CONN_CLOSED));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq, 1, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, &wc));
+  ExpectNoCompletion(client_cq);
+  // Nothing was delivered: a receive posted now is flushed, not filled.
+  ASSERT_EQ(0, rpma_recv(pair->server, dst, 0, 8, Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq, 2, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
+  ExpectNoCompletion(server_cq);
+  ASSERT_EQ(0, rpma_conn_disconnect(second));
+  ASSERT_EQ(0, rpma_conn_delete(&pair->client));
+  ASSERT_EQ(0, rpma_conn_delete(&pair->server));
+}
+
+TEST_F(SendRecvTest, WaitingSendFlushedWhenSenderDisconnects) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(8, 1);
+  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_NO_FATAL_FAILURE(
+      DisconnectFlushesWaitingSend(&pair_, true, client_cq_, server_cq_, src->mr, dst->mr));
+  EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
+}
+
+TEST_F(SendRecvTest, WaitingSendFlushedWhenReceiverDisconnects) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(8, 1);
+  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_NO_FATAL_FAILURE(
+      DisconnectFlushesWaitingSend(&pair_, false, client_cq_, server_cq_, src->mr, dst->mr));
+  EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
+}
+
+TEST_F(SendRecvTest, ReceivesCompleteInArrivalOrder) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(32, 0x40);
+  Buffer *dst = Register(96, RPMA_MR_USAGE_RECV, 0xEE);
+  for (uintptr_t k = 1; k <= 3; ++k)
+    ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, (k - 1) * 32, 32, Ctx(k)));
+  // Message k: k + 4 bytes starting at source offset 8 * k.
+  for (uintptr_t k = 1; k <= 3; ++k)
+    ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 8 * k, k + 4, RPMA_F_COMPLETION_ALWAYS,
+                           Ctx(100 + k)));
+  for (uint64_t k = 1; k <= 3; ++k) {
+    SCOPED_TRACE(k);
+    ibv_wc wc;
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, k, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+    EXPECT_EQ(k + 4, wc.byte_len);
+    std::vector<uint8_t> expected(32, 0xEE);
+    memcpy(expected.data(), &src->bytes[8 * k], k + 4);
+    EXPECT_EQ(expected, std::vector<uint8_t>(dst->bytes.begin() + (k - 1) * 32,
+                                             dst->bytes.begin() + k * 32));
+  }
+  for (uint64_t k = 1; k <= 3; ++k)
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 100 + k, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ExpectNoCompletion(server_cq_);
+  ExpectNoCompletion(client_cq_);
+}
+
+// A receive posted on the incoming request, before the accept, takes the first message.
+TEST_F(SendRecvTest, ConnReqRecvBeforeAcceptReceivesFirstMessage) {
+  ASSERT_NO_FATAL_FAILURE(pair_.Listen());
+  Buffer *src = Source(24, 0x11);
+  Buffer *dst = Register(64, RPMA_MR_USAGE_RECV, 0xEE);
+  rpma_conn_req *client_req = nullptr;
+  ASSERT_EQ(0, rpma_conn_req_new(pair_.peer, kLoopback, pair_.port.c_str(), nullptr, &client_req));
+  ASSERT_EQ(0, rpma_conn_req_connect(&client_req, nullptr, &pair_.client));
+  rpma_conn_req *server_req = nullptr;
+  ASSERT_NO_FATAL_FAILURE(NextConnReq(pair_.ep, nullptr, &server_req));
+  ASSERT_EQ(0, rpma_conn_req_recv(server_req, dst->mr, 16, 24, Ctx(0x5150)));
+  ASSERT_EQ(0, rpma_conn_req_recv(server_req, dst->mr, 40, 24, nullptr));
+  ASSERT_EQ(0, rpma_conn_req_connect(&server_req, nullptr, &pair_.server));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.client, RPMA_CONN_ESTABLISHED));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.server, RPMA_CONN_ESTABLISHED));
+  client_cq_ = MainCq(pair_.client);
+  server_cq_ = MainCq(pair_.server);
+
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 24, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 0x5150, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(24u, wc.byte_len);
+  EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 0, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(8u, wc.byte_len);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+
+  std::vector<uint8_t> expected(64, 0xEE);
+  memcpy(&expected[16], src->bytes.data(), 24);
+  memcpy(&expected[40], src->bytes.data(), 8);
+  EXPECT_EQ(expected, dst->bytes);
+}
+
+}  // namespace
