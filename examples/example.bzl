@@ -14,6 +14,7 @@ def example(name, srcs, expect = [], env = {}):
         name = name,
         srcs = srcs,
         copts = ["-std=gnu11"],
+        visibility = ["//visibility:public"],
         deps = ["//examples/common:example"],
     )
     native.sh_test(
@@ -23,4 +24,5 @@ def example(name, srcs, expect = [], env = {}):
         args = ["$(location :%s)" % name] + [_shell_word(pattern) for pattern in expect],
         data = [":" + name],
         env = env,
+        tags = ["sim_only"],
     )

@@ -20,8 +20,10 @@ MemoryRegionTable& MemoryRegionTable::Get() {
   return *table;
 }
 
-std::shared_ptr<MemoryRegion> MemoryRegionTable::Register(void* addr, size_t length, int access) {
+std::shared_ptr<MemoryRegion> MemoryRegionTable::Register(const ProtectionDomain* pd, void* addr,
+                                                          size_t length, int access) {
   auto region = std::make_shared<MemoryRegion>();
+  region->pd = pd;
   region->addr = static_cast<uint8_t*>(addr);
   region->length = length;
   region->access = access;

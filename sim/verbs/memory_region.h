@@ -17,7 +17,10 @@
 
 namespace rpma_sim {
 
+class ProtectionDomain;
+
 struct MemoryRegion {
+  const ProtectionDomain* pd = nullptr;  // only queue pairs of the same domain may use it
   uint8_t* addr = nullptr;
   size_t length = 0;
   int access = 0;  // IBV_ACCESS_* flags
@@ -36,7 +39,8 @@ class MemoryRegionTable {
   static MemoryRegionTable& Get();
 
   // Registers [addr, addr + length) with `access`; assigns fresh keys.
-  std::shared_ptr<MemoryRegion> Register(void* addr, size_t length, int access);
+  std::shared_ptr<MemoryRegion> Register(const ProtectionDomain* pd, void* addr, size_t length,
+                                         int access);
 
   // Removes the region; waits for any operation currently copying to or from it.
   void Deregister(const std::shared_ptr<MemoryRegion>& region);

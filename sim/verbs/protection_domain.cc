@@ -27,7 +27,7 @@ Status ProtectionDomain::RegisterMemory(void* addr, size_t length, int access,
     return Status::kProvider;
   }
   users_.fetch_add(1);
-  *region = MemoryRegionTable::Get().Register(addr, length, access);
+  *region = MemoryRegionTable::Get().Register(this, addr, length, access);
   return Status::kOk;
 }
 

@@ -46,6 +46,7 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   void AttachToSharedReceiveQueue();
 
   uint32_t qp_num() const { return qp_num_; }
+  ProtectionDomain* pd() const { return pd_.get(); }
   State state();
 
   // Posts a receive buffer. kProvider when the queue pair uses an SRQ or its receive queue

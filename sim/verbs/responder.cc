@@ -8,22 +8,25 @@
 namespace rpma_sim {
 namespace {
 
-// The local buffer of a request: registered, inside the region, with the access needed.
+// The local buffer of a request: registered in the requester's protection domain, inside the
+// region, with the access needed.
 ibv_wc_status CheckLocal(const MemoryRegionTable& table, const SendRequest& request,
-                         int required_access) {
+                         const ProtectionDomain* pd, int required_access) {
   if (!request.local || request.length == 0) return IBV_WC_SUCCESS;
   const MemoryRegion& local = *request.local;
-  if (!table.IsRegisteredLocked(local)) return IBV_WC_LOC_PROT_ERR;
+  if (!table.IsRegisteredLocked(local) || local.pd != pd) return IBV_WC_LOC_PROT_ERR;
   if (!local.ContainsOffset(request.local_offset, request.length)) return IBV_WC_LOC_PROT_ERR;
   if ((local.access & required_access) != required_access) return IBV_WC_LOC_PROT_ERR;
   return IBV_WC_SUCCESS;
 }
 
-// The remote buffer of a one-sided request, or nullptr with IBV_WC_REM_ACCESS_ERR.
-uint8_t* FindRemote(const MemoryRegionTable& table, uint32_t rkey, uint64_t address, uint64_t len,
-                    int required_access, ibv_wc_status* status) {
+// The remote buffer of a one-sided request in the responder's protection domain, or nullptr
+// with IBV_WC_REM_ACCESS_ERR.
+uint8_t* FindRemote(const MemoryRegionTable& table, const ProtectionDomain* pd, uint32_t rkey,
+                    uint64_t address, uint64_t len, int required_access, ibv_wc_status* status) {
   const MemoryRegion* region = table.FindLocked(rkey);
-  if (region == nullptr || (region->access & required_access) != required_access ||
+  if (region == nullptr || region->pd != pd ||
+      (region->access & required_access) != required_access ||
       !region->Contains(address, len)) {
     *status = IBV_WC_REM_ACCESS_ERR;
     return nullptr;
@@ -44,7 +47,7 @@ QueuePair::Outcome QueuePair::Execute(const SendRequest& request, QueuePair* res
   auto table_lock = table.LockShared();
   Outcome outcome;
   int local_access = request.opcode == SendOpcode::kRead ? IBV_ACCESS_LOCAL_WRITE : 0;
-  outcome.status = CheckLocal(table, request, local_access);
+  outcome.status = CheckLocal(table, request, pd(), local_access);
   if (outcome.status != IBV_WC_SUCCESS) return outcome;
 
   // write_with_imm needs a receive before any byte is placed (RNR otherwise).
@@ -58,32 +61,35 @@ QueuePair::Outcome QueuePair::Execute(const SendRequest& request, QueuePair* res
   switch (request.opcode) {
     case SendOpcode::kWrite:
       if (request.length == 0) break;  // a 0-byte write checks no key
-      remote = FindRemote(table, request.rkey, request.remote_addr, request.length,
+      remote = FindRemote(table, responder->pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_WRITE, &outcome.status);
       if (remote != nullptr) memcpy(remote, LocalBytes(request), request.length);
       break;
     case SendOpcode::kRead:
       if (request.length == 0) break;
-      remote = FindRemote(table, request.rkey, request.remote_addr, request.length,
+      remote = FindRemote(table, responder->pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_READ, &outcome.status);
       if (remote != nullptr) memcpy(LocalBytes(request), remote, request.length);
       break;
     case SendOpcode::kAtomicWrite:
-      remote = FindRemote(table, request.rkey, request.remote_addr, sizeof(uint64_t),
+      remote = FindRemote(table, responder->pd(), request.rkey, request.remote_addr, sizeof(uint64_t),
                           IBV_ACCESS_REMOTE_WRITE, &outcome.status);
       if (remote != nullptr) {
         uint64_t value;
         memcpy(&value, request.inline_data, sizeof(value));
-        if (reinterpret_cast<uintptr_t>(remote) % sizeof(uint64_t) == 0)
+        bool aligned = reinterpret_cast<uintptr_t>(remote) % sizeof(uint64_t) == 0;
+        if (aligned)
           __atomic_store_n(reinterpret_cast<uint64_t*>(remote), value, __ATOMIC_SEQ_CST);
+        else if (!native_atomic_write_)
+          memcpy(remote, &value, sizeof(value));  // the portable path is a plain 8-byte write
         else
-          outcome.status = IBV_WC_REM_INV_REQ_ERR;  // atomics need natural alignment
+          outcome.status = IBV_WC_REM_INV_REQ_ERR;  // native atomics need natural alignment
       }
       break;
     case SendOpcode::kFlush: {
       // Portable path: an 8-byte read at the flushed address; native: the whole range.
       uint64_t len = native_flush_ ? request.length : sizeof(uint64_t);
-      FindRemote(table, request.rkey, request.remote_addr, len, IBV_ACCESS_REMOTE_READ,
+      FindRemote(table, responder->pd(), request.rkey, request.remote_addr, len, IBV_ACCESS_REMOTE_READ,
                  &outcome.status);
       break;
     }
@@ -106,7 +112,7 @@ QueuePair::Outcome QueuePair::ExecuteMessage(const SendRequest& request, QueuePa
   MemoryRegionTable& table = MemoryRegionTable::Get();
   auto table_lock = table.LockShared();
   Outcome outcome;
-  outcome.status = CheckLocal(table, request, 0);
+  outcome.status = CheckLocal(table, request, pd(), 0);
   if (outcome.status != IBV_WC_SUCCESS) return outcome;
   ReceiveRequest receive;
   if (!responder->TakeReceiveLocked(&receive)) {
@@ -119,6 +125,7 @@ QueuePair::Outcome QueuePair::ExecuteMessage(const SendRequest& request, QueuePa
     outcome.status = IBV_WC_REM_INV_REQ_ERR;
   } else if (request.length > 0 &&
              (!table.IsRegisteredLocked(*receive.region) ||
+              receive.region->pd != responder->pd() ||
               !receive.region->ContainsOffset(receive.offset, request.length) ||
               (receive.region->access & IBV_ACCESS_LOCAL_WRITE) == 0)) {
     receiver_status = IBV_WC_LOC_PROT_ERR;

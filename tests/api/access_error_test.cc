@@ -140,6 +140,9 @@ class AccessErrorTest : public ::testing::Test {
     if (pair_.server != nullptr) (void)rpma_conn_delete(&pair_.server);
     for (rpma_mr_remote *r : remotes_) EXPECT_EQ(0, rpma_mr_remote_delete(&r));
     for (rpma_mr_local *m : locals_) EXPECT_EQ(0, rpma_mr_dereg(&m));
+    if (other_peer_ != nullptr) {
+      EXPECT_EQ(0, rpma_peer_delete(&other_peer_));
+    }
     if (!HasFailure()) pair_.Teardown();
   }
 
@@ -156,6 +159,7 @@ class AccessErrorTest : public ::testing::Test {
   rpma_mr_local *local_mr_ = nullptr;
   std::vector<rpma_mr_local *> locals_;
   std::vector<rpma_mr_remote *> remotes_;
+  rpma_peer *other_peer_ = nullptr;  // a second peer (protection domain), when a test needs one
 };
 
 constexpr int kAllUsages = 0xFF;
@@ -331,6 +335,24 @@ TEST_F(AccessErrorTest, ReadWithWrongRkey) {
   EXPECT_EQ(local_before_, local_.bytes);
 }
 
+TEST_F(AccessErrorTest, ForgedLargerSizeDoesNotExtendTheRegion) {
+  // The size in a descriptor is informational; the NIC checks the registered length.
+  ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST, kLocalUsage));
+  std::vector<uint8_t> desc;
+  ASSERT_NO_FATAL_FAILURE(Descriptor(target_mr_, &desc));
+  desc[9] += 1;  // length += 256
+  rpma_mr_remote *forged = nullptr;
+  ASSERT_NO_FATAL_FAILURE(FromDescriptor(desc, &forged));
+  size_t size = 0;
+  ASSERT_EQ(0, rpma_mr_remote_get_size(forged, &size));
+  EXPECT_EQ(kSize + 256, size);
+  ASSERT_EQ(0, rpma_write(pair_.client, forged, kSize, local_mr_, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+                          Ctx(0x306)));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, IBV_WC_REM_ACCESS_ERR, Ctx(0x306), client_qp_num_));
+  EXPECT_TRUE(target_.GuardsIntact());
+}
+
 TEST_F(AccessErrorTest, WriteToDeregisteredRegion) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST, kLocalUsage));
   rpma_mr_local *target_mr = target_mr_;
@@ -345,8 +367,74 @@ TEST_F(AccessErrorTest, WriteToDeregisteredRegion) {
   EXPECT_TRUE(target_.RegionIs(kInitial));
 }
 
+TEST_F(AccessErrorTest, WriteToRegionOfAnotherProtectionDomain) {
+  // The rkey is valid, but registered in another peer's protection domain than the target
+  // connection's: the responder's NIC does not accept it.
+  ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, kLocalUsage));
+  ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&other_peer_));
+  Guarded foreign;
+  rpma_mr_local *foreign_mr = nullptr;
+  rpma_mr_remote *foreign_remote = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(other_peer_, foreign.region(), kSize,
+                           RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, &foreign_mr));
+  locals_.push_back(foreign_mr);
+  ASSERT_NO_FATAL_FAILURE(RemoteOf(foreign_mr, &foreign_remote));
+  ASSERT_EQ(0, rpma_write(pair_.client, foreign_remote, 0, local_mr_, 0, 64,
+                          RPMA_F_COMPLETION_ALWAYS, Ctx(0x304)));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, IBV_WC_REM_ACCESS_ERR, Ctx(0x304), client_qp_num_));
+  EXPECT_TRUE(foreign.RegionIs(kInitial)) << "bytes landed in another protection domain";
+}
+
+TEST_F(AccessErrorTest, ReadFromRegionOfAnotherProtectionDomain) {
+  ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, kLocalUsage));
+  ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&other_peer_));
+  Guarded foreign;
+  rpma_mr_local *foreign_mr = nullptr;
+  rpma_mr_remote *foreign_remote = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(other_peer_, foreign.region(), kSize, RPMA_MR_USAGE_READ_SRC,
+                           &foreign_mr));
+  locals_.push_back(foreign_mr);
+  ASSERT_NO_FATAL_FAILURE(RemoteOf(foreign_mr, &foreign_remote));
+  ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 0, foreign_remote, 0, 64,
+                         RPMA_F_COMPLETION_ALWAYS, Ctx(0x305)));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, IBV_WC_REM_ACCESS_ERR, Ctx(0x305), client_qp_num_));
+  EXPECT_EQ(local_before_, local_.bytes);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Local protection and bounds
+
+TEST_F(AccessErrorTest, ReadIntoLocalRegionOfAnotherProtectionDomain) {
+  ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_READ_SRC, kLocalUsage));
+  ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&other_peer_));
+  Guarded foreign;
+  rpma_mr_local *foreign_mr = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(other_peer_, foreign.region(), kSize, RPMA_MR_USAGE_READ_DST,
+                           &foreign_mr));
+  locals_.push_back(foreign_mr);
+  ASSERT_EQ(0, rpma_read(pair_.client, foreign_mr, 0, remote_, 0, 64, RPMA_F_COMPLETION_ALWAYS,
+                         Ctx(0x403)));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, IBV_WC_LOC_PROT_ERR, Ctx(0x403), client_qp_num_));
+  EXPECT_TRUE(foreign.RegionIs(kInitial));
+}
+
+TEST_F(AccessErrorTest, WriteFromLocalRegionOfAnotherProtectionDomain) {
+  ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST, kLocalUsage));
+  ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&other_peer_));
+  Guarded foreign;
+  rpma_mr_local *foreign_mr = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(other_peer_, foreign.region(), kSize, RPMA_MR_USAGE_WRITE_SRC,
+                           &foreign_mr));
+  locals_.push_back(foreign_mr);
+  ASSERT_EQ(0, rpma_write(pair_.client, remote_, 0, foreign_mr, 0, 64, RPMA_F_COMPLETION_ALWAYS,
+                          Ctx(0x404)));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, IBV_WC_LOC_PROT_ERR, Ctx(0x404), client_qp_num_));
+  EXPECT_TRUE(target_.RegionIs(kInitial));
+}
 
 TEST_F(AccessErrorTest, ReadIntoSendOnlyLocalRegion) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_READ_SRC, RPMA_MR_USAGE_SEND));
@@ -394,15 +482,14 @@ TEST_F(AccessErrorTest, ReadIntoLocalOutOfBounds) {
   EXPECT_EQ(local_before_, local_.bytes);
 }
 
-TEST_F(AccessErrorTest, ReadIntoLocalTooLong) {
+TEST_F(AccessErrorTest, ReadIntoLocalPastEndWithValidRemoteRange) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_READ_SRC, kLocalUsage));
-  ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 0, remote_, 0, kSize + 1,
+  // Remote [0, kSize - 4) is fine; local [8, kSize + 4) is not.
+  ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 8, remote_, 0, kSize - 4,
                          RPMA_F_COMPLETION_ALWAYS, Ctx(0x414)));
-  ibv_wc wc;
-  ASSERT_EQ(0, WaitWc(client_cq_, &wc));
-  EXPECT_EQ(0x414u, wc.wr_id);
-  // Both the local and the remote range are too long; the requester checks its own side first.
-  EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status);
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, IBV_WC_LOC_PROT_ERR, Ctx(0x414), client_qp_num_));
+  EXPECT_TRUE(local_.GuardsIntact());
   EXPECT_EQ(local_before_, local_.bytes);
 }
 
@@ -474,6 +561,33 @@ TEST_F(AccessErrorTest, ReceivesOfTheFailingSideAreFlushed) {
   ExpectNoCompletion(client_cq_);
   EXPECT_EQ(0x11, recv_buf[0]);
   EXPECT_EQ(0x22, recv_buf[1]);
+}
+
+TEST_F(AccessErrorTest, LocalErrorMovesOnlyTheRequesterToError) {
+  ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST,
+                                RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_WRITE_SRC));
+  uint8_t recv_byte = 0x44;
+  rpma_mr_local *recv_mr = nullptr;
+  ASSERT_NO_FATAL_FAILURE(Register(&recv_byte, 1, RPMA_MR_USAGE_RECV, &recv_mr));
+  ASSERT_EQ(0, rpma_recv(pair_.server, recv_mr, 0, 1, Ctx(0x551)));
+  // SEND | WRITE_SRC grants LOCAL_WRITE (WRITE_SRC), so use a SEND-only region to fail locally.
+  rpma_mr_local *send_only = nullptr;
+  Guarded send_buf;
+  ASSERT_NO_FATAL_FAILURE(Register(send_buf.region(), kSize, RPMA_MR_USAGE_SEND, &send_only));
+  ASSERT_EQ(0, rpma_read(pair_.client, send_only, 0, remote_, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+                         Ctx(0x550)));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, IBV_WC_LOC_PROT_ERR, Ctx(0x550), client_qp_num_));
+  // The requester is in error: a valid write flushes and never reaches the target.
+  EXPECT_EQ(0, rpma_write(pair_.client, remote_, 0, local_mr_, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+                          Ctx(0x552)));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, IBV_WC_WR_FLUSH_ERR, Ctx(0x552), client_qp_num_));
+  EXPECT_TRUE(target_.RegionIs(kInitial));
+  EXPECT_TRUE(send_buf.RegionIs(kInitial));
+  // Nothing reached the target's NIC: its receive is still posted, nothing completed there.
+  ExpectNoCompletion(server_cq_);
+  EXPECT_EQ(0x44, recv_byte);
 }
 
 // A remote-side error puts the target's queue pair in error as well.

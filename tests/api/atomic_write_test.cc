@@ -100,6 +100,7 @@ class AtomicWriteTest : public ::testing::Test {
     if (pair_.server != nullptr) (void)rpma_conn_delete(&pair_.server);
     for (rpma_mr_remote **r : {&remote_, &extra_remote_}) EXPECT_EQ(0, rpma_mr_remote_delete(r));
     EXPECT_EQ(0, rpma_mr_dereg(&target_mr_));
+    EXPECT_EQ(0, rpma_mr_dereg(&extra_mr_));
     if (!HasFailure()) pair_.Teardown();
   }
 
@@ -111,6 +112,18 @@ class AtomicWriteTest : public ::testing::Test {
   rpma_mr_local *target_mr_ = nullptr;
   rpma_mr_remote *remote_ = nullptr;
   rpma_mr_remote *extra_remote_ = nullptr;
+  rpma_mr_local *extra_mr_ = nullptr;
+
+  // Registers 64 bytes starting 4 bytes into an aligned buffer: the region's address is not a
+  // multiple of 8. extra_remote_ is the client's view of it.
+  void RegisterMisalignedRegion(std::vector<uint64_t> *backing) {
+    backing->assign(kWords + 1, kInitial);
+    uint8_t *start = reinterpret_cast<uint8_t *>(backing->data()) + 4;
+    ASSERT_EQ(0, rpma_mr_reg(pair_.peer, start, kSize, RPMA_MR_USAGE_WRITE_DST, &extra_mr_));
+    std::vector<uint8_t> desc(21);
+    ASSERT_EQ(0, rpma_mr_get_descriptor(extra_mr_, desc.data()));
+    ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), desc.size(), &extra_remote_));
+  }
 };
 
 const char kValue[8] = {'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'};
@@ -286,6 +299,31 @@ TEST_F(AtomicWriteTest, NeverTorn) {
   EXPECT_EQ(kPatternB, __atomic_load_n(word, __ATOMIC_SEQ_CST));  // the last one written
   EXPECT_TRUE(WordsUntouchedExcept(5));
   ExpectNoCompletion(client_cq_);
+}
+
+TEST_F(AtomicWriteTest, PortablePathToMisalignedRegionIsAPlainWrite) {
+  // librpma checks only dst_offset % 8. The emulated atomic write is an 8-byte inline
+  // IBV_WR_RDMA_WRITE, which has no alignment requirement at the NIC.
+  ASSERT_NO_FATAL_FAILURE(Setup());
+  std::vector<uint64_t> backing;
+  ASSERT_NO_FATAL_FAILURE(RegisterMisalignedRegion(&backing));
+  ASSERT_EQ(0, rpma_atomic_write(pair_.client, extra_remote_, 8, kValue, RPMA_F_COMPLETION_ALWAYS,
+                                 Ctx(0xD1)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(IBV_WC_SUCCESS, Ctx(0xD1), IBV_WC_RDMA_WRITE));
+  EXPECT_EQ(0, memcmp(reinterpret_cast<uint8_t *>(backing.data()) + 4 + 8, kValue, 8));
+}
+
+TEST_F(AtomicWriteTest, NativePathToMisalignedAddressIsInvalidRequest) {
+  // IBV_WR_ATOMIC_WRITE needs a naturally aligned remote address (like every IB atomic).
+  ScopedCap cap(RPMA_SIM_CAP_NATIVE_ATOMIC_WRITE);
+  ASSERT_NO_FATAL_FAILURE(Setup());
+  std::vector<uint64_t> backing;
+  ASSERT_NO_FATAL_FAILURE(RegisterMisalignedRegion(&backing));
+  ASSERT_EQ(0, rpma_atomic_write(pair_.client, extra_remote_, 8, kValue, RPMA_F_COMPLETION_ALWAYS,
+                                 Ctx(0xD2)));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(IBV_WC_REM_INV_REQ_ERR, Ctx(0xD2), IBV_WC_ATOMIC_WRITE));
+  for (uint64_t word : backing) EXPECT_EQ(kInitial, word);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // channel_test.cc -- completion channels (ibverbs arm/ack model): rpma_cq_get_fd, rpma_cq_wait, rpma_conn_get_compl_fd, rpma_conn_wait.
+#include <gtest/gtest.h>
 #include <librpma.h>
-
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -11,8 +11,6 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "tests/common/test_support.h"
 
 namespace {
@@ -21,7 +19,8 @@ const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
 
 // Polls `cq` until one completion arrives; fails after kSafetyTimeoutMs.
 void PollOne(rpma_cq *cq, ibv_wc *wc) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
   for (;;) {
     memset(wc, 0, sizeof(*wc));
     int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
@@ -68,6 +67,7 @@ class ChannelTest : public ::testing::Test {
     ASSERT_EQ(0, rpma_conn_cfg_set_compl_channel(client_cfg_, shared));
     ASSERT_EQ(0, rpma_conn_cfg_new(&server_cfg_));
     ASSERT_EQ(0, rpma_conn_cfg_set_rq_size(server_cfg_, 32));
+    ASSERT_EQ(0, rpma_conn_cfg_set_rcq_size(server_cfg_, 32));  // server_cq_ only gets sends
     PairOptions options;
     options.client_cfg = client_cfg_;
     options.server_cfg = server_cfg_;
@@ -75,6 +75,8 @@ class ChannelTest : public ::testing::Test {
     ASSERT_EQ(0, rpma_conn_get_cq(pair_.client, &cq_));
     ASSERT_EQ(0, rpma_conn_get_rcq(pair_.client, &rcq_));
     ASSERT_EQ(0, rpma_conn_get_cq(pair_.server, &server_cq_));
+    ASSERT_EQ(0, rpma_conn_get_rcq(pair_.server, &server_rcq_));
+    ASSERT_NE(nullptr, server_rcq_);
     src_ = Register(8, RPMA_MR_USAGE_SEND, 0x5A);
     dst_ = Register(8 * 32, RPMA_MR_USAGE_RECV, 0);
     for (int i = 0; i < server_receives; ++i)
@@ -131,6 +133,7 @@ class ChannelTest : public ::testing::Test {
   rpma_cq *cq_ = nullptr;
   rpma_cq *rcq_ = nullptr;
   rpma_cq *server_cq_ = nullptr;
+  rpma_cq *server_rcq_ = nullptr;
   Buffer *src_ = nullptr;
   Buffer *dst_ = nullptr;
   std::vector<std::unique_ptr<Buffer>> buffers_;
@@ -294,11 +297,13 @@ TEST_F(ChannelTest, GetWcReturnsSeveralCompletionsAtOnce) {
   ASSERT_NO_FATAL_FAILURE(Connect(0, false));
   for (uintptr_t i = 1; i <= 5; ++i) ASSERT_NO_FATAL_FAILURE(ClientSend(i));
   // Every message arrived at the server before polling the client.
-  for (uintptr_t i = 0; i < 5; ++i) ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1000 + i, IBV_WC_RECV));
+  for (uintptr_t i = 0; i < 5; ++i)
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_rcq_, 1000 + i, IBV_WC_RECV));
   ibv_wc wc[5];
   int total = 0;
   int most_in_one_call = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
   while (total < 5) {
     ASSERT_LT(std::chrono::steady_clock::now(), deadline);
     memset(wc, 0, sizeof(wc));
@@ -413,7 +418,7 @@ TEST_F(ChannelTest, ConnWaitReturnsBothEventsInOrder) {
   ASSERT_EQ(0, rpma_conn_get_compl_fd(pair_.client, &fd));
   ASSERT_NO_FATAL_FAILURE(SetNonBlocking(fd));
   ASSERT_NO_FATAL_FAILURE(ClientSend(1));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1000, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_rcq_, 1000, IBV_WC_RECV));
   ASSERT_NO_FATAL_FAILURE(ServerSendsToClient(2));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(rcq_, 2, IBV_WC_RECV));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(cq_, 1, IBV_WC_SEND));

@@ -1,5 +1,6 @@
 // rcq_srq_test.cc -- where receive completions go: the connection's RCQ, a shared receive queue and its own RCQ.
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <librpma.h>
 
 #include <chrono>
@@ -9,8 +10,6 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "tests/common/test_support.h"
 
 namespace {
@@ -19,7 +18,8 @@ const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
 
 // Polls `cq` until one completion arrives; fails after kSafetyTimeoutMs.
 void PollOne(rpma_cq *cq, ibv_wc *wc) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
   for (;;) {
     memset(wc, 0, sizeof(*wc));
     int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
@@ -197,8 +197,8 @@ TEST_F(RcqSrqTest, RcqGetsReceivesAndMainCqOnlySends) {
   ASSERT_EQ(0, rpma_recv(pair_.server, server_dst->mr, 0, 16, Ctx(1)));
   ASSERT_EQ(0, rpma_recv(pair_.server, server_dst->mr, 16, 16, Ctx(2)));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 16, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
-  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 0x77,
-                                  Ctx(4)));
+  ASSERT_EQ(
+      0, rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 0x77, Ctx(4)));
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_rcq, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
   EXPECT_EQ(16u, wc.byte_len);
@@ -366,10 +366,11 @@ TEST_F(RcqSrqTest, SrqWithoutRcqAndNoConnRcqUsesTheMainCq) {
   Buffer *src = Source(8, 3);
   Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, 0, 8, Ctx(1)));
-  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 9,
-                                  Ctx(2)));
+  ASSERT_EQ(0,
+            rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 9, Ctx(2)));
   ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.server), 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(MainCq(pair_.server), 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
   EXPECT_EQ(8u, wc.byte_len);
   EXPECT_NE(0u, wc.wc_flags & IBV_WC_WITH_IMM);
   EXPECT_EQ(9u, ntohl(wc.imm_data));
@@ -461,6 +462,112 @@ TEST_F(RcqSrqTest, SendWaitsForAnSrqBuffer) {
   ExpectNoCompletion(MainCq(pair_.client));
 }
 
+// Senders on two connections wait for SRQ buffers; each buffer posted lets exactly one go on.
+TEST_F(RcqSrqTest, WaitingSendersOnTwoConnectionsShareSrqBuffers) {
+  ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
+  rpma_conn_cfg *cfg = NewCfg(0);
+  ASSERT_NO_FATAL_FAILURE(Connect(cfg));
+  ASSERT_NO_FATAL_FAILURE(ConnectSecond(cfg));
+  rpma_cq *srq_rcq = nullptr;
+  ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
+  Buffer *src = Source(8, 3);
+  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 3, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  ASSERT_EQ(0, rpma_send(client2_, src->mr, 0, 5, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ExpectNoCompletion(srq_rcq);
+
+  ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, 0, 8, Ctx(11)));
+  ibv_wc first;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 11, IBV_WC_SUCCESS, IBV_WC_RECV, &first));
+  ExpectNoCompletion(srq_rcq);
+  const bool first_is_conn1 = first.qp_num == QpNum(pair_.server);
+  EXPECT_TRUE(first_is_conn1 || first.qp_num == QpNum(server2_)) << first.qp_num;
+  EXPECT_EQ(first_is_conn1 ? 3u : 5u, first.byte_len);
+  rpma_conn *first_client = first_is_conn1 ? pair_.client : client2_;
+  rpma_conn *other_client = first_is_conn1 ? client2_ : pair_.client;
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(MainCq(first_client), first_is_conn1 ? 1 : 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ExpectNoCompletion(MainCq(other_client));
+
+  ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, 8, 8, Ctx(12)));
+  ibv_wc second;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 12, IBV_WC_SUCCESS, IBV_WC_RECV, &second));
+  EXPECT_EQ(QpNum(first_is_conn1 ? server2_ : pair_.server), second.qp_num);
+  EXPECT_EQ(first_is_conn1 ? 5u : 3u, second.byte_len);
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(MainCq(other_client), first_is_conn1 ? 2 : 1, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ExpectNoCompletion(srq_rcq);
+}
+
+// The SRQ's RCQ has its own completion channel: armed at creation, one event per arm.
+TEST_F(RcqSrqTest, SrqRcqChannelSignals) {
+  ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
+  ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
+  rpma_cq *srq_rcq = nullptr;
+  ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
+  ASSERT_NE(nullptr, srq_rcq);
+  int fd = -1;
+  ASSERT_EQ(0, rpma_cq_get_fd(srq_rcq, &fd));
+  int main_fd = -1;
+  ASSERT_EQ(0, rpma_cq_get_fd(MainCq(pair_.server), &main_fd));
+  EXPECT_NE(main_fd, fd);
+  EXPECT_FALSE(IsReadableNow(fd));
+  ASSERT_EQ(0, rpma_srq_recv(srq_, nullptr, 0, 0, Ctx(1)));
+  ASSERT_EQ(0, rpma_srq_recv(srq_, nullptr, 0, 0, Ctx(2)));
+  ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
+  ASSERT_TRUE(WaitReadable(fd, kSafetyTimeoutMs));
+  EXPECT_FALSE(IsReadableNow(main_fd));
+  ASSERT_EQ(0, rpma_cq_wait(srq_rcq));
+  EXPECT_FALSE(IsReadableNow(fd));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 1, IBV_WC_SUCCESS, IBV_WC_RECV));
+  ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(4)));
+  ASSERT_TRUE(WaitReadable(fd, kSafetyTimeoutMs));
+  ASSERT_EQ(0, rpma_cq_wait(srq_rcq));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 2, IBV_WC_SUCCESS, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 3, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 4, IBV_WC_SUCCESS, IBV_WC_SEND));
+}
+
+// SRQ buffers belong to no queue pair: one connection's error or disconnect flushes none of
+// them, and the other connection keeps receiving into them.
+TEST_F(RcqSrqTest, SrqBuffersSurviveAnotherConnectionsErrorAndDisconnect) {
+  ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
+  rpma_conn_cfg *cfg = NewCfg(0);
+  ASSERT_NO_FATAL_FAILURE(Connect(cfg));
+  ASSERT_NO_FATAL_FAILURE(ConnectSecond(cfg));
+  rpma_cq *srq_rcq = nullptr;
+  ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
+  Buffer *src = Source(16, 3);
+  Buffer *dst = Register(24, RPMA_MR_USAGE_RECV, 0xEE);
+  for (uintptr_t slot = 0; slot < 3; ++slot)
+    ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, slot * 8, 8, Ctx(slot)));
+
+  // Connection 1: a message too long for the buffer errors both of its queue pairs.
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 16, RPMA_F_COMPLETION_ALWAYS, Ctx(10)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 0, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, &wc));
+  EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(MainCq(pair_.client), 10, IBV_WC_REM_INV_REQ_ERR, IBV_WC_SEND));
+  ExpectNoCompletion(srq_rcq);
+
+  // Connection 2 still finds the other buffers.
+  ASSERT_EQ(0, rpma_send(client2_, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(11)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(QpNum(server2_), wc.qp_num);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client2_), 11, IBV_WC_SUCCESS, IBV_WC_SEND));
+
+  // Connection 1 goes away: still nothing flushed.
+  ASSERT_NO_FATAL_FAILURE(DisconnectAndDelete(&pair_.client, &pair_.server));
+  ExpectNoCompletion(srq_rcq);
+  ASSERT_EQ(0, rpma_send(client2_, src->mr, 8, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(12)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 2, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(QpNum(server2_), wc.qp_num);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client2_), 12, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(0, memcmp(&dst->bytes[8], src->bytes.data(), 8));
+  EXPECT_EQ(0, memcmp(&dst->bytes[16], &src->bytes[8], 8));
+}
+
 // 0-length SRQ buffers (dst NULL) take 0-byte messages.
 TEST_F(RcqSrqTest, ZeroLengthSrqReceive) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
@@ -468,8 +575,8 @@ TEST_F(RcqSrqTest, ZeroLengthSrqReceive) {
   rpma_cq *srq_rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
   ASSERT_EQ(0, rpma_srq_recv(srq_, nullptr, 0, 0, Ctx(1)));
-  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, 0xBEEF,
-                                  Ctx(2)));
+  ASSERT_EQ(
+      0, rpma_send_with_imm(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, 0xBEEF, Ctx(2)));
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
   EXPECT_EQ(0u, wc.byte_len);

@@ -493,4 +493,46 @@ TEST_F(ReadWriteTest, WriteWithImmWaitsForAReceive) {
   EXPECT_EQ(0, memcmp(target_.data(), local_.data(), 32));
 }
 
+TEST_F(ReadWriteTest, LaterWorkWaitsBehindWriteWithImmWithoutReceive) {
+  ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC,
+                                RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST));
+  ASSERT_EQ(0, rpma_write_with_imm(pair_.client, remote_, 0, local_mr_, 0, 16,
+                                   RPMA_F_COMPLETION_ALWAYS, 1, Ctx(0xC1)));
+  ASSERT_EQ(0, rpma_write(pair_.client, remote_, 64, local_mr_, 64, 16, RPMA_F_COMPLETION_ALWAYS,
+                          Ctx(0xC2)));
+  ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 1024, remote_, 64, 16,
+                         RPMA_F_COMPLETION_ALWAYS, Ctx(0xC3)));
+  // RC ordering: nothing overtakes the write_with_imm that waits for a receive.
+  ExpectNoCompletion(client_cq_);
+  EXPECT_TRUE(AllEqual(target_.data() + 64, 16, kUntouched));
+  ASSERT_NO_FATAL_FAILURE(PostServerRecv(Ctx(0xC0)));
+  ASSERT_NO_FATAL_FAILURE(ExpectSuccess(client_cq_, Ctx(0xC1), IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectSuccess(client_cq_, Ctx(0xC2), IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectSuccess(client_cq_, Ctx(0xC3), IBV_WC_RDMA_READ));
+  ASSERT_NO_FATAL_FAILURE(ExpectSuccess(server_cq_, Ctx(0xC0), IBV_WC_RECV_RDMA_WITH_IMM));
+  EXPECT_EQ(0, memcmp(target_.data(), local_.data(), 16));
+  EXPECT_EQ(0, memcmp(target_.data() + 64, local_.data() + 64, 16));
+  EXPECT_EQ(0, memcmp(local_.data() + 1024, local_.data() + 64, 16));
+}
+
+TEST_F(ReadWriteTest, PostWaitThenGetWc) {
+  // The single-shot examples' pattern: post, rpma_cq_wait, rpma_cq_get_wc(1).
+  ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST, RPMA_MR_USAGE_WRITE_SRC));
+  int fd = -1;
+  ASSERT_EQ(0, rpma_cq_get_fd(client_cq_, &fd));
+  ASSERT_EQ(0, rpma_write(pair_.client, remote_, 0, local_mr_, 0, 32, RPMA_F_COMPLETION_ALWAYS,
+                          Ctx(0xD1)));
+  ASSERT_TRUE(WaitReadable(fd, kSafetyTimeoutMs));  // so a broken wait cannot hang the test
+  ASSERT_EQ(0, rpma_cq_wait(client_cq_));
+  ibv_wc wc;
+  memset(&wc, 0, sizeof(wc));
+  int got = 0;
+  ASSERT_EQ(0, rpma_cq_get_wc(client_cq_, 1, &wc, &got));
+  EXPECT_EQ(1, got);
+  EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+  EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
+  EXPECT_EQ(0xD1u, wc.wr_id);
+  EXPECT_EQ(0, memcmp(target_.data(), local_.data(), 32));
+}
+
 }  // namespace

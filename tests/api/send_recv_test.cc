@@ -1,5 +1,6 @@
 // send_recv_test.cc -- rpma_send, rpma_send_with_imm, rpma_recv: argument checks, bytes, completions, imm, 0-byte, errors, RNR.
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <librpma.h>
 
 #include <chrono>
@@ -8,8 +9,6 @@
 #include <memory>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/common/test_support.h"
 
@@ -20,7 +19,8 @@ const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
 
 // Polls `cq` until one completion arrives; fails after kSafetyTimeoutMs.
 void PollOne(rpma_cq *cq, ibv_wc *wc) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
   for (;;) {
     memset(wc, 0, sizeof(*wc));
     int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
@@ -156,7 +156,8 @@ TEST_F(SendRecvTest, SendNullSrcWithOffsetIsInval) {
 TEST_F(SendRecvTest, SendNullSrcWithLenIsInval) {
   ASSERT_NO_FATAL_FAILURE(Connect());
   EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, nullptr, 0, 1, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
-  EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, nullptr, 4, 8, RPMA_F_COMPLETION_ON_ERROR, Ctx(1)));
+  EXPECT_EQ(RPMA_E_INVAL,
+            rpma_send(pair_.client, nullptr, 4, 8, RPMA_F_COMPLETION_ON_ERROR, Ctx(1)));
 }
 
 TEST_F(SendRecvTest, SendWithImmNullConnIsInval) {
@@ -274,8 +275,8 @@ TEST_F(SendRecvTest, SendWithImmDeliversBytesAndImmediateInNetworkOrder) {
   Buffer *dst = Register(64, RPMA_MR_USAGE_RECV, 0xEE);
   const uint32_t imm = 0x12345678;
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 8, 32, Ctx(77)));
-  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 0, 16, RPMA_F_COMPLETION_ALWAYS, imm,
-                                  Ctx(66)));
+  ASSERT_EQ(
+      0, rpma_send_with_imm(pair_.client, src->mr, 0, 16, RPMA_F_COMPLETION_ALWAYS, imm, Ctx(66)));
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 77, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
   EXPECT_EQ(16u, wc.byte_len);
@@ -298,8 +299,8 @@ TEST_F(SendRecvTest, SendWithImmCarriesEveryValue) {
   for (uint32_t imm : values) {
     SCOPED_TRACE(imm);
     ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
-    ASSERT_EQ(0, rpma_send_with_imm(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, imm,
-                                    Ctx(2)));
+    ASSERT_EQ(
+        0, rpma_send_with_imm(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, imm, Ctx(2)));
     ibv_wc wc;
     ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
     EXPECT_NE(0u, wc.wc_flags & IBV_WC_WITH_IMM);
@@ -338,10 +339,11 @@ TEST_F(SendRecvTest, OnErrorSuccessfulSendsHaveNoSenderCompletion) {
   ASSERT_NO_FATAL_FAILURE(Connect());
   Buffer *src = Source(8, 4);
   Buffer *dst = Register(24, RPMA_MR_USAGE_RECV, 0xEE);
-  for (uintptr_t i = 0; i < 3; ++i) ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, i * 8, 8, Ctx(10 + i)));
+  for (uintptr_t i = 0; i < 3; ++i)
+    ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, i * 8, 8, Ctx(10 + i)));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR, Ctx(1)));
-  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR, 5,
-                                  Ctx(2)));
+  ASSERT_EQ(0,
+            rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR, 5, Ctx(2)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 10, IBV_WC_SUCCESS, IBV_WC_RECV));
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 11, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
@@ -384,8 +386,8 @@ TEST_F(SendRecvTest, ZeroByteSendWithImm) {
   ASSERT_NO_FATAL_FAILURE(Connect());
   Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 4, 8, Ctx(1)));
-  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS,
-                                  0xCAFEBABE, Ctx(2)));
+  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, 0xCAFEBABE,
+                                  Ctx(2)));
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
   EXPECT_EQ(0u, wc.byte_len);
@@ -470,8 +472,8 @@ TEST_F(SendRecvTest, SendWithImmLongerThanReceiveCompletesOnError) {
   Buffer *src = Source(32, 6);
   Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
-  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 0, 32, RPMA_F_COMPLETION_ON_ERROR, 3,
-                                  Ctx(10)));
+  ASSERT_EQ(
+      0, rpma_send_with_imm(pair_.client, src->mr, 0, 32, RPMA_F_COMPLETION_ON_ERROR, 3, Ctx(10)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 10, IBV_WC_REM_INV_REQ_ERR, IBV_WC_SEND));
   ASSERT_NO_FATAL_FAILURE(
@@ -502,6 +504,69 @@ TEST_F(SendRecvTest, ReceiveIntoMrWithoutLocalWriteIsProtectionError) {
   EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
 }
 
+// A source range beyond the local MR fails at the sender (a local error); nothing arrives.
+TEST_F(SendRecvTest, SendBeyondLocalMrIsLocalError) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(16, 6);
+  Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 32, Ctx(1)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 8, 16, RPMA_F_COMPLETION_ON_ERROR, Ctx(2)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(PollOne(client_cq_, &wc));
+  EXPECT_EQ(2u, wc.wr_id);
+  EXPECT_TRUE(wc.status == IBV_WC_LOC_PROT_ERR || wc.status == IBV_WC_LOC_LEN_ERR) << wc.status;
+  EXPECT_EQ(QpNum(pair_.client), wc.qp_num);
+  ExpectNoCompletion(server_cq_);
+  EXPECT_EQ(std::vector<uint8_t>(32, 0xEE), dst->bytes);
+  // The sender's queue pair is in the error state.
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 4, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND));
+  ExpectNoCompletion(server_cq_);
+}
+
+// A receive whose range lies partly outside its MR: a message reaching past the MR is a
+// protection error at the receiver.
+TEST_F(SendRecvTest, ReceiveBeyondMrBoundsIsProtectionError) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(32, 6);
+  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 8, 32, Ctx(1)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 12, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_REM_OP_ERR, IBV_WC_SEND));
+  EXPECT_EQ(std::vector<uint8_t>(16, 0xEE), dst->bytes);
+}
+
+// The same receive is fine for a message that stays inside the MR.
+TEST_F(SendRecvTest, ReceiveReachingPastMrTakesAShortMessage) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(32, 6);
+  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 8, 32, Ctx(1)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(8u, wc.byte_len);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(0, memcmp(&dst->bytes[8], src->bytes.data(), 8));
+}
+
+// A registered source with length 0 is a 0-byte message too.
+TEST_F(SendRecvTest, ZeroLengthSendFromRegisteredMr) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *src = Source(8, 6);
+  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
+  ASSERT_EQ(0,
+            rpma_send_with_imm(pair_.client, src->mr, 4, 0, RPMA_F_COMPLETION_ALWAYS, 6, Ctx(2)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  EXPECT_EQ(0u, wc.byte_len);
+  EXPECT_EQ(6u, ntohl(wc.imm_data));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
+  EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
+}
+
 // "RPMA_E_PROVIDER - ibv_post_send(3) failed": the send queue is full (unsignalled sends keep
 // their slots until a later signalled completion is polled).
 TEST_F(SendRecvTest, SendIntoFullSendQueueIsProvider) {
@@ -512,14 +577,15 @@ TEST_F(SendRecvTest, SendIntoFullSendQueueIsProvider) {
   ASSERT_NO_FATAL_FAILURE(Connect(options));
   Buffer *src = Source(8, 6);
   Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
-  for (uintptr_t i = 0; i < 4; ++i) ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, i * 8, 8, Ctx(i)));
+  for (uintptr_t i = 0; i < 4; ++i)
+    ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, i * 8, 8, Ctx(i)));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR, Ctx(10)));
-  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR, 1,
-                                  Ctx(11)));
+  ASSERT_EQ(
+      0, rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR, 1, Ctx(11)));
   EXPECT_EQ(RPMA_E_PROVIDER,
             rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(12)));
-  EXPECT_EQ(RPMA_E_PROVIDER, rpma_send_with_imm(pair_.client, src->mr, 0, 8,
-                                                RPMA_F_COMPLETION_ALWAYS, 1, Ctx(13)));
+  EXPECT_EQ(RPMA_E_PROVIDER,
+            rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 1, Ctx(13)));
   // The two accepted sends arrived; the refused ones did not.
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 0, IBV_WC_SUCCESS, IBV_WC_RECV));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV));
@@ -572,8 +638,8 @@ TEST_F(SendRecvTest, WaitingSendsGoOnOnePerReceive) {
   Buffer *src = Source(8, 8);
   Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 4, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
-  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 4, 4, RPMA_F_COMPLETION_ALWAYS, 42,
-                                  Ctx(2)));
+  ASSERT_EQ(0,
+            rpma_send_with_imm(pair_.client, src->mr, 4, 4, RPMA_F_COMPLETION_ALWAYS, 42, Ctx(2)));
   ExpectNoCompletion(client_cq_);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(11)));
   ibv_wc wc;
@@ -593,10 +659,12 @@ TEST_F(SendRecvTest, WaitingSendsGoOnOnePerReceive) {
   EXPECT_EQ(0, memcmp(&dst->bytes[8], &src->bytes[4], 4));
 }
 
-// `first` disconnects while the client's send waits for a receive: it is flushed.
-void DisconnectFlushesWaitingSend(ConnectedPair *pair, bool client_disconnects, rpma_cq *client_cq,
-                                  rpma_cq *server_cq, rpma_mr_local *src, rpma_mr_local *dst) {
-  ASSERT_EQ(0, rpma_send(pair->client, src, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+// One side disconnects while the client's send waits for a receive: it is flushed.
+// The waiting send uses `flags`: a flush is an error, so it completes with either flag.
+void DisconnectFlushesWaitingSend(ConnectedPair *pair, bool client_disconnects, int flags,
+                                  rpma_cq *client_cq, rpma_cq *server_cq, rpma_mr_local *src,
+                                  rpma_mr_local *dst) {
+  ASSERT_EQ(0, rpma_send(pair->client, src, 0, 8, flags, Ctx(1)));
   ExpectNoCompletion(client_cq);
   rpma_conn *first = client_disconnects ? pair->client : pair->server;
   rpma_conn *second = client_disconnects ? pair->server : pair->client;
@@ -610,6 +678,13 @@ void DisconnectFlushesWaitingSend(ConnectedPair *pair, bool client_disconnects, 
   ASSERT_EQ(0, rpma_recv(pair->server, dst, 0, 8, Ctx(2)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq, 2, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
   ExpectNoCompletion(server_cq);
+  // Sends posted after the disconnect are flushed too, on both sides.
+  ASSERT_EQ(0, rpma_send(pair->client, src, 0, 8, RPMA_F_COMPLETION_ON_ERROR, Ctx(3)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq, 3, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND));
+  ASSERT_EQ(0, rpma_send(pair->server, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(4)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq, 4, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND));
+  ExpectNoCompletion(client_cq);
+  ExpectNoCompletion(server_cq);
   ASSERT_EQ(0, rpma_conn_disconnect(second));
   ASSERT_EQ(0, rpma_conn_delete(&pair->client));
   ASSERT_EQ(0, rpma_conn_delete(&pair->server));
@@ -619,8 +694,8 @@ TEST_F(SendRecvTest, WaitingSendFlushedWhenSenderDisconnects) {
   ASSERT_NO_FATAL_FAILURE(Connect());
   Buffer *src = Source(8, 1);
   Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
-  ASSERT_NO_FATAL_FAILURE(
-      DisconnectFlushesWaitingSend(&pair_, true, client_cq_, server_cq_, src->mr, dst->mr));
+  ASSERT_NO_FATAL_FAILURE(DisconnectFlushesWaitingSend(&pair_, true, RPMA_F_COMPLETION_ALWAYS,
+                                                       client_cq_, server_cq_, src->mr, dst->mr));
   EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
 }
 
@@ -628,8 +703,8 @@ TEST_F(SendRecvTest, WaitingSendFlushedWhenReceiverDisconnects) {
   ASSERT_NO_FATAL_FAILURE(Connect());
   Buffer *src = Source(8, 1);
   Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
-  ASSERT_NO_FATAL_FAILURE(
-      DisconnectFlushesWaitingSend(&pair_, false, client_cq_, server_cq_, src->mr, dst->mr));
+  ASSERT_NO_FATAL_FAILURE(DisconnectFlushesWaitingSend(&pair_, false, RPMA_F_COMPLETION_ON_ERROR,
+                                                       client_cq_, server_cq_, src->mr, dst->mr));
   EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
 }
 
@@ -641,8 +716,8 @@ TEST_F(SendRecvTest, ReceivesCompleteInArrivalOrder) {
     ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, (k - 1) * 32, 32, Ctx(k)));
   // Message k: k + 4 bytes starting at source offset 8 * k.
   for (uintptr_t k = 1; k <= 3; ++k)
-    ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 8 * k, k + 4, RPMA_F_COMPLETION_ALWAYS,
-                           Ctx(100 + k)));
+    ASSERT_EQ(
+        0, rpma_send(pair_.client, src->mr, 8 * k, k + 4, RPMA_F_COMPLETION_ALWAYS, Ctx(100 + k)));
   for (uint64_t k = 1; k <= 3; ++k) {
     SCOPED_TRACE(k);
     ibv_wc wc;
@@ -650,8 +725,8 @@ TEST_F(SendRecvTest, ReceivesCompleteInArrivalOrder) {
     EXPECT_EQ(k + 4, wc.byte_len);
     std::vector<uint8_t> expected(32, 0xEE);
     memcpy(expected.data(), &src->bytes[8 * k], k + 4);
-    EXPECT_EQ(expected, std::vector<uint8_t>(dst->bytes.begin() + (k - 1) * 32,
-                                             dst->bytes.begin() + k * 32));
+    EXPECT_EQ(expected,
+              std::vector<uint8_t>(dst->bytes.begin() + (k - 1) * 32, dst->bytes.begin() + k * 32));
   }
   for (uint64_t k = 1; k <= 3; ++k)
     ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 100 + k, IBV_WC_SUCCESS, IBV_WC_SEND));

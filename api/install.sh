@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# install.sh -- `bazel run //:install -- PREFIX`: installs the simulator as a librpma for
+# builds outside Bazel: PREFIX/include/{librpma.h,rpma_sim.h}, PREFIX/lib/librpma.so.0 (and
+# the librpma.so link), PREFIX/lib/pkgconfig/librpma.pc.
+set -eu
+if [ $# -ne 1 ]; then
+  echo "usage: bazel run //:install -- PREFIX" >&2
+  exit 2
+fi
+prefix=$1
+# `bazel run` starts us in the runfiles tree; a relative PREFIX means the caller's directory.
+case "$prefix" in
+  /*) ;;
+  *) prefix="${BUILD_WORKING_DIRECTORY:-$PWD}/$prefix" ;;
+esac
+here=$(dirname "$0")
+runfiles="${RUNFILES_DIR:-$0.runfiles}/rpma_sim"
+[ -d "$runfiles" ] || runfiles="$here"
+mkdir -p "$prefix/include" "$prefix/lib/pkgconfig"
+# cp, not install(1): under `bazel test` the runfiles' own "install" can shadow it on PATH.
+cp -f "$runfiles/api/include/librpma.h" "$runfiles/api/include/rpma_sim.h" "$prefix/include/"
+cp -f "$runfiles/api/librpma.so.0" "$prefix/lib/librpma.so.0"
+chmod 0644 "$prefix/include/librpma.h" "$prefix/include/rpma_sim.h"
+chmod 0755 "$prefix/lib/librpma.so.0"
+ln -sf librpma.so.0 "$prefix/lib/librpma.so"
+sed "s|@PREFIX@|$prefix|" "$runfiles/api/librpma.pc.in" > "$prefix/lib/pkgconfig/librpma.pc"
+echo "installed rpma-sim's librpma into $prefix"
+echo "  cflags: $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags librpma 2>/dev/null || echo "-I$prefix/include")"
+echo "  libs:   $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --libs librpma 2>/dev/null || echo "-L$prefix/lib -lrpma")"

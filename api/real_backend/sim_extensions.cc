@@ -1,0 +1,8 @@
+// sim_extensions.cc -- rpma_sim.h under the real librpma backend: every extension exists, so
+// a test suite that uses them links against both backends, and reports RPMA_E_NOSUPP, so it
+// can skip what only a simulator can do.
+#include <rpma_sim.h>
+
+int rpma_sim_set_device_cap(enum rpma_sim_device_cap cap, bool enabled) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_get_device_cap(enum rpma_sim_device_cap cap, bool* enabled) { return RPMA_E_NOSUPP; }

@@ -1,0 +1,139 @@
+/*
+ * client.c -- the atomic-write example, client side: appends three entries to the server's
+ * log. For each one it writes the entry behind the used part, flushes it (VISIBILITY), then
+ * updates the 8-byte "used" header with rpma_atomic_write and flushes again: the header
+ * changes all at once, and only after the entry it counts is in place.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "examples/common/example.h"
+
+#define SIDE "client"
+#define HEADER_SIZE 8 /* uint64_t used, at offset 0 */
+#define ENTRIES 3
+
+static const char *entries[ENTRIES] = {
+	"first: the log begins",
+	"second: appended after the first",
+	"third: the last one",
+};
+
+/* flushes [offset, offset + len) of the remote region and waits for the flush to complete */
+static int
+flush_and_wait(struct rpma_conn *conn, struct rpma_cq *cq, struct rpma_mr_remote *dst_mr,
+		size_t offset, size_t len)
+{
+	struct ibv_wc wc;
+	int ret = rpma_flush(conn, dst_mr, offset, len, RPMA_FLUSH_TYPE_VISIBILITY,
+			RPMA_F_COMPLETION_ALWAYS, NULL);
+	if (ret)
+		return example_fail(SIDE, "rpma_flush", ret);
+	return example_wait_completion(SIDE, cq, &wc);
+}
+
+int
+example_client(const char *addr, const char *port)
+{
+	struct rpma_peer *peer = NULL;
+	struct rpma_mr_local *local_mr = NULL;
+	struct rpma_conn *conn = NULL;
+	struct rpma_mr_remote *log_mr = NULL;
+	/* [0..7]: the header as read from the server; then the entry being written */
+	static char local[256];
+	int ret, result = -1;
+
+	if (example_peer_new(SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &peer))
+		return -1;
+	memset(local, 0, sizeof(local));
+	if ((ret = rpma_mr_reg(peer, local, sizeof(local),
+			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC, &local_mr))) {
+		example_fail(SIDE, "rpma_mr_reg", ret);
+		goto err_peer_delete;
+	}
+
+	example_say(SIDE, "connecting to %s:%s", addr, port);
+	if (example_client_connect(SIDE, peer, addr, port, NULL, NULL, &conn))
+		goto err_mr_dereg;
+
+	size_t log_offset = 0, log_size = 0;
+	if (example_unpack_descriptors(SIDE, conn, &log_mr, &log_offset, NULL))
+		goto err_disconnect;
+	if ((ret = rpma_mr_remote_get_size(log_mr, &log_size))) {
+		example_fail(SIDE, "rpma_mr_remote_get_size", ret);
+		goto err_mr_remote_delete;
+	}
+	struct rpma_cq *cq = NULL;
+	if ((ret = rpma_conn_get_cq(conn, &cq))) {
+		example_fail(SIDE, "rpma_conn_get_cq", ret);
+		goto err_mr_remote_delete;
+	}
+
+	/* where does the log end now? */
+	struct ibv_wc wc;
+	if ((ret = rpma_read(conn, local_mr, 0, log_mr, log_offset, HEADER_SIZE,
+			RPMA_F_COMPLETION_ALWAYS, NULL))) {
+		example_fail(SIDE, "rpma_read", ret);
+		goto err_mr_remote_delete;
+	}
+	if (example_wait_completion(SIDE, cq, &wc))
+		goto err_mr_remote_delete;
+	uint64_t used;
+	memcpy(&used, local, sizeof(used));
+	example_say(SIDE, "the server's log has used = %" PRIu64 " (%zu bytes in all)", used,
+		log_size);
+
+	for (int i = 0; i < ENTRIES; i++) {
+		size_t len = strlen(entries[i]) + 1;
+		size_t entry_offset = log_offset + HEADER_SIZE + used;
+		if (entry_offset + len > log_size ||
+				HEADER_SIZE + len > sizeof(local)) {
+			example_say(SIDE, "ERROR: no room for entry %d", i + 1);
+			goto err_mr_remote_delete;
+		}
+
+		/* 1. the entry, behind what the header counts, made visible */
+		memcpy(&local[HEADER_SIZE], entries[i], len);
+		if ((ret = rpma_write(conn, log_mr, entry_offset, local_mr, HEADER_SIZE, len,
+				RPMA_F_COMPLETION_ON_ERROR, NULL))) {
+			example_fail(SIDE, "rpma_write", ret);
+			goto err_mr_remote_delete;
+		}
+		if (flush_and_wait(conn, cq, log_mr, entry_offset, len))
+			goto err_mr_remote_delete;
+		example_say(SIDE, "wrote entry %d \"%s\" at offset %zu and flushed it", i + 1,
+			entries[i], entry_offset);
+
+		/* 2. the header, in one 8-byte atomic write, made visible */
+		used += len;
+		char header[8];
+		memcpy(header, &used, sizeof(header));
+		if ((ret = rpma_atomic_write(conn, log_mr, log_offset, header,
+				RPMA_F_COMPLETION_ON_ERROR, NULL))) {
+			example_fail(SIDE, "rpma_atomic_write", ret);
+			goto err_mr_remote_delete;
+		}
+		if (flush_and_wait(conn, cq, log_mr, log_offset, HEADER_SIZE))
+			goto err_mr_remote_delete;
+		example_say(SIDE, "set the header to used = %" PRIu64
+			" with rpma_atomic_write and flushed it", used);
+	}
+	result = 0;
+
+err_mr_remote_delete:
+	(void) rpma_mr_remote_delete(&log_mr);
+err_disconnect:
+	if (example_disconnect(SIDE, conn))
+		result = -1;
+	if ((ret = rpma_conn_delete(&conn)))
+		result = example_fail(SIDE, "rpma_conn_delete", ret);
+err_mr_dereg:
+	if ((ret = rpma_mr_dereg(&local_mr)))
+		result = example_fail(SIDE, "rpma_mr_dereg", ret);
+err_peer_delete:
+	if ((ret = rpma_peer_delete(&peer)))
+		result = example_fail(SIDE, "rpma_peer_delete", ret);
+	if (result == 0)
+		example_say(SIDE, "done");
+	return result;
+}

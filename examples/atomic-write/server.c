@@ -1,0 +1,93 @@
+/*
+ * server.c -- the atomic-write example, server side: exposes a log: an 8-byte "used" header
+ * (how many bytes of entries are valid) followed by room for entries. The client appends
+ * entries and then moves the header with rpma_atomic_write, so the log is never seen with a
+ * header that counts an entry not yet written. After the client has left, the server prints
+ * the log as its header describes it.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "examples/common/example.h"
+
+#define SIDE "server"
+#define LOG_SIZE 256
+#define HEADER_SIZE 8 /* uint64_t used */
+
+/* uint64_t keeps the header 8-byte aligned, as rpma_atomic_write needs */
+static uint64_t log_memory[LOG_SIZE / sizeof(uint64_t)];
+
+int
+example_server(const char *addr, const char *port)
+{
+	struct rpma_peer *peer = NULL;
+	struct rpma_mr_local *mr = NULL;
+	struct rpma_ep *ep = NULL;
+	struct rpma_conn *conn = NULL;
+	int ret, result = -1;
+
+	if (example_peer_new(SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &peer))
+		return -1;
+
+	/* an empty log; the client reads its header, writes it and flushes (a read) */
+	memset(log_memory, 0, sizeof(log_memory));
+	if ((ret = rpma_mr_reg(peer, log_memory, sizeof(log_memory),
+			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr))) {
+		example_fail(SIDE, "rpma_mr_reg", ret);
+		goto err_peer_delete;
+	}
+	example_say(SIDE, "my log is empty: used = %" PRIu64 ", room for %d bytes of entries",
+		log_memory[0], LOG_SIZE - HEADER_SIZE);
+
+	struct example_common_data data;
+	if (example_pack_descriptors(SIDE, mr, 0, NULL, &data))
+		goto err_mr_dereg;
+	struct rpma_conn_private_data pdata = {&data, sizeof(data)};
+
+	if ((ret = rpma_ep_listen(peer, addr, port, &ep))) {
+		example_fail(SIDE, "rpma_ep_listen", ret);
+		goto err_mr_dereg;
+	}
+	example_say(SIDE, "listening on %s:%s", addr, port);
+	example_server_listening();
+
+	if (example_server_accept(SIDE, ep, NULL, &pdata, &conn))
+		goto err_ep_shutdown;
+
+	example_say(SIDE, "waiting for the client to append to my log and disconnect");
+	if (example_wait_for_disconnect(SIDE, conn))
+		goto err_conn_delete;
+
+	uint64_t used = log_memory[0];
+	example_say(SIDE, "the client has left; my log's header says used = %" PRIu64, used);
+	if (used > LOG_SIZE - HEADER_SIZE) {
+		example_say(SIDE, "ERROR: the header counts more than the log holds");
+		goto err_conn_delete;
+	}
+	const char *entries = (const char *)log_memory + HEADER_SIZE;
+	int n = 0;
+	for (uint64_t pos = 0; pos < used; n++) {
+		size_t len = strnlen(entries + pos, used - pos);
+		example_say(SIDE, "entry %d: \"%.*s\"", n + 1, (int)len, entries + pos);
+		pos += len + 1; /* each entry ends with its zero */
+	}
+	example_say(SIDE, "%d entries in the log", n);
+	result = 0;
+
+err_conn_delete:
+	if ((ret = rpma_conn_delete(&conn)))
+		result = example_fail(SIDE, "rpma_conn_delete", ret);
+err_ep_shutdown:
+	if ((ret = rpma_ep_shutdown(&ep)))
+		result = example_fail(SIDE, "rpma_ep_shutdown", ret);
+err_mr_dereg:
+	if ((ret = rpma_mr_dereg(&mr)))
+		result = example_fail(SIDE, "rpma_mr_dereg", ret);
+err_peer_delete:
+	if ((ret = rpma_peer_delete(&peer)))
+		result = example_fail(SIDE, "rpma_peer_delete", ret);
+	if (result == 0)
+		example_say(SIDE, "done");
+	return result;
+}

@@ -1,0 +1,299 @@
+// ordering_test.cc -- RC ordering on one connection: writes before reads and sends, completions in posting order, sends before disconnect.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <librpma.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "tests/common/test_support.h"
+
+namespace {
+
+const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
+
+// Polls `cq` until one completion arrives; fails after kSafetyTimeoutMs.
+void PollOne(rpma_cq *cq, ibv_wc *wc) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
+  for (;;) {
+    memset(wc, 0, sizeof(*wc));
+    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
+    if (ret == 0) return;
+    ASSERT_EQ(RPMA_E_NO_COMPLETION, ret);
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no completion arrived";
+    std::this_thread::yield();
+  }
+}
+
+void ExpectNoCompletion(rpma_cq *cq) {
+  ibv_wc wc;
+  memset(&wc, 0, sizeof(wc));
+  int ret = rpma_cq_get_wc(cq, 1, &wc, nullptr);
+  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret)
+      << "unexpected completion: wr_id " << wc.wr_id << " status " << wc.status;
+}
+
+void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_opcode opcode,
+                      ibv_wc *out = nullptr) {
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(PollOne(cq, &wc));
+  EXPECT_EQ(wr_id, wc.wr_id);
+  EXPECT_EQ(status, wc.status);
+  if (status == IBV_WC_SUCCESS) {
+    EXPECT_EQ(opcode, wc.opcode);
+  }
+  if (out != nullptr) *out = wc;
+}
+
+rpma_cq *MainCq(rpma_conn *conn) {
+  rpma_cq *cq = nullptr;
+  EXPECT_EQ(0, rpma_conn_get_cq(conn, &cq));
+  return cq;
+}
+
+struct Buffer {
+  std::vector<uint8_t> bytes;
+  rpma_mr_local *mr = nullptr;
+};
+
+class OrderingTest : public ::testing::Test {
+ protected:
+  // Connects with sq_size 64 on the client (unsignalled writes keep their slots).
+  void Connect() {
+    ASSERT_EQ(0, rpma_conn_cfg_new(&cfg_));
+    ASSERT_EQ(0, rpma_conn_cfg_set_sq_size(cfg_, 64));
+    ASSERT_EQ(0, rpma_conn_cfg_set_cq_size(cfg_, 64));
+    PairOptions options;
+    options.client_cfg = cfg_;
+    ASSERT_NO_FATAL_FAILURE(pair_.Connect(options));
+    client_cq_ = MainCq(pair_.client);
+    server_cq_ = MainCq(pair_.server);
+  }
+
+  Buffer *Register(size_t size, int usage, uint8_t fill) {
+    auto buffer = std::make_unique<Buffer>();
+    buffer->bytes.assign(size, fill);
+    EXPECT_EQ(0, rpma_mr_reg(pair_.peer, buffer->bytes.data(), size, usage, &buffer->mr));
+    buffers_.push_back(std::move(buffer));
+    return buffers_.back().get();
+  }
+
+  // Registers a server-side target and hands it to the client through its descriptor.
+  rpma_mr_remote *RemoteOf(Buffer *target) {
+    size_t size = 0;
+    EXPECT_EQ(0, rpma_mr_get_descriptor_size(target->mr, &size));
+    std::vector<uint8_t> desc(size);
+    EXPECT_EQ(0, rpma_mr_get_descriptor(target->mr, desc.data()));
+    rpma_mr_remote *remote = nullptr;
+    EXPECT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), desc.size(), &remote));
+    remotes_.push_back(remote);
+    return remote;
+  }
+
+  void TearDown() override {
+    if (!HasFailure() && pair_.client != nullptr && pair_.server != nullptr)
+      DisconnectAndDelete(&pair_.client, &pair_.server);
+    if (pair_.client != nullptr) {
+      EXPECT_EQ(0, rpma_conn_delete(&pair_.client));
+    }
+    if (pair_.server != nullptr) {
+      EXPECT_EQ(0, rpma_conn_delete(&pair_.server));
+    }
+    for (rpma_mr_remote *remote : remotes_) EXPECT_EQ(0, rpma_mr_remote_delete(&remote));
+    for (auto &buffer : buffers_) {
+      if (buffer->mr != nullptr) {
+        EXPECT_EQ(0, rpma_mr_dereg(&buffer->mr));
+      }
+    }
+    if (cfg_ != nullptr) {
+      EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg_));
+    }
+    if (!HasFailure()) pair_.Teardown();
+  }
+
+  ConnectedPair pair_;
+  rpma_conn_cfg *cfg_ = nullptr;
+  rpma_cq *client_cq_ = nullptr;
+  rpma_cq *server_cq_ = nullptr;
+  std::vector<std::unique_ptr<Buffer>> buffers_;
+  std::vector<rpma_mr_remote *> remotes_;
+};
+
+constexpr int kTargetUsage =
+    RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+
+// Unsignalled, overlapping writes, then a read of the whole range: the read returns the
+// bytes of every write, applied in posting order.
+TEST_F(OrderingTest, WritesThenReadReturnWrittenBytes) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *target = Register(256, kTargetUsage, 0);
+  rpma_mr_remote *remote = RemoteOf(target);
+  Buffer *readback = Register(256, RPMA_MR_USAGE_READ_DST, 0xEE);
+  constexpr int kWrites = 16;
+  std::vector<Buffer *> sources;
+  std::vector<uint8_t> expected(256, 0);
+  for (int k = 0; k < kWrites; ++k) {
+    Buffer *src = Register(128, RPMA_MR_USAGE_WRITE_SRC, 0);
+    for (size_t i = 0; i < 128; ++i) src->bytes[i] = static_cast<uint8_t>(k * 16 + i);
+    sources.push_back(src);
+    size_t offset = static_cast<size_t>(k) * 8;  // each write overlaps the previous ones
+    memcpy(&expected[offset], src->bytes.data(), 128);
+    ASSERT_EQ(0, rpma_write(pair_.client, remote, offset, src->mr, 0, 128,
+                            RPMA_F_COMPLETION_ON_ERROR, Ctx(k + 1)));
+  }
+  ASSERT_EQ(0, rpma_read(pair_.client, readback->mr, 0, remote, 0, 256, RPMA_F_COMPLETION_ALWAYS,
+                         Ctx(100)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 100, IBV_WC_SUCCESS, IBV_WC_RDMA_READ));
+  ExpectNoCompletion(client_cq_);
+  EXPECT_EQ(expected, readback->bytes);
+  EXPECT_EQ(expected, target->bytes);
+}
+
+// Eight signalled operations of every kind complete in posting order.
+TEST_F(OrderingTest, SignalledCompletionsComeInPostingOrder) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *target = Register(64, kTargetUsage, 0);
+  rpma_mr_remote *remote = RemoteOf(target);
+  Buffer *src = Register(64, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, 0x33);
+  Buffer *local = Register(64, RPMA_MR_USAGE_READ_DST, 0);
+  Buffer *inbox = Register(32, RPMA_MR_USAGE_RECV, 0);
+  ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 16, Ctx(501)));
+  ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 16, 16, Ctx(502)));
+  const char atomic_value[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const int kAlways = RPMA_F_COMPLETION_ALWAYS;
+
+  ASSERT_EQ(0, rpma_write(pair_.client, remote, 0, src->mr, 0, 16, kAlways, Ctx(1)));
+  ASSERT_EQ(0, rpma_read(pair_.client, local->mr, 0, remote, 0, 16, kAlways, Ctx(2)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, kAlways, Ctx(3)));
+  ASSERT_EQ(0,
+            rpma_flush(pair_.client, remote, 0, 16, RPMA_FLUSH_TYPE_VISIBILITY, kAlways, Ctx(4)));
+  ASSERT_EQ(0, rpma_write(pair_.client, remote, 16, src->mr, 16, 16, kAlways, Ctx(5)));
+  ASSERT_EQ(0, rpma_send_with_imm(pair_.client, src->mr, 0, 8, kAlways, 99, Ctx(6)));
+  ASSERT_EQ(0, rpma_read(pair_.client, local->mr, 16, remote, 16, 16, kAlways, Ctx(7)));
+  ASSERT_EQ(0, rpma_atomic_write(pair_.client, remote, 32, atomic_value, kAlways, Ctx(8)));
+
+  // The portable (default) device completes a flush as a read and an atomic write as a write.
+  const ibv_wc_opcode expected[] = {IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ,  IBV_WC_SEND,
+                                    IBV_WC_RDMA_READ,  IBV_WC_RDMA_WRITE, IBV_WC_SEND,
+                                    IBV_WC_RDMA_READ,  IBV_WC_RDMA_WRITE};
+  for (uint64_t k = 1; k <= 8; ++k) {
+    SCOPED_TRACE(k);
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, k, IBV_WC_SUCCESS, expected[k - 1]));
+  }
+  ExpectNoCompletion(client_cq_);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 501, IBV_WC_SUCCESS, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 502, IBV_WC_SUCCESS, IBV_WC_RECV));
+  EXPECT_EQ(0, memcmp(local->bytes.data(), src->bytes.data(), 32));
+  EXPECT_EQ(0, memcmp(&target->bytes[32], atomic_value, 8));
+}
+
+// A send posted after writes is received only once the written bytes are in the target's
+// memory; repeated with fresh bytes each round.
+TEST_F(OrderingTest, SendAfterWritesSeesWrittenBytes) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *target = Register(512, kTargetUsage, 0);
+  rpma_mr_remote *remote = RemoteOf(target);
+  Buffer *inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  Buffer *note = Register(8, RPMA_MR_USAGE_SEND, 0x77);
+  constexpr int kRounds = 20;
+  for (int round = 0; round < kRounds; ++round) {
+    SCOPED_TRACE(round);
+    Buffer *src = Register(512, RPMA_MR_USAGE_WRITE_SRC, 0);
+    for (size_t i = 0; i < 512; ++i) src->bytes[i] = static_cast<uint8_t>(round * 31 + i * 3);
+    ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 8, Ctx(round)));
+    for (size_t chunk = 0; chunk < 4; ++chunk)
+      ASSERT_EQ(0, rpma_write(pair_.client, remote, chunk * 128, src->mr, chunk * 128, 128,
+                              RPMA_F_COMPLETION_ON_ERROR, Ctx(chunk)));
+    ASSERT_EQ(0, rpma_send(pair_.client, note->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1000)));
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, round, IBV_WC_SUCCESS, IBV_WC_RECV));
+    EXPECT_EQ(src->bytes, target->bytes);
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1000, IBV_WC_SUCCESS, IBV_WC_SEND));
+  }
+  ExpectNoCompletion(client_cq_);
+}
+
+// Nothing overtakes a send that waits for a receive (RNR): a write posted behind it is not
+// executed, and does not complete, until the send went through.
+TEST_F(OrderingTest, WriteBehindWaitingSendWaitsToo) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *target = Register(64, kTargetUsage, 0);
+  rpma_mr_remote *remote = RemoteOf(target);
+  Buffer *src = Register(64, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, 0x6B);
+  Buffer *inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  ASSERT_EQ(0,
+            rpma_write(pair_.client, remote, 0, src->mr, 0, 64, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ExpectNoCompletion(client_cq_);
+  EXPECT_EQ(std::vector<uint8_t>(64, 0), target->bytes);
+  ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 8, Ctx(3)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 3, IBV_WC_SUCCESS, IBV_WC_RECV));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE));
+  EXPECT_EQ(src->bytes, target->bytes);
+}
+
+// A send posted right before rpma_conn_disconnect is delivered before CLOSED is reported;
+// a receive still posted behind it is flushed.
+TEST_F(OrderingTest, SendBeforeDisconnectIsDeliveredBeforeClosed) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *msg = Register(16, RPMA_MR_USAGE_SEND, 0x42);
+  Buffer *inbox = Register(32, RPMA_MR_USAGE_RECV, 0);
+  ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 16, Ctx(1)));
+  ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 16, 16, Ctx(2)));
+  ASSERT_EQ(0, rpma_send(pair_.client, msg->mr, 0, 16, RPMA_F_COMPLETION_ON_ERROR, Ctx(3)));
+  ASSERT_EQ(0, rpma_conn_disconnect(pair_.client));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.server, RPMA_CONN_CLOSED));
+  // Already there when CLOSED is seen: a single poll, no waiting.
+  ibv_wc wc;
+  memset(&wc, 0, sizeof(wc));
+  ASSERT_EQ(0, rpma_cq_get_wc(server_cq_, 1, &wc, nullptr));
+  EXPECT_EQ(1u, wc.wr_id);
+  EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+  EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+  EXPECT_EQ(16u, wc.byte_len);
+  EXPECT_EQ(0, memcmp(inbox->bytes.data(), msg->bytes.data(), 16));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 2, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
+  ExpectNoCompletion(server_cq_);
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.client, RPMA_CONN_CLOSED));
+  ExpectNoCompletion(client_cq_);  // the send succeeded and was not signalled
+  ASSERT_EQ(0, rpma_conn_disconnect(pair_.server));
+  ASSERT_EQ(0, rpma_conn_delete(&pair_.client));
+  ASSERT_EQ(0, rpma_conn_delete(&pair_.server));
+}
+
+// The same with a signalled send_with_imm behind a write: the sender sees success, not a flush.
+TEST_F(OrderingTest, WriteAndSendWithImmBeforeDisconnect) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer *target = Register(64, kTargetUsage, 0);
+  rpma_mr_remote *remote = RemoteOf(target);
+  Buffer *src = Register(64, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, 0x5C);
+  Buffer *inbox = Register(16, RPMA_MR_USAGE_RECV, 0);
+  ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 16, Ctx(1)));
+  ASSERT_EQ(
+      0, rpma_write(pair_.client, remote, 0, src->mr, 0, 64, RPMA_F_COMPLETION_ON_ERROR, Ctx(2)));
+  ASSERT_EQ(
+      0, rpma_send_with_imm(pair_.client, src->mr, 0, 4, RPMA_F_COMPLETION_ALWAYS, 0xD1, Ctx(3)));
+  ASSERT_EQ(0, rpma_conn_disconnect(pair_.client));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.server, RPMA_CONN_CLOSED));
+  ibv_wc wc;
+  memset(&wc, 0, sizeof(wc));
+  ASSERT_EQ(0, rpma_cq_get_wc(server_cq_, 1, &wc, nullptr));
+  EXPECT_EQ(1u, wc.wr_id);
+  EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+  EXPECT_EQ(4u, wc.byte_len);
+  EXPECT_EQ(0xD1u, ntohl(wc.imm_data));
+  EXPECT_EQ(src->bytes, target->bytes);
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.client, RPMA_CONN_CLOSED));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ExpectNoCompletion(client_cq_);
+  ASSERT_EQ(0, rpma_conn_disconnect(pair_.server));
+  ASSERT_EQ(0, rpma_conn_delete(&pair_.client));
+  ASSERT_EQ(0, rpma_conn_delete(&pair_.server));
+}
+
+}  // namespace
