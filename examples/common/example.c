@@ -240,6 +240,15 @@ example_next_completion_shared(const char *side, struct rpma_conn *conn,
 		bool is_rcq = false;
 		if ((ret = rpma_conn_wait(conn, 0, &fired, &is_rcq)))
 			return example_fail(side, "rpma_conn_wait", ret);
+		struct rpma_cq *rcq = NULL;
+		if ((ret = rpma_conn_get_rcq(conn, &rcq)))
+			return example_fail(side, "rpma_conn_get_rcq", ret);
+		if (fired == NULL || is_rcq != (fired == rcq)) {
+			example_say(side, "ERROR: rpma_conn_wait reported %s CQ with is_rcq %d",
+				fired == NULL ? "no" : fired == rcq ? "the receive" : "the main",
+				is_rcq);
+			return -1;
+		}
 	}
 	if (ret)
 		return example_fail(side, "rpma_cq_get_wc", ret);

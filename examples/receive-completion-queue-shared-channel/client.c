@@ -1,0 +1,125 @@
+/*
+ * client.c -- the receive-completion-queue-shared-channel example, client side: sends
+ * "ping N" and receives "pong N" ROUNDS times on a connection whose main CQ (sends) and
+ * receive CQ (receives) share one completion channel. It waits with rpma_conn_wait, which
+ * reports the CQ that fired, and waits again when an event brings no new completion.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "examples/common/example.h"
+
+#define SIDE "client"
+#define ROUNDS 3
+#define MSG_SIZE 16
+#define RCQ_SIZE 10
+
+static char recv_buf[MSG_SIZE], send_buf[MSG_SIZE];
+
+int
+example_client(const char *addr, const char *port)
+{
+	struct rpma_peer *peer = NULL;
+	struct rpma_mr_local *recv_mr = NULL, *send_mr = NULL;
+	struct rpma_conn_cfg *cfg = NULL;
+	struct rpma_conn *conn = NULL;
+	int ret, result = -1;
+
+	if (example_peer_new(SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &peer))
+		return -1;
+	if ((ret = rpma_mr_reg(peer, recv_buf, MSG_SIZE, RPMA_MR_USAGE_RECV, &recv_mr))) {
+		example_fail(SIDE, "rpma_mr_reg(recv)", ret);
+		goto err_peer_delete;
+	}
+	if ((ret = rpma_mr_reg(peer, send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, &send_mr))) {
+		example_fail(SIDE, "rpma_mr_reg(send)", ret);
+		goto err_mr_dereg;
+	}
+	if ((ret = rpma_conn_cfg_new(&cfg))) {
+		example_fail(SIDE, "rpma_conn_cfg_new", ret);
+		goto err_mr_dereg;
+	}
+	if ((ret = rpma_conn_cfg_set_rcq_size(cfg, RCQ_SIZE))) {
+		example_fail(SIDE, "rpma_conn_cfg_set_rcq_size", ret);
+		goto err_cfg_delete;
+	}
+	/* one completion channel for both CQs: one fd to wait on */
+	if ((ret = rpma_conn_cfg_set_compl_channel(cfg, true))) {
+		example_fail(SIDE, "rpma_conn_cfg_set_compl_channel", ret);
+		goto err_cfg_delete;
+	}
+
+	example_say(SIDE, "connecting to %s:%s", addr, port);
+	if (example_client_connect(SIDE, peer, addr, port, cfg, NULL, &conn))
+		goto err_cfg_delete;
+	struct rpma_cq *cq = NULL, *rcq = NULL;
+	if ((ret = rpma_conn_get_cq(conn, &cq)) || (ret = rpma_conn_get_rcq(conn, &rcq))) {
+		example_fail(SIDE, "rpma_conn_get_cq/rcq", ret);
+		goto err_disconnect;
+	}
+	if (rcq == NULL) {
+		example_say(SIDE, "ERROR: the connection has no receive CQ");
+		goto err_disconnect;
+	}
+
+	/* a CQ on a shared channel cannot be waited for by itself */
+	ret = rpma_cq_wait(cq);
+	if (ret != RPMA_E_SHARED_CHANNEL) {
+		example_say(SIDE, "ERROR: rpma_cq_wait returned %d, not RPMA_E_SHARED_CHANNEL",
+			ret);
+		goto err_disconnect;
+	}
+	example_say(SIDE, "rpma_cq_wait refuses: \"%s\"; waiting with rpma_conn_wait instead",
+		rpma_err_2str(ret));
+
+	for (int round = 1; round <= ROUNDS; round++) {
+		struct ibv_wc wc;
+		if ((ret = rpma_recv(conn, recv_mr, 0, MSG_SIZE, NULL))) {
+			example_fail(SIDE, "rpma_recv", ret);
+			goto err_disconnect;
+		}
+		snprintf(send_buf, MSG_SIZE, "ping %d", round);
+		if ((ret = rpma_send(conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
+				NULL))) {
+			example_fail(SIDE, "rpma_send", ret);
+			goto err_disconnect;
+		}
+		if (example_next_completion_shared(SIDE, conn, cq, &wc))
+			goto err_disconnect;
+		if (wc.opcode != IBV_WC_SEND) {
+			example_say(SIDE, "ERROR: the main CQ reported opcode %d", wc.opcode);
+			goto err_disconnect;
+		}
+		example_say(SIDE, "sent \"%s\": its completion came on the main CQ", send_buf);
+
+		if (example_next_completion_shared(SIDE, conn, rcq, &wc))
+			goto err_disconnect;
+		if (wc.opcode != IBV_WC_RECV) {
+			example_say(SIDE, "ERROR: the receive CQ reported opcode %d", wc.opcode);
+			goto err_disconnect;
+		}
+		example_say(SIDE, "received \"%.*s\" on the receive CQ",
+			(int)strnlen(recv_buf, wc.byte_len), recv_buf);
+	}
+	result = 0;
+
+err_disconnect:
+	if (example_disconnect(SIDE, conn))
+		result = -1;
+	if ((ret = rpma_conn_delete(&conn)))
+		result = example_fail(SIDE, "rpma_conn_delete", ret);
+err_cfg_delete:
+	if ((ret = rpma_conn_cfg_delete(&cfg)))
+		result = example_fail(SIDE, "rpma_conn_cfg_delete", ret);
+err_mr_dereg:
+	if ((ret = rpma_mr_dereg(&send_mr)))
+		result = example_fail(SIDE, "rpma_mr_dereg(send)", ret);
+	if ((ret = rpma_mr_dereg(&recv_mr)))
+		result = example_fail(SIDE, "rpma_mr_dereg(recv)", ret);
+err_peer_delete:
+	if ((ret = rpma_peer_delete(&peer)))
+		result = example_fail(SIDE, "rpma_peer_delete", ret);
+	if (result == 0)
+		example_say(SIDE, "done");
+	return result;
+}
