@@ -4,6 +4,7 @@
 #include "sim/cm/cm_lock.h"
 #include "sim/cm/listener.h"
 #include "sim/common/log.h"
+#include "sim/verbs/inproc_link.h"
 
 namespace rpma_sim {
 
@@ -87,8 +88,8 @@ Status CmId::Accept(const std::vector<uint8_t>& private_data) {
     PushLocked(CmEvent{CmEventType::kConnectError, nullptr, {}});
     return Status::kOk;
   }
-  qp_->Connect(client->qp_);
-  client->qp_->Connect(qp_);
+  qp_->Connect(std::make_shared<InprocLink>(qp_, client->qp_));
+  client->qp_->Connect(std::make_shared<InprocLink>(client->qp_, qp_));
   state_ = State::kConnected;
   client->state_ = State::kConnected;
   client->PushLocked(CmEvent{CmEventType::kEstablished, nullptr, private_data});

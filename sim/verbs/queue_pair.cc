@@ -57,15 +57,10 @@ Status QueuePair::PostReceive(const ReceiveRequest& request) {
   return Status::kOk;
 }
 
-void QueuePair::ReceivePostedLocked() {
-  std::shared_ptr<QueuePair> sender = remote_.lock();
-  if (sender) sender->RetryPendingLocked();
-}
-
-void QueuePair::Connect(const std::shared_ptr<QueuePair>& remote) {
+void QueuePair::Connect(std::shared_ptr<RemoteLink> link) {
   std::lock_guard<std::mutex> lock(ExecutionMutex());
   if (state_ != State::kInit) return;
-  remote_ = remote;
+  link_ = std::move(link);
   state_ = State::kReadyToSend;
 }
 
@@ -77,11 +72,17 @@ void QueuePair::EnterError() {
 void QueuePair::EnterErrorLocked() {
   if (state_ == State::kError) return;
   state_ = State::kError;
-  remote_.reset();
-  while (!pending_.empty()) {
-    Pending pending = std::move(pending_.front());
-    pending_.pop_front();
-    CompleteSendLocked(pending.request, pending.sequence, IBV_WC_WR_FLUSH_ERR);
+  link_.reset();
+  while (!in_flight_.empty()) {
+    InFlight flushed = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    CompleteSendLocked(flushed.request, flushed.sequence, IBV_WC_WR_FLUSH_ERR);
+  }
+  // The remote's requests that waited here for a receive: their requester flushes them.
+  while (!inbound_.empty()) {
+    InboundRequest waiting = std::move(inbound_.front());
+    inbound_.pop_front();
+    waiting.reply->RespondLocked(waiting.sequence, Outcome{IBV_WC_WR_FLUSH_ERR}, nullptr, 0);
   }
   for (const ReceiveRequest& request : receives_.TakeAll())
     CompleteReceiveLocked(request, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, nullptr);

@@ -4,20 +4,23 @@
 // A new queue pair accepts receives (INIT/RTR); once connected to its remote queue pair it
 // sends (RTS); an error or a disconnect moves it to ERROR, which completes everything
 // outstanding, receives included, with IBV_WC_WR_FLUSH_ERR, and every later work request the
-// same way. The requester side (requester.cc) posts, retries and completes work requests;
-// the responder side (responder.cc) executes them against the target's registered memory.
+// same way. The requester side (requester.cc) posts work requests over its RemoteLink and
+// completes them as their outcomes return; the responder side (responder.cc) executes the
+// remote's work requests against this process's registered memory.
 #ifndef RPMA_SIM_VERBS_QUEUE_PAIR_H_
 #define RPMA_SIM_VERBS_QUEUE_PAIR_H_
 
 #include <stdint.h>
 
 #include <deque>
+#include <vector>
 #include <memory>
 
 #include "sim/common/status.h"
 #include "sim/verbs/completion_queue.h"
 #include "sim/verbs/protection_domain.h"
 #include "sim/verbs/receive_queue.h"
+#include "sim/verbs/remote_link.h"
 #include "sim/verbs/send_queue_slots.h"
 #include "sim/verbs/send_request.h"
 #include "sim/verbs/shared_receive_queue.h"
@@ -57,34 +60,35 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   // connected yet or its send queue is full; everything else is reported by completions.
   Status PostSend(const SendRequest& request);
 
-  // Connects to the remote queue pair (RTR + RTS).
-  void Connect(const std::shared_ptr<QueuePair>& remote);
+  // Connects to the remote queue pair (RTR + RTS): work requests go over `link`.
+  void Connect(std::shared_ptr<RemoteLink> link);
 
   // Moves to the error state and flushes everything outstanding.
   void EnterError();
 
-  // A receive was posted where this queue pair takes them from: the remote's sends that
-  // waited for one (RNR) go on. Requires the execution lock.
+  // requester.cc: the responder finished `sequence` (see ResponseSink).
+  void OnResponseLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
+                        size_t length);
+
+  // responder.cc: executes a work request from the remote queue pair, in arrival order; a
+  // message that finds no receive posted waits (RNR), and so does everything after it.
+  void DeliverLocked(InboundRequest inbound);
+
+  // A receive was posted where this queue pair takes them from: messages that waited for
+  // one go on. Requires the execution lock.
   void ReceivePostedLocked();
 
  private:
-  // What executing one work request at the responder produced.
-  struct Outcome {
-    bool receiver_not_ready = false;  // no receive posted: retry later (RNR)
-    ibv_wc_status status = IBV_WC_SUCCESS;
-    bool remote_error = false;  // the responder's queue pair goes to the error state too
-  };
-
   // requester.cc
-  void ExecuteOrQueueLocked(const SendRequest& request, uint64_t sequence);
-  void RetryPendingLocked();
   void CompleteSendLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status);
   void EnterErrorLocked();
   ibv_wc_opcode SendCompletionOpcode(SendOpcode opcode) const;
 
   // responder.cc
-  Outcome Execute(const SendRequest& request, QueuePair* responder);
-  Outcome ExecuteMessage(const SendRequest& request, QueuePair* responder);
+  // Executes `inbound` unless it must wait for a receive; returns false if it waits.
+  bool ExecuteInboundLocked(InboundRequest& inbound);
+  Outcome ExecuteOneSided(const InboundRequest& inbound, std::vector<uint8_t>* read_data);
+  Outcome ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive);
   bool TakeReceiveLocked(ReceiveRequest* request);
   void CompleteReceiveLocked(const ReceiveRequest& request, ibv_wc_status status,
                              ibv_wc_opcode opcode, uint32_t byte_len, const SendRequest* sender);
@@ -99,12 +103,13 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
 
   // Guarded by the execution lock.
   State state_ = State::kInit;
-  std::weak_ptr<QueuePair> remote_;
-  struct Pending {
+  std::shared_ptr<RemoteLink> link_;
+  struct InFlight {
     SendRequest request;
     uint64_t sequence;
   };
-  std::deque<Pending> pending_;  // sends waiting for a receive at the remote, and all after
+  std::deque<InFlight> in_flight_;        // submitted, waiting for their outcome, in order
+  std::deque<InboundRequest> inbound_;    // arrived, waiting for a receive (RNR), in order
 };
 
 }  // namespace rpma_sim

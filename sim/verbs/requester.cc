@@ -1,5 +1,5 @@
-// requester.cc -- the post path of a queue pair: send-queue slots, RC ordering behind a send
-// that waits for a receive (RNR), completions and the error transition.
+// requester.cc -- the post path of a queue pair: local checks, send-queue slots, submission
+// over the remote link, completions in posting order, and the error transition.
 #include <string.h>
 
 #include "sim/common/log.h"
@@ -7,6 +7,23 @@
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
+namespace {
+
+// The requester's buffer: registered in its protection domain, inside the region, with the
+// access the operation needs (reads write into it).
+ibv_wc_status CheckLocal(const SendRequest& request, const ProtectionDomain* pd) {
+  if (!request.local || request.length == 0) return IBV_WC_SUCCESS;
+  const MemoryRegion& local = *request.local;
+  MemoryRegionTable& table = MemoryRegionTable::Get();
+  auto lock = table.LockShared();
+  if (!table.IsRegisteredLocked(local) || local.pd != pd) return IBV_WC_LOC_PROT_ERR;
+  if (!local.ContainsOffset(request.local_offset, request.length)) return IBV_WC_LOC_PROT_ERR;
+  int required = request.opcode == SendOpcode::kRead ? IBV_ACCESS_LOCAL_WRITE : 0;
+  if ((local.access & required) != required) return IBV_WC_LOC_PROT_ERR;
+  return IBV_WC_SUCCESS;
+}
+
+}  // namespace
 
 Status QueuePair::PostSend(const SendRequest& request) {
   std::lock_guard<std::mutex> lock(ExecutionMutex());
@@ -24,46 +41,37 @@ Status QueuePair::PostSend(const SendRequest& request) {
     CompleteSendLocked(request, sequence, IBV_WC_WR_FLUSH_ERR);
     return Status::kOk;
   }
-  if (!pending_.empty()) {
-    pending_.push_back(Pending{request, sequence});  // RC: nothing overtakes a waiting send
+  ibv_wc_status local_status = CheckLocal(request, pd());
+  if (local_status != IBV_WC_SUCCESS) {
+    CompleteSendLocked(request, sequence, local_status);
+    EnterErrorLocked();
     return Status::kOk;
   }
-  ExecuteOrQueueLocked(request, sequence);
+  in_flight_.push_back(InFlight{request, sequence});
+  // Held here: an error outcome delivered during the call resets link_.
+  std::shared_ptr<RemoteLink> link = link_;
+  link->SubmitLocked(request, sequence);
   return Status::kOk;
 }
 
-void QueuePair::ExecuteOrQueueLocked(const SendRequest& request, uint64_t sequence) {
-  std::shared_ptr<QueuePair> responder = remote_.lock();
-  Outcome outcome;
-  if (!responder || responder->state_ != State::kReadyToSend) {
-    outcome.status = IBV_WC_RETRY_EXC_ERR;  // nobody answers any more
-  } else {
-    outcome = Execute(request, responder.get());
-  }
-  if (outcome.receiver_not_ready) {
-    pending_.push_back(Pending{request, sequence});
-    return;
-  }
-  CompleteSendLocked(request, sequence, outcome.status);
-  if (outcome.status != IBV_WC_SUCCESS) {
-    if (outcome.remote_error && responder) responder->EnterErrorLocked();
-    EnterErrorLocked();
-  }
-}
-
-void QueuePair::RetryPendingLocked() {
-  while (!pending_.empty() && state_ == State::kReadyToSend) {
-    Pending pending = std::move(pending_.front());
-    pending_.pop_front();
-    size_t before = pending_.size();
-    ExecuteOrQueueLocked(pending.request, pending.sequence);
-    if (pending_.size() > before) {
-      // Still no receive: put it back at the head, where it was.
-      pending_.push_front(std::move(pending_.back()));
-      pending_.pop_back();
-      return;
+void QueuePair::OnResponseLocked(uint64_t sequence, const Outcome& outcome,
+                                 const uint8_t* read_data, size_t length) {
+  // An outcome for a request the error flush already completed is stale.
+  if (in_flight_.empty() || in_flight_.front().sequence != sequence) return;
+  InFlight done = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  ibv_wc_status status = outcome.status;
+  const SendRequest& request = done.request;
+  if (status == IBV_WC_SUCCESS && read_data != nullptr && request.opcode == SendOpcode::kRead) {
+    // A read carried by a transport lands in the requester's buffer only now.
+    status = CheckLocal(request, pd());
+    if (status == IBV_WC_SUCCESS && length == request.length && length > 0) {
+      auto table_lock = MemoryRegionTable::Get().LockShared();
+      memcpy(request.local->addr + request.local_offset, read_data, length);
     }
   }
+  CompleteSendLocked(request, done.sequence, status);
+  if (status != IBV_WC_SUCCESS) EnterErrorLocked();
 }
 
 ibv_wc_opcode QueuePair::SendCompletionOpcode(SendOpcode opcode) const {

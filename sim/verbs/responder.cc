@@ -1,6 +1,6 @@
-// responder.cc -- executing a work request at the target: rkey, bounds and access checks,
-// placing or fetching the bytes, consuming receives, and the statuses hardware reports.
-#include <arpa/inet.h>
+// responder.cc -- executing the remote's work requests against this process's memory:
+// rkey, bounds and access checks, placing or fetching the bytes, consuming receives (or
+// waiting for one: RNR), and the statuses hardware reports to both sides.
 #include <string.h>
 
 #include "sim/verbs/queue_pair.h"
@@ -8,26 +8,13 @@
 namespace rpma_sim {
 namespace {
 
-// The local buffer of a request: registered in the requester's protection domain, inside the
-// region, with the access needed.
-ibv_wc_status CheckLocal(const MemoryRegionTable& table, const SendRequest& request,
-                         const ProtectionDomain* pd, int required_access) {
-  if (!request.local || request.length == 0) return IBV_WC_SUCCESS;
-  const MemoryRegion& local = *request.local;
-  if (!table.IsRegisteredLocked(local) || local.pd != pd) return IBV_WC_LOC_PROT_ERR;
-  if (!local.ContainsOffset(request.local_offset, request.length)) return IBV_WC_LOC_PROT_ERR;
-  if ((local.access & required_access) != required_access) return IBV_WC_LOC_PROT_ERR;
-  return IBV_WC_SUCCESS;
-}
-
-// The remote buffer of a one-sided request in the responder's protection domain, or nullptr
-// with IBV_WC_REM_ACCESS_ERR.
+// The target range of a one-sided request, registered in `pd` with the access needed;
+// nullptr with IBV_WC_REM_ACCESS_ERR otherwise.
 uint8_t* FindRemote(const MemoryRegionTable& table, const ProtectionDomain* pd, uint32_t rkey,
                     uint64_t address, uint64_t len, int required_access, ibv_wc_status* status) {
   const MemoryRegion* region = table.FindLocked(rkey);
   if (region == nullptr || region->pd != pd ||
-      (region->access & required_access) != required_access ||
-      !region->Contains(address, len)) {
+      (region->access & required_access) != required_access || !region->Contains(address, len)) {
     *status = IBV_WC_REM_ACCESS_ERR;
     return nullptr;
   }
@@ -35,111 +22,157 @@ uint8_t* FindRemote(const MemoryRegionTable& table, const ProtectionDomain* pd, 
   return reinterpret_cast<uint8_t*>(address);
 }
 
-uint8_t* LocalBytes(const SendRequest& request) {
-  return request.local ? request.local->addr + request.local_offset : nullptr;
+// Where a write's or send's bytes come from: the transport's payload, or (in process) the
+// requester's own buffer, which must still be registered.
+const uint8_t* SourceBytes(const MemoryRegionTable& table, const InboundRequest& inbound) {
+  if (inbound.carries_payload()) return inbound.payload.data();
+  const SendRequest& request = inbound.request;
+  if (!table.IsRegisteredLocked(*request.local)) return nullptr;
+  return request.local->addr + request.local_offset;
+}
+
+bool NeedsReceive(const SendRequest& request) {
+  return request.opcode == SendOpcode::kSend || request.with_imm;
 }
 
 }  // namespace
 
-QueuePair::Outcome QueuePair::Execute(const SendRequest& request, QueuePair* responder) {
-  if (request.opcode == SendOpcode::kSend) return ExecuteMessage(request, responder);
+void QueuePair::DeliverLocked(InboundRequest inbound) {
+  if (state_ != State::kReadyToSend) {
+    // Nobody answers from a queue pair in error: the requester's retries run out.
+    inbound.reply->RespondLocked(inbound.sequence, Outcome{IBV_WC_RETRY_EXC_ERR}, nullptr, 0);
+    return;
+  }
+  if (!inbound_.empty() || !ExecuteInboundLocked(inbound)) inbound_.push_back(std::move(inbound));
+}
+
+void QueuePair::ReceivePostedLocked() {
+  while (!inbound_.empty() && state_ == State::kReadyToSend) {
+    // Taken out first: an error while executing flushes inbound_.
+    InboundRequest next = std::move(inbound_.front());
+    inbound_.pop_front();
+    if (!ExecuteInboundLocked(next)) {
+      inbound_.push_front(std::move(next));  // still no receive: it stays first in line
+      return;
+    }
+  }
+}
+
+bool QueuePair::ExecuteInboundLocked(InboundRequest& inbound) {
+  const SendRequest& request = inbound.request;
+  ReceiveRequest receive;
+  if (NeedsReceive(request) && !TakeReceiveLocked(&receive)) return false;  // RNR: wait
+
+  Outcome outcome;
+  std::vector<uint8_t> read_data;
+  if (request.opcode == SendOpcode::kSend) {
+    outcome = ExecuteMessage(inbound, receive);
+  } else {
+    outcome = ExecuteOneSided(inbound, &read_data);
+    if (request.with_imm) {
+      if (outcome.status == IBV_WC_SUCCESS)
+        CompleteReceiveLocked(receive, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
+                              static_cast<uint32_t>(request.length), &request);
+      else
+        CompleteReceiveLocked(receive, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, nullptr);
+    }
+  }
+  std::shared_ptr<ResponseSink> reply = inbound.reply;
+  reply->RespondLocked(inbound.sequence, outcome, read_data.empty() ? nullptr : read_data.data(),
+                       read_data.size());
+  // A remote access or receive error puts the responder's queue pair in error too.
+  if (outcome.status != IBV_WC_SUCCESS) EnterErrorLocked();
+  return true;
+}
+
+Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<uint8_t>* read_data) {
+  const SendRequest& request = inbound.request;
   MemoryRegionTable& table = MemoryRegionTable::Get();
   auto table_lock = table.LockShared();
   Outcome outcome;
-  int local_access = request.opcode == SendOpcode::kRead ? IBV_ACCESS_LOCAL_WRITE : 0;
-  outcome.status = CheckLocal(table, request, pd(), local_access);
-  if (outcome.status != IBV_WC_SUCCESS) return outcome;
-
-  // write_with_imm needs a receive before any byte is placed (RNR otherwise).
-  ReceiveRequest receive;
-  if (request.with_imm && !responder->TakeReceiveLocked(&receive)) {
-    outcome.receiver_not_ready = true;
-    return outcome;
-  }
-
   uint8_t* remote = nullptr;
   switch (request.opcode) {
-    case SendOpcode::kWrite:
+    case SendOpcode::kWrite: {
       if (request.length == 0) break;  // a 0-byte write checks no key
-      remote = FindRemote(table, responder->pd(), request.rkey, request.remote_addr, request.length,
+      remote = FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_WRITE, &outcome.status);
-      if (remote != nullptr) memcpy(remote, LocalBytes(request), request.length);
+      if (remote == nullptr) break;
+      const uint8_t* source = SourceBytes(table, inbound);
+      if (source == nullptr) {
+        outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
+        break;
+      }
+      memcpy(remote, source, request.length);
       break;
-    case SendOpcode::kRead:
+    }
+    case SendOpcode::kRead: {
       if (request.length == 0) break;
-      remote = FindRemote(table, responder->pd(), request.rkey, request.remote_addr, request.length,
+      remote = FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_READ, &outcome.status);
-      if (remote != nullptr) memcpy(LocalBytes(request), remote, request.length);
-      break;
-    case SendOpcode::kAtomicWrite:
-      remote = FindRemote(table, responder->pd(), request.rkey, request.remote_addr, sizeof(uint64_t),
-                          IBV_ACCESS_REMOTE_WRITE, &outcome.status);
-      if (remote != nullptr) {
-        uint64_t value;
-        memcpy(&value, request.inline_data, sizeof(value));
-        bool aligned = reinterpret_cast<uintptr_t>(remote) % sizeof(uint64_t) == 0;
-        if (aligned)
-          __atomic_store_n(reinterpret_cast<uint64_t*>(remote), value, __ATOMIC_SEQ_CST);
-        else if (!native_atomic_write_)
-          memcpy(remote, &value, sizeof(value));  // the portable path is a plain 8-byte write
-        else
-          outcome.status = IBV_WC_REM_INV_REQ_ERR;  // native atomics need natural alignment
+      if (remote == nullptr) break;
+      if (inbound.carries_payload()) {
+        read_data->assign(remote, remote + request.length);
+      } else if (table.IsRegisteredLocked(*request.local)) {
+        memcpy(request.local->addr + request.local_offset, remote, request.length);
+      } else {
+        outcome.status = IBV_WC_LOC_PROT_ERR;
       }
       break;
+    }
+    case SendOpcode::kAtomicWrite: {
+      remote = FindRemote(table, pd(), request.rkey, request.remote_addr, sizeof(uint64_t),
+                          IBV_ACCESS_REMOTE_WRITE, &outcome.status);
+      if (remote == nullptr) break;
+      uint64_t value;
+      memcpy(&value, request.inline_data, sizeof(value));
+      bool aligned = reinterpret_cast<uintptr_t>(remote) % sizeof(uint64_t) == 0;
+      if (aligned)
+        __atomic_store_n(reinterpret_cast<uint64_t*>(remote), value, __ATOMIC_SEQ_CST);
+      else if (!native_atomic_write_)
+        memcpy(remote, &value, sizeof(value));  // the portable path is a plain 8-byte write
+      else
+        outcome.status = IBV_WC_REM_INV_REQ_ERR;  // native atomics need natural alignment
+      break;
+    }
     case SendOpcode::kFlush: {
       // Portable path: an 8-byte read at the flushed address; native: the whole range.
       uint64_t len = native_flush_ ? request.length : sizeof(uint64_t);
-      FindRemote(table, responder->pd(), request.rkey, request.remote_addr, len, IBV_ACCESS_REMOTE_READ,
+      FindRemote(table, pd(), request.rkey, request.remote_addr, len, IBV_ACCESS_REMOTE_READ,
                  &outcome.status);
       break;
     }
     case SendOpcode::kSend: break;
   }
-  if (outcome.status != IBV_WC_SUCCESS) {
-    outcome.remote_error = true;
-    if (request.with_imm)
-      responder->CompleteReceiveLocked(receive, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, nullptr);
-    return outcome;
-  }
-  if (request.with_imm) {
-    responder->CompleteReceiveLocked(receive, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
-                                     static_cast<uint32_t>(request.length), &request);
-  }
   return outcome;
 }
 
-QueuePair::Outcome QueuePair::ExecuteMessage(const SendRequest& request, QueuePair* responder) {
+Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive) {
+  const SendRequest& request = inbound.request;
   MemoryRegionTable& table = MemoryRegionTable::Get();
   auto table_lock = table.LockShared();
   Outcome outcome;
-  outcome.status = CheckLocal(table, request, pd(), 0);
-  if (outcome.status != IBV_WC_SUCCESS) return outcome;
-  ReceiveRequest receive;
-  if (!responder->TakeReceiveLocked(&receive)) {
-    outcome.receiver_not_ready = true;
-    return outcome;
-  }
   ibv_wc_status receiver_status = IBV_WC_SUCCESS;
+  const uint8_t* source = nullptr;
   if (request.length > receive.length) {
     receiver_status = IBV_WC_LOC_LEN_ERR;
     outcome.status = IBV_WC_REM_INV_REQ_ERR;
   } else if (request.length > 0 &&
-             (!table.IsRegisteredLocked(*receive.region) ||
-              receive.region->pd != responder->pd() ||
+             (!table.IsRegisteredLocked(*receive.region) || receive.region->pd != pd() ||
               !receive.region->ContainsOffset(receive.offset, request.length) ||
               (receive.region->access & IBV_ACCESS_LOCAL_WRITE) == 0)) {
     receiver_status = IBV_WC_LOC_PROT_ERR;
     outcome.status = IBV_WC_REM_OP_ERR;
+  } else if (request.length > 0 && (source = SourceBytes(table, inbound)) == nullptr) {
+    receiver_status = IBV_WC_WR_FLUSH_ERR;
+    outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
   }
   if (receiver_status != IBV_WC_SUCCESS) {
-    outcome.remote_error = true;
-    responder->CompleteReceiveLocked(receive, receiver_status, IBV_WC_RECV, 0, nullptr);
+    CompleteReceiveLocked(receive, receiver_status, IBV_WC_RECV, 0, nullptr);
     return outcome;
   }
-  if (request.length > 0)
-    memcpy(receive.region->addr + receive.offset, LocalBytes(request), request.length);
-  responder->CompleteReceiveLocked(receive, IBV_WC_SUCCESS, IBV_WC_RECV,
-                                   static_cast<uint32_t>(request.length), &request);
+  if (request.length > 0) memcpy(receive.region->addr + receive.offset, source, request.length);
+  CompleteReceiveLocked(receive, IBV_WC_SUCCESS, IBV_WC_RECV,
+                        static_cast<uint32_t>(request.length), &request);
   return outcome;
 }
 

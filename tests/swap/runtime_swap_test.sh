@@ -24,8 +24,18 @@ echo "real librpma: exit $rc: $out"
 [ "$rc" -eq 3 ] || fail "expected a clean failure (exit 3) on the real library, got $rc"
 grep -q "Provider error occurred" <<<"$out" || fail "no provider error from the real library"
 
-# 2. The same binary, the simulator swapped in at run time.
-out=$(LD_LIBRARY_PATH="$prefix/lib" "$work/swap_real" "$(free_port)" 2>&1); rc=$?
+# 2. The same binary, the simulator swapped in at run time. A sanitizer build of the library
+# (--config=asan) needs its runtime loaded first.
+preload=""
+for runtime in asan ubsan; do
+  if readelf -d "$prefix/lib/librpma.so.0" | grep -q "lib$runtime.so"; then
+    preload="$preload $(gcc -print-file-name=lib$runtime.so)"
+  fi
+done
+run_swapped() {  # run_swapped BINARY: on the simulator
+  LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH="$prefix/lib" "$@"
+}
+out=$(run_swapped "$work/swap_real" "$(free_port)" 2>&1); rc=$?
 echo "simulator via LD_LIBRARY_PATH: exit $rc: $out"
 [ "$rc" -eq 0 ] || fail "the swapped binary failed on the simulator"
 grep -q "SWAP OK" <<<"$out" || fail "no SWAP OK"
@@ -37,7 +47,7 @@ flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs librp
   || fail "pkg-config does not find librpma in $prefix"
 gcc -std=gnu11 -Wall -Werror -o "$work/swap_pc" "$src" $flags -libverbs -lpthread \
   || fail "pkg-config build"
-out=$("$work/swap_pc" "$(free_port)" 2>&1); rc=$?
+out=$(run_swapped "$work/swap_pc" "$(free_port)" 2>&1); rc=$?
 echo "pkg-config build: exit $rc"
 [ "$rc" -eq 0 ] && grep -q "SWAP OK" <<<"$out" || fail "the pkg-config build failed: $out"
 
