@@ -33,7 +33,8 @@ int rpma_srq_delete(struct rpma_srq** srq_ptr) {
   rpma_srq* srq = *srq_ptr;
   if (srq == nullptr) return 0;
   // ibv_destroy_srq fails with EBUSY while queue pairs still use the SRQ; freed anyway.
-  int ret = srq->srq.use_count() > 1 ? RPMA_E_PROVIDER : 0;
+  int ret = srq->srq->InUse() ? RPMA_E_PROVIDER : 0;
+  srq->srq->Destroy();
   delete srq;
   *srq_ptr = nullptr;
   return ret;

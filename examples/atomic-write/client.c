@@ -35,49 +35,36 @@ flush_and_wait(struct rpma_conn *conn, struct rpma_cq *cq, struct rpma_mr_remote
 int
 example_client(const char *addr, const char *port)
 {
-	struct rpma_peer *peer = NULL;
+	struct example_res res;
 	struct rpma_mr_local *local_mr = NULL;
-	struct rpma_conn *conn = NULL;
-	struct rpma_mr_remote *log_mr = NULL;
+	struct rpma_cq *cq = NULL;
 	/* [0..7]: the header as read from the server; then the entry being written */
 	static char local[256];
+	size_t log_offset = 0, log_size = 0;
 	int ret, result = -1;
 
-	if (example_peer_new(SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &peer))
-		return -1;
+	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE))
+		goto out;
 	memset(local, 0, sizeof(local));
-	if ((ret = rpma_mr_reg(peer, local, sizeof(local),
-			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC, &local_mr))) {
-		example_fail(SIDE, "rpma_mr_reg", ret);
-		goto err_peer_delete;
-	}
+	if (example_mr_reg(&res, local, sizeof(local),
+			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC, NULL, &local_mr))
+		goto out;
 
-	example_say(SIDE, "connecting to %s:%s", addr, port);
-	if (example_client_connect(SIDE, peer, addr, port, NULL, NULL, &conn))
-		goto err_mr_dereg;
-
-	size_t log_offset = 0, log_size = 0;
-	if (example_unpack_descriptors(SIDE, conn, &log_mr, &log_offset, NULL))
-		goto err_disconnect;
-	if ((ret = rpma_mr_remote_get_size(log_mr, &log_size))) {
-		example_fail(SIDE, "rpma_mr_remote_get_size", ret);
-		goto err_mr_remote_delete;
-	}
-	struct rpma_cq *cq = NULL;
-	if ((ret = rpma_conn_get_cq(conn, &cq))) {
-		example_fail(SIDE, "rpma_conn_get_cq", ret);
-		goto err_mr_remote_delete;
-	}
+	if (example_connect(&res, addr, port, NULL) ||
+			example_get_remote(&res, HEADER_SIZE, &log_offset, &log_size, false) ||
+			example_get_cqs(&res, &cq, NULL))
+		goto out;
+	struct rpma_mr_remote *log_mr = res.remote_mr;
 
 	/* where does the log end now? */
 	struct ibv_wc wc;
-	if ((ret = rpma_read(conn, local_mr, 0, log_mr, log_offset, HEADER_SIZE,
+	if ((ret = rpma_read(res.conn, local_mr, 0, log_mr, log_offset, HEADER_SIZE,
 			RPMA_F_COMPLETION_ALWAYS, NULL))) {
 		example_fail(SIDE, "rpma_read", ret);
-		goto err_mr_remote_delete;
+		goto out;
 	}
 	if (example_wait_completion(SIDE, cq, &wc))
-		goto err_mr_remote_delete;
+		goto out;
 	uint64_t used;
 	memcpy(&used, local, sizeof(used));
 	example_say(SIDE, "the server's log has used = %" PRIu64 " (%zu bytes in all)", used,
@@ -89,18 +76,18 @@ example_client(const char *addr, const char *port)
 		if (entry_offset + len > log_size ||
 				HEADER_SIZE + len > sizeof(local)) {
 			example_say(SIDE, "ERROR: no room for entry %d", i + 1);
-			goto err_mr_remote_delete;
+			goto out;
 		}
 
 		/* 1. the entry, behind what the header counts, made visible */
 		memcpy(&local[HEADER_SIZE], entries[i], len);
-		if ((ret = rpma_write(conn, log_mr, entry_offset, local_mr, HEADER_SIZE, len,
+		if ((ret = rpma_write(res.conn, log_mr, entry_offset, local_mr, HEADER_SIZE, len,
 				RPMA_F_COMPLETION_ON_ERROR, NULL))) {
 			example_fail(SIDE, "rpma_write", ret);
-			goto err_mr_remote_delete;
+			goto out;
 		}
-		if (flush_and_wait(conn, cq, log_mr, entry_offset, len))
-			goto err_mr_remote_delete;
+		if (flush_and_wait(res.conn, cq, log_mr, entry_offset, len))
+			goto out;
 		example_say(SIDE, "wrote entry %d \"%s\" at offset %zu and flushed it", i + 1,
 			entries[i], entry_offset);
 
@@ -108,32 +95,18 @@ example_client(const char *addr, const char *port)
 		used += len;
 		char header[8];
 		memcpy(header, &used, sizeof(header));
-		if ((ret = rpma_atomic_write(conn, log_mr, log_offset, header,
+		if ((ret = rpma_atomic_write(res.conn, log_mr, log_offset, header,
 				RPMA_F_COMPLETION_ON_ERROR, NULL))) {
 			example_fail(SIDE, "rpma_atomic_write", ret);
-			goto err_mr_remote_delete;
+			goto out;
 		}
-		if (flush_and_wait(conn, cq, log_mr, log_offset, HEADER_SIZE))
-			goto err_mr_remote_delete;
+		if (flush_and_wait(res.conn, cq, log_mr, log_offset, HEADER_SIZE))
+			goto out;
 		example_say(SIDE, "set the header to used = %" PRIu64
 			" with rpma_atomic_write and flushed it", used);
 	}
 	result = 0;
 
-err_mr_remote_delete:
-	(void) rpma_mr_remote_delete(&log_mr);
-err_disconnect:
-	if (example_disconnect(SIDE, conn))
-		result = -1;
-	if ((ret = rpma_conn_delete(&conn)))
-		result = example_fail(SIDE, "rpma_conn_delete", ret);
-err_mr_dereg:
-	if ((ret = rpma_mr_dereg(&local_mr)))
-		result = example_fail(SIDE, "rpma_mr_dereg", ret);
-err_peer_delete:
-	if ((ret = rpma_peer_delete(&peer)))
-		result = example_fail(SIDE, "rpma_peer_delete", ret);
-	if (result == 0)
-		example_say(SIDE, "done");
-	return result;
+out:
+	return example_end(&res, result);
 }

@@ -20,50 +20,35 @@ static uint64_t log_memory[LOG_SIZE / sizeof(uint64_t)];
 int
 example_server(const char *addr, const char *port)
 {
-	struct rpma_peer *peer = NULL;
+	struct example_res res;
 	struct rpma_mr_local *mr = NULL;
-	struct rpma_ep *ep = NULL;
-	struct rpma_conn *conn = NULL;
-	int ret, result = -1;
+	int result = -1;
 
-	if (example_peer_new(SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &peer))
-		return -1;
+	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL))
+		goto out;
 
 	/* an empty log; the client reads its header, writes it and flushes (a read) */
 	memset(log_memory, 0, sizeof(log_memory));
-	if ((ret = rpma_mr_reg(peer, log_memory, sizeof(log_memory),
+	if (example_mr_reg(&res, log_memory, sizeof(log_memory),
 			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr))) {
-		example_fail(SIDE, "rpma_mr_reg", ret);
-		goto err_peer_delete;
-	}
+			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, NULL, &mr))
+		goto out;
 	example_say(SIDE, "my log is empty: used = %" PRIu64 ", room for %d bytes of entries",
 		log_memory[0], LOG_SIZE - HEADER_SIZE);
 
-	struct example_common_data data;
-	if (example_pack_descriptors(SIDE, mr, 0, NULL, &data))
-		goto err_mr_dereg;
-	struct rpma_conn_private_data pdata = {&data, sizeof(data)};
-
-	if ((ret = rpma_ep_listen(peer, addr, port, &ep))) {
-		example_fail(SIDE, "rpma_ep_listen", ret);
-		goto err_mr_dereg;
-	}
-	example_say(SIDE, "listening on %s:%s", addr, port);
-	example_server_listening();
-
-	if (example_server_accept(SIDE, ep, NULL, &pdata, &conn))
-		goto err_ep_shutdown;
+	if (example_pack_mr(&res, mr, 0) || example_listen(&res, addr, port) ||
+			example_accept(&res, &res.pdata))
+		goto out;
 
 	example_say(SIDE, "waiting for the client to append to my log and disconnect");
-	if (example_wait_for_disconnect(SIDE, conn))
-		goto err_conn_delete;
+	if (example_wait_for_disconnect(SIDE, res.conn))
+		goto out;
 
 	uint64_t used = log_memory[0];
 	example_say(SIDE, "the client has left; my log's header says used = %" PRIu64, used);
 	if (used > LOG_SIZE - HEADER_SIZE) {
 		example_say(SIDE, "ERROR: the header counts more than the log holds");
-		goto err_conn_delete;
+		goto out;
 	}
 	const char *entries = (const char *)log_memory + HEADER_SIZE;
 	int n = 0;
@@ -74,20 +59,6 @@ example_server(const char *addr, const char *port)
 	}
 	example_say(SIDE, "%d entries in the log", n);
 	result = 0;
-
-err_conn_delete:
-	if ((ret = rpma_conn_delete(&conn)))
-		result = example_fail(SIDE, "rpma_conn_delete", ret);
-err_ep_shutdown:
-	if ((ret = rpma_ep_shutdown(&ep)))
-		result = example_fail(SIDE, "rpma_ep_shutdown", ret);
-err_mr_dereg:
-	if ((ret = rpma_mr_dereg(&mr)))
-		result = example_fail(SIDE, "rpma_mr_dereg", ret);
-err_peer_delete:
-	if ((ret = rpma_peer_delete(&peer)))
-		result = example_fail(SIDE, "rpma_peer_delete", ret);
-	if (result == 0)
-		example_say(SIDE, "done");
-	return result;
+out:
+	return example_end(&res, result);
 }

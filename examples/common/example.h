@@ -9,6 +9,7 @@
 #define RPMA_SIM_EXAMPLES_EXAMPLE_H
 
 #include <librpma.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -102,6 +103,101 @@ int example_next_completion(const char *side, struct rpma_cq *cq, struct ibv_wc 
  */
 int example_next_completion_shared(const char *side, struct rpma_conn *conn,
 		struct rpma_cq *cq, struct ibv_wc *wc);
+
+/*
+ * What one side of an example holds. example_begin() starts it with a peer, the helpers below
+ * add to it, and example_end() releases whatever it holds at the end, on success and after a
+ * failure alike, so that a side needs only one exit path.
+ */
+#define EXAMPLE_MRS_MAX 4
+
+struct example_res {
+	const char *side;		/* "server" or "client": the prefix of every line */
+	struct rpma_peer *peer;
+	struct rpma_mr_local *mrs[EXAMPLE_MRS_MAX];	/* registered by example_mr_reg() */
+	const char *mr_names[EXAMPLE_MRS_MAX];
+	int mrs_num;
+	struct rpma_peer_cfg *pcfg;	/* made by the side, or got from the peer */
+	struct rpma_srq *srq;
+	struct rpma_conn_cfg *cfg;	/* for example_connect() and example_accept*() */
+	bool shared_channel;		/* cfg gives the connection a shared completion channel */
+	struct rpma_ep *ep;
+	struct rpma_conn *conn;
+	bool initiator;			/* made by example_connect(): disconnected at the end */
+	struct rpma_mr_remote *remote_mr;	/* got by example_get_remote() */
+	struct example_common_data data;	/* packed by example_pack_mr() ... */
+	struct rpma_conn_private_data pdata;	/* ... and pointed to by this */
+};
+
+/* zeroes res and creates its peer (example_peer_new) */
+int example_begin(struct example_res *res, const char *side, const char *addr,
+		enum rpma_util_ibv_context_type type);
+
+/* registers [ptr, ptr + size) with usage as the MR called name (may be NULL) */
+int example_mr_reg(struct example_res *res, void *ptr, size_t size, int usage,
+		const char *name, struct rpma_mr_local **mr_ptr);
+
+/* creates res->cfg: with a receive CQ of rcq_size (0: none) and a shared channel or not */
+int example_conn_cfg_new(struct example_res *res, uint32_t rcq_size, bool shared_channel);
+
+/* packs mr's descriptor (and res->pcfg's, if any) into res->pdata, data starting at offset */
+int example_pack_mr(struct example_res *res, const struct rpma_mr_local *mr, size_t offset);
+
+/* server: listens on addr:port, says so, and lets an in-process client go ahead */
+int example_listen(struct example_res *res, const char *addr, const char *port);
+
+/* server: accepts the next connection request (example_server_accept, with res->cfg) */
+int example_accept(struct example_res *res, const struct rpma_conn_private_data *pdata);
+
+/*
+ * server: takes the next connection request, posts count receives of len bytes to it (the
+ * i-th at offset i * len of mr, with op_context i) and accepts it: the client may send at once
+ */
+int example_accept_with_recvs(struct example_res *res, struct rpma_mr_local *mr, size_t len,
+		int count, const struct rpma_conn_private_data *pdata);
+
+/* client: connects to addr:port with res->cfg and pdata (example_client_connect) */
+int example_connect(struct example_res *res, const char *addr, const char *port,
+		const struct rpma_conn_private_data *pdata);
+
+/*
+ * client: decodes the server's memory (res->remote_mr) from the private data and checks that
+ * it has room for needed bytes at the offset the server gave; offset and size may be NULL. If
+ * with_pcfg, res->pcfg gets the server's peer configuration, or NULL if it sent none.
+ */
+int example_get_remote(struct example_res *res, size_t needed, size_t *offset, size_t *size,
+		bool with_pcfg);
+
+/* gets the connection's CQ and, if rcq_ptr is not NULL, its receive CQ, which must exist */
+int example_get_cqs(struct example_res *res, struct rpma_cq **cq_ptr,
+		struct rpma_cq **rcq_ptr);
+
+/* example_next_completion, or example_next_completion_shared on a shared channel */
+int example_next(struct example_res *res, struct rpma_cq *cq, struct ibv_wc *wc);
+
+/*
+ * one round trip of a message ping-pong: posts a receive of len bytes into recv_mr, sends
+ * len bytes from send_mr, and takes completions from cq (where both complete) until the send
+ * and a receive of len bytes have completed, in either order
+ */
+int example_send_and_recv(struct example_res *res, struct rpma_cq *cq,
+		struct rpma_mr_local *send_mr, struct rpma_mr_local *recv_mr, uint32_t len);
+
+/* checks that rpma_cq_wait refuses cq, which reports through a shared channel */
+int example_expect_shared_channel(struct example_res *res, struct rpma_cq *cq);
+
+/*
+ * ends res->conn: deletes res->remote_mr, disconnects the connection if this side made it
+ * (example_connect), and deletes it. Returns result, or -1 if any of it failed.
+ */
+int example_conn_close(struct example_res *res, int result);
+
+/*
+ * releases everything res holds (example_conn_close, then the endpoint, the configurations,
+ * the SRQ, the MRs in reverse order and the peer) and says "done" if all went well.
+ * Returns result, or -1 if any release failed.
+ */
+int example_end(struct example_res *res, int result);
 
 #ifdef __cplusplus
 }

@@ -11,55 +11,29 @@
 int
 example_client(const char *addr, const char *port)
 {
-	struct ibv_context *ibv_ctx = NULL;
-	struct rpma_peer *peer = NULL;
-	struct rpma_conn_req *req = NULL;
-	struct rpma_conn *conn = NULL;
+	struct example_res res;
 	int ret, result = -1;
 
-	if ((ret = rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ibv_ctx)))
-		return example_fail(SIDE, "rpma_utils_get_ibv_context", ret);
-	if ((ret = rpma_peer_new(ibv_ctx, &peer)))
-		return example_fail(SIDE, "rpma_peer_new", ret);
-	if ((ret = rpma_conn_req_new(peer, addr, port, NULL, &req))) {
-		example_fail(SIDE, "rpma_conn_req_new", ret);
-		goto err_peer_delete;
-	}
+	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE))
+		goto out;
 
 	char hello[] = "Hello server, this is the client.";
-	struct rpma_conn_private_data out = {hello, sizeof(hello)};
-	example_say(SIDE, "connecting to %s:%s, saying: \"%s\"", addr, port, hello);
-	if ((ret = rpma_conn_req_connect(&req, &out, &conn))) {
-		example_fail(SIDE, "rpma_conn_req_connect", ret);
-		goto err_peer_delete;
-	}
-	if (example_expect_event(SIDE, conn, RPMA_CONN_ESTABLISHED))
-		goto err_conn_delete;
+	struct rpma_conn_private_data pdata = {hello, sizeof(hello)};
+	example_say(SIDE, "saying: \"%s\"", hello);
+	if (example_connect(&res, addr, port, &pdata))
+		goto out;
 
 	struct rpma_conn_private_data in;
-	if ((ret = rpma_conn_get_private_data(conn, &in))) {
+	if ((ret = rpma_conn_get_private_data(res.conn, &in))) {
 		example_fail(SIDE, "rpma_conn_get_private_data", ret);
-		goto err_conn_delete;
+		goto out;
 	}
 	example_say(SIDE, "the server answered: \"%.*s\"", (int)in.len,
 		in.ptr ? (const char *)in.ptr : "");
 
+	/* example_end() disconnects and waits for the connection to close */
 	example_say(SIDE, "disconnecting");
-	if ((ret = rpma_conn_disconnect(conn))) {
-		example_fail(SIDE, "rpma_conn_disconnect", ret);
-		goto err_conn_delete;
-	}
-	if (example_expect_event(SIDE, conn, RPMA_CONN_CLOSED))
-		goto err_conn_delete;
 	result = 0;
-
-err_conn_delete:
-	if ((ret = rpma_conn_delete(&conn)))
-		result = example_fail(SIDE, "rpma_conn_delete", ret);
-err_peer_delete:
-	if ((ret = rpma_peer_delete(&peer)))
-		result = example_fail(SIDE, "rpma_peer_delete", ret);
-	if (result == 0)
-		example_say(SIDE, "done");
-	return result;
+out:
+	return example_end(&res, result);
 }

@@ -15,46 +15,33 @@ static char message[] = "This sentence survives a power failure (if flushed righ
 int
 example_client(const char *addr, const char *port)
 {
-	struct rpma_peer *peer = NULL;
+	struct example_res res;
 	struct rpma_mr_local *src_mr = NULL;
-	struct rpma_conn *conn = NULL;
-	struct rpma_mr_remote *dst_mr = NULL;
-	struct rpma_peer_cfg *pcfg = NULL;
+	struct rpma_cq *cq = NULL;
+	size_t offset = 0;
 	int ret, result = -1;
 
-	if (example_peer_new(SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &peer))
-		return -1;
-	if ((ret = rpma_mr_reg(peer, message, sizeof(message), RPMA_MR_USAGE_WRITE_SRC,
-			&src_mr))) {
-		example_fail(SIDE, "rpma_mr_reg", ret);
-		goto err_peer_delete;
-	}
+	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE))
+		goto out;
+	if (example_mr_reg(&res, message, sizeof(message), RPMA_MR_USAGE_WRITE_SRC, NULL,
+			&src_mr))
+		goto out;
 
-	example_say(SIDE, "connecting to %s:%s", addr, port);
-	if (example_client_connect(SIDE, peer, addr, port, NULL, NULL, &conn))
-		goto err_mr_dereg;
-
-	size_t offset = 0, size = 0;
-	if (example_unpack_descriptors(SIDE, conn, &dst_mr, &offset, &pcfg))
-		goto err_disconnect;
-	if ((ret = rpma_mr_remote_get_size(dst_mr, &size))) {
-		example_fail(SIDE, "rpma_mr_remote_get_size", ret);
-		goto err_mr_remote_delete;
-	}
-	if (offset + sizeof(message) > size) {
-		example_say(SIDE, "ERROR: the server's memory (%zu bytes) is too small", size);
-		goto err_mr_remote_delete;
-	}
+	if (example_connect(&res, addr, port, NULL) ||
+			example_get_remote(&res, sizeof(message), &offset, NULL, true))
+		goto out;
+	struct rpma_mr_remote *dst_mr = res.remote_mr;
+	struct rpma_peer_cfg *pcfg = res.pcfg;
 
 	if (pcfg) {
 		bool direct = false;
 		if ((ret = rpma_peer_cfg_get_direct_write_to_pmem(pcfg, &direct))) {
 			example_fail(SIDE, "rpma_peer_cfg_get_direct_write_to_pmem", ret);
-			goto err_pcfg_delete;
+			goto out;
 		}
-		if ((ret = rpma_conn_apply_remote_peer_cfg(conn, pcfg))) {
+		if ((ret = rpma_conn_apply_remote_peer_cfg(res.conn, pcfg))) {
 			example_fail(SIDE, "rpma_conn_apply_remote_peer_cfg", ret);
-			goto err_pcfg_delete;
+			goto out;
 		}
 		example_say(SIDE, "applied the server's peer configuration: direct write to pmem "
 			"is %s", direct ? "on" : "off");
@@ -65,7 +52,7 @@ example_client(const char *addr, const char *port)
 	int flush_usage = 0;
 	if ((ret = rpma_mr_remote_get_flush_type(dst_mr, &flush_usage))) {
 		example_fail(SIDE, "rpma_mr_remote_get_flush_type", ret);
-		goto err_pcfg_delete;
+		goto out;
 	}
 	enum rpma_flush_type type;
 	const char *type_name;
@@ -77,52 +64,32 @@ example_client(const char *addr, const char *port)
 		type_name = "RPMA_FLUSH_TYPE_VISIBILITY";
 	} else {
 		example_say(SIDE, "ERROR: the server's memory may not be flushed");
-		goto err_pcfg_delete;
+		goto out;
 	}
 	example_say(SIDE, "the server's memory is registered for %s", type_name);
 
-	struct rpma_cq *cq = NULL;
-	if ((ret = rpma_conn_get_cq(conn, &cq))) {
-		example_fail(SIDE, "rpma_conn_get_cq", ret);
-		goto err_pcfg_delete;
-	}
+	if (example_get_cqs(&res, &cq, NULL))
+		goto out;
 
 	/* the write reports only a failure; the flush completes once the write has landed */
-	if ((ret = rpma_write(conn, dst_mr, offset, src_mr, 0, sizeof(message),
+	if ((ret = rpma_write(res.conn, dst_mr, offset, src_mr, 0, sizeof(message),
 			RPMA_F_COMPLETION_ON_ERROR, NULL))) {
 		example_fail(SIDE, "rpma_write", ret);
-		goto err_pcfg_delete;
+		goto out;
 	}
 	example_say(SIDE, "wrote \"%s\" to the server's memory", message);
-	if ((ret = rpma_flush(conn, dst_mr, offset, sizeof(message), type,
+	if ((ret = rpma_flush(res.conn, dst_mr, offset, sizeof(message), type,
 			RPMA_F_COMPLETION_ALWAYS, NULL))) {
 		example_fail(SIDE, "rpma_flush", ret);
-		goto err_pcfg_delete;
+		goto out;
 	}
 	struct ibv_wc wc;
 	if (example_wait_completion(SIDE, cq, &wc))
-		goto err_pcfg_delete;
+		goto out;
 	example_say(SIDE, "flushed it with %s: the write is %s", type_name,
 		type == RPMA_FLUSH_TYPE_PERSISTENT ? "persistent" : "visible");
 	result = 0;
 
-err_pcfg_delete:
-	if ((ret = rpma_peer_cfg_delete(&pcfg)))
-		result = example_fail(SIDE, "rpma_peer_cfg_delete", ret);
-err_mr_remote_delete:
-	(void) rpma_mr_remote_delete(&dst_mr);
-err_disconnect:
-	if (example_disconnect(SIDE, conn))
-		result = -1;
-	if ((ret = rpma_conn_delete(&conn)))
-		result = example_fail(SIDE, "rpma_conn_delete", ret);
-err_mr_dereg:
-	if ((ret = rpma_mr_dereg(&src_mr)))
-		result = example_fail(SIDE, "rpma_mr_dereg", ret);
-err_peer_delete:
-	if ((ret = rpma_peer_delete(&peer)))
-		result = example_fail(SIDE, "rpma_peer_delete", ret);
-	if (result == 0)
-		example_say(SIDE, "done");
-	return result;
+out:
+	return example_end(&res, result);
 }

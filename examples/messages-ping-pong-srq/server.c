@@ -21,7 +21,7 @@ static uint64_t recv_slots[RECV_SLOTS], send_buf;
 
 /* answers one client's ROUNDS messages */
 static int
-serve_client(int number, struct rpma_conn *conn, struct rpma_srq *srq, struct rpma_cq *rcq,
+serve_client(struct example_res *res, int number, struct rpma_cq *rcq,
 		struct rpma_mr_local *recv_mr, struct rpma_mr_local *send_mr)
 {
 	struct rpma_cq *cq = NULL;
@@ -29,9 +29,9 @@ serve_client(int number, struct rpma_conn *conn, struct rpma_srq *srq, struct rp
 	struct ibv_wc wc;
 	int ret;
 
-	if ((ret = rpma_conn_get_cq(conn, &cq)))
-		return example_fail(SIDE, "rpma_conn_get_cq", ret);
-	if ((ret = rpma_conn_get_qp_num(conn, &qp_num)))
+	if (example_get_cqs(res, &cq, NULL))
+		return -1;
+	if ((ret = rpma_conn_get_qp_num(res->conn, &qp_num)))
 		return example_fail(SIDE, "rpma_conn_get_qp_num", ret);
 
 	for (int round = 1; round <= ROUNDS; round++) {
@@ -56,12 +56,12 @@ serve_client(int number, struct rpma_conn *conn, struct rpma_srq *srq, struct rp
 			slot, counter + 1);
 
 		/* the buffer is free again: give it back to the SRQ */
-		if ((ret = rpma_srq_recv(srq, recv_mr, slot * MSG_SIZE, MSG_SIZE,
+		if ((ret = rpma_srq_recv(res->srq, recv_mr, slot * MSG_SIZE, MSG_SIZE,
 				(const void *)slot)))
 			return example_fail(SIDE, "rpma_srq_recv", ret);
 
 		send_buf = counter + 1;
-		if ((ret = rpma_send(conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
+		if ((ret = rpma_send(res->conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
 				NULL)))
 			return example_fail(SIDE, "rpma_send", ret);
 		if (example_next_completion(SIDE, cq, &wc))
@@ -74,115 +74,76 @@ serve_client(int number, struct rpma_conn *conn, struct rpma_srq *srq, struct rp
 	return 0;
 }
 
+/* creates res->srq with a receive CQ of its own (*rcq_ptr) and posts every receive slot */
+static int
+make_srq(struct example_res *res, struct rpma_mr_local *recv_mr, struct rpma_cq **rcq_ptr)
+{
+	struct rpma_srq_cfg *srq_cfg = NULL;
+	int ret = rpma_srq_cfg_new(&srq_cfg);
+	if (ret)
+		return example_fail(SIDE, "rpma_srq_cfg_new", ret);
+	if ((ret = rpma_srq_cfg_set_rcq_size(srq_cfg, 10)))
+		example_fail(SIDE, "rpma_srq_cfg_set_rcq_size", ret);
+	else if ((ret = rpma_srq_new(res->peer, srq_cfg, &res->srq)))
+		example_fail(SIDE, "rpma_srq_new", ret);
+	int ret2 = rpma_srq_cfg_delete(&srq_cfg);
+	if (ret2)
+		example_fail(SIDE, "rpma_srq_cfg_delete", ret2);
+	if (ret || ret2)
+		return -1;
+
+	if ((ret = rpma_srq_get_rcq(res->srq, rcq_ptr)) || *rcq_ptr == NULL)
+		return example_fail(SIDE, "rpma_srq_get_rcq", ret);
+	for (size_t slot = 0; slot < RECV_SLOTS; slot++) {
+		if ((ret = rpma_srq_recv(res->srq, recv_mr, slot * MSG_SIZE, MSG_SIZE,
+				(const void *)slot)))
+			return example_fail(SIDE, "rpma_srq_recv", ret);
+	}
+	example_say(SIDE, "posted %d receive buffers to the shared receive queue", RECV_SLOTS);
+	return 0;
+}
+
 int
 example_server(const char *addr, const char *port)
 {
-	struct rpma_peer *peer = NULL;
+	struct example_res res;
 	struct rpma_mr_local *recv_mr = NULL, *send_mr = NULL;
-	struct rpma_srq_cfg *srq_cfg = NULL;
-	struct rpma_srq *srq = NULL;
-	struct rpma_conn_cfg *cfg = NULL;
-	struct rpma_ep *ep = NULL;
-	struct rpma_conn *conn = NULL;
+	struct rpma_cq *rcq = NULL;
 	int ret, result = -1;
 
-	if (example_peer_new(SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &peer))
-		return -1;
-	if ((ret = rpma_mr_reg(peer, recv_slots, sizeof(recv_slots), RPMA_MR_USAGE_RECV,
-			&recv_mr))) {
-		example_fail(SIDE, "rpma_mr_reg(recv)", ret);
-		goto err_peer_delete;
-	}
-	if ((ret = rpma_mr_reg(peer, &send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, &send_mr))) {
-		example_fail(SIDE, "rpma_mr_reg(send)", ret);
-		goto err_mr_dereg;
-	}
+	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL) ||
+			example_mr_reg(&res, recv_slots, sizeof(recv_slots), RPMA_MR_USAGE_RECV,
+				"recv", &recv_mr) ||
+			example_mr_reg(&res, &send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, "send",
+				&send_mr))
+		goto out;
 
 	/* the shared receive queue, with a receive CQ of its own */
-	if ((ret = rpma_srq_cfg_new(&srq_cfg))) {
-		example_fail(SIDE, "rpma_srq_cfg_new", ret);
-		goto err_mr_dereg;
-	}
-	if ((ret = rpma_srq_cfg_set_rcq_size(srq_cfg, 10))) {
-		example_fail(SIDE, "rpma_srq_cfg_set_rcq_size", ret);
-		goto err_srq_cfg_delete;
-	}
-	if ((ret = rpma_srq_new(peer, srq_cfg, &srq))) {
-		example_fail(SIDE, "rpma_srq_new", ret);
-		goto err_srq_cfg_delete;
-	}
-	struct rpma_cq *rcq = NULL;
-	if ((ret = rpma_srq_get_rcq(srq, &rcq)) || rcq == NULL) {
-		example_fail(SIDE, "rpma_srq_get_rcq", ret);
-		goto err_srq_delete;
-	}
-	for (size_t slot = 0; slot < RECV_SLOTS; slot++) {
-		if ((ret = rpma_srq_recv(srq, recv_mr, slot * MSG_SIZE, MSG_SIZE,
-				(const void *)slot))) {
-			example_fail(SIDE, "rpma_srq_recv", ret);
-			goto err_srq_delete;
-		}
-	}
-	example_say(SIDE, "posted %d receive buffers to the shared receive queue", RECV_SLOTS);
+	if (make_srq(&res, recv_mr, &rcq))
+		goto out;
 
 	/* every connection made with this configuration receives through the SRQ */
-	if ((ret = rpma_conn_cfg_new(&cfg))) {
-		example_fail(SIDE, "rpma_conn_cfg_new", ret);
-		goto err_srq_delete;
-	}
-	if ((ret = rpma_conn_cfg_set_srq(cfg, srq))) {
+	if (example_conn_cfg_new(&res, 0, false))
+		goto out;
+	if ((ret = rpma_conn_cfg_set_srq(res.cfg, res.srq))) {
 		example_fail(SIDE, "rpma_conn_cfg_set_srq", ret);
-		goto err_cfg_delete;
+		goto out;
 	}
-
-	if ((ret = rpma_ep_listen(peer, addr, port, &ep))) {
-		example_fail(SIDE, "rpma_ep_listen", ret);
-		goto err_cfg_delete;
-	}
-	example_say(SIDE, "listening on %s:%s", addr, port);
-	example_server_listening();
+	if (example_listen(&res, addr, port))
+		goto out;
 
 	for (int number = 1; number <= CLIENTS; number++) {
-		if (example_server_accept(SIDE, ep, cfg, NULL, &conn))
-			goto err_ep_shutdown;
+		if (example_accept(&res, NULL))
+			goto out;
 		example_say(SIDE, "client %d connected", number);
-		if (serve_client(number, conn, srq, rcq, recv_mr, send_mr))
-			goto err_conn_delete;
+		if (serve_client(&res, number, rcq, recv_mr, send_mr))
+			goto out;
 		example_say(SIDE, "client %d: answered all %d messages", number, ROUNDS);
-		if (example_wait_for_disconnect(SIDE, conn))
-			goto err_conn_delete;
-		if ((ret = rpma_conn_delete(&conn))) {
-			example_fail(SIDE, "rpma_conn_delete", ret);
-			goto err_ep_shutdown;
-		}
+		if (example_wait_for_disconnect(SIDE, res.conn) || example_conn_close(&res, 0))
+			goto out;
 	}
 	example_say(SIDE, "served %d clients through one shared receive queue", CLIENTS);
 	result = 0;
-
-err_conn_delete:
-	if ((ret = rpma_conn_delete(&conn)))
-		result = example_fail(SIDE, "rpma_conn_delete", ret);
-err_ep_shutdown:
-	if ((ret = rpma_ep_shutdown(&ep)))
-		result = example_fail(SIDE, "rpma_ep_shutdown", ret);
-err_cfg_delete:
-	if ((ret = rpma_conn_cfg_delete(&cfg)))
-		result = example_fail(SIDE, "rpma_conn_cfg_delete", ret);
-err_srq_delete:
-	if ((ret = rpma_srq_delete(&srq)))
-		result = example_fail(SIDE, "rpma_srq_delete", ret);
-err_srq_cfg_delete:
-	if ((ret = rpma_srq_cfg_delete(&srq_cfg)))
-		result = example_fail(SIDE, "rpma_srq_cfg_delete", ret);
-err_mr_dereg:
-	if ((ret = rpma_mr_dereg(&send_mr)))
-		result = example_fail(SIDE, "rpma_mr_dereg(send)", ret);
-	if ((ret = rpma_mr_dereg(&recv_mr)))
-		result = example_fail(SIDE, "rpma_mr_dereg(recv)", ret);
-err_peer_delete:
-	if ((ret = rpma_peer_delete(&peer)))
-		result = example_fail(SIDE, "rpma_peer_delete", ret);
-	if (result == 0)
-		example_say(SIDE, "done");
-	return result;
+out:
+	return example_end(&res, result);
 }

@@ -1,12 +1,14 @@
 /*
  * client.c -- the messages-ping-pong example, client side: sends a counter, receives the
  * server's answer (the counter plus one), adds one and sends that, ROUNDS times. Before each
- * send it posts the receive for the answer.
+ * send it posts the receive for the answer. On a shared completion channel it first shows
+ * that rpma_cq_wait refuses its CQ.
  */
 #include <inttypes.h>
 #include <string.h>
 
 #include "examples/common/example.h"
+#include "examples/messages-ping-pong/ping_pong.h"
 
 #define SIDE "client"
 #define ROUNDS 5
@@ -15,83 +17,42 @@
 static uint64_t recv_buf, send_buf;
 
 int
-example_client(const char *addr, const char *port)
+ping_pong_client(const char *addr, const char *port, bool shared_channel)
 {
-	struct rpma_peer *peer = NULL;
+	struct example_res res;
 	struct rpma_mr_local *recv_mr = NULL, *send_mr = NULL;
-	struct rpma_conn *conn = NULL;
-	int ret, result = -1;
-
-	if (example_peer_new(SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &peer))
-		return -1;
-	if ((ret = rpma_mr_reg(peer, &recv_buf, MSG_SIZE, RPMA_MR_USAGE_RECV, &recv_mr))) {
-		example_fail(SIDE, "rpma_mr_reg(recv)", ret);
-		goto err_peer_delete;
-	}
-	if ((ret = rpma_mr_reg(peer, &send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, &send_mr))) {
-		example_fail(SIDE, "rpma_mr_reg(send)", ret);
-		goto err_mr_dereg;
-	}
-
-	example_say(SIDE, "connecting to %s:%s", addr, port);
-	if (example_client_connect(SIDE, peer, addr, port, NULL, NULL, &conn))
-		goto err_mr_dereg;
 	struct rpma_cq *cq = NULL;
-	if ((ret = rpma_conn_get_cq(conn, &cq))) {
-		example_fail(SIDE, "rpma_conn_get_cq", ret);
-		goto err_disconnect;
-	}
+	int result = -1;
+
+	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE) ||
+			example_mr_reg(&res, &recv_buf, MSG_SIZE, RPMA_MR_USAGE_RECV, "recv",
+				&recv_mr) ||
+			example_mr_reg(&res, &send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, "send",
+				&send_mr))
+		goto out;
+
+	/* with a shared channel, the connection's completions are reported through it */
+	if (shared_channel && example_conn_cfg_new(&res, 0, true))
+		goto out;
+	if (example_connect(&res, addr, port, NULL) || example_get_cqs(&res, &cq, NULL))
+		goto out;
+
+	/* a CQ on a shared channel cannot be waited for by itself */
+	if (shared_channel && example_expect_shared_channel(&res, cq))
+		goto out;
 
 	uint64_t counter = 0;
 	for (int round = 1; round <= ROUNDS; round++) {
-		if ((ret = rpma_recv(conn, recv_mr, 0, MSG_SIZE, NULL))) {
-			example_fail(SIDE, "rpma_recv", ret);
-			goto err_disconnect;
-		}
 		send_buf = counter;
 		example_say(SIDE, "message %d: sending %" PRIu64, round, counter);
-		if ((ret = rpma_send(conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
-				NULL))) {
-			example_fail(SIDE, "rpma_send", ret);
-			goto err_disconnect;
-		}
-
-		/* the send's and the answer's completions, in either order */
-		int sent = 0, received = 0;
-		while (!sent || !received) {
-			struct ibv_wc wc;
-			if (example_next_completion(SIDE, cq, &wc))
-				goto err_disconnect;
-			if (wc.opcode == IBV_WC_SEND) {
-				sent = 1;
-			} else if (wc.opcode == IBV_WC_RECV && wc.byte_len == MSG_SIZE) {
-				received = 1;
-			} else {
-				example_say(SIDE, "ERROR: unexpected completion: opcode %d, %u bytes",
-					wc.opcode, wc.byte_len);
-				goto err_disconnect;
-			}
-		}
+		/* the receive for the answer is posted before the send */
+		if (example_send_and_recv(&res, cq, send_mr, recv_mr, MSG_SIZE))
+			goto out;
 		example_say(SIDE, "message %d: received %" PRIu64, round, recv_buf);
 		counter = recv_buf + 1;
 	}
 	example_say(SIDE, "%d round trips done, my counter is %" PRIu64, ROUNDS, counter);
 	result = 0;
-
-err_disconnect:
-	if (example_disconnect(SIDE, conn))
-		result = -1;
-	if ((ret = rpma_conn_delete(&conn)))
-		result = example_fail(SIDE, "rpma_conn_delete", ret);
-err_mr_dereg:
-	if ((ret = rpma_mr_dereg(&send_mr)))
-		result = example_fail(SIDE, "rpma_mr_dereg(send)", ret);
-	if ((ret = rpma_mr_dereg(&recv_mr)))
-		result = example_fail(SIDE, "rpma_mr_dereg(recv)", ret);
-err_peer_delete:
-	if ((ret = rpma_peer_delete(&peer)))
-		result = example_fail(SIDE, "rpma_peer_delete", ret);
-	if (result == 0)
-		example_say(SIDE, "done");
-	return result;
+out:
+	return example_end(&res, result);
 }

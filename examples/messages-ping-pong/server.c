@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "examples/common/example.h"
+#include "examples/messages-ping-pong/ping_pong.h"
 
 #define SIDE "server"
 #define ROUNDS 5
@@ -15,51 +16,30 @@
 static uint64_t recv_buf, send_buf;
 
 int
-example_server(const char *addr, const char *port)
+ping_pong_server(const char *addr, const char *port, bool shared_channel)
 {
-	struct rpma_peer *peer = NULL;
+	struct example_res res;
 	struct rpma_mr_local *recv_mr = NULL, *send_mr = NULL;
-	struct rpma_ep *ep = NULL;
-	struct rpma_conn_req *req = NULL;
-	struct rpma_conn *conn = NULL;
+	struct rpma_cq *cq = NULL;
 	int ret, result = -1;
 
-	if (example_peer_new(SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &peer))
-		return -1;
-	if ((ret = rpma_mr_reg(peer, &recv_buf, MSG_SIZE, RPMA_MR_USAGE_RECV, &recv_mr))) {
-		example_fail(SIDE, "rpma_mr_reg(recv)", ret);
-		goto err_peer_delete;
-	}
-	if ((ret = rpma_mr_reg(peer, &send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, &send_mr))) {
-		example_fail(SIDE, "rpma_mr_reg(send)", ret);
-		goto err_mr_dereg;
-	}
+	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL) ||
+			example_mr_reg(&res, &recv_buf, MSG_SIZE, RPMA_MR_USAGE_RECV, "recv",
+				&recv_mr) ||
+			example_mr_reg(&res, &send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, "send",
+				&send_mr))
+		goto out;
 
-	if ((ret = rpma_ep_listen(peer, addr, port, &ep))) {
-		example_fail(SIDE, "rpma_ep_listen", ret);
-		goto err_mr_dereg;
-	}
-	example_say(SIDE, "listening on %s:%s", addr, port);
-	example_server_listening();
+	/* with a shared channel, the connection's completions are reported through it */
+	if (shared_channel && example_conn_cfg_new(&res, 0, true))
+		goto out;
+	if (example_listen(&res, addr, port))
+		goto out;
 
-	if ((ret = rpma_ep_next_conn_req(ep, NULL, &req))) {
-		example_fail(SIDE, "rpma_ep_next_conn_req", ret);
-		goto err_ep_shutdown;
-	}
 	/* the client's first message must find a receive posted: post it before accepting */
-	if ((ret = rpma_conn_req_recv(req, recv_mr, 0, MSG_SIZE, NULL))) {
-		example_fail(SIDE, "rpma_conn_req_recv", ret);
-		(void) rpma_conn_req_delete(&req);
-		goto err_ep_shutdown;
-	}
-	if (example_conn_req_connect(SIDE, &req, NULL, &conn))
-		goto err_ep_shutdown;
-
-	struct rpma_cq *cq = NULL;
-	if ((ret = rpma_conn_get_cq(conn, &cq))) {
-		example_fail(SIDE, "rpma_conn_get_cq", ret);
-		goto err_conn_delete;
-	}
+	if (example_accept_with_recvs(&res, recv_mr, MSG_SIZE, 1, NULL) ||
+			example_get_cqs(&res, &cq, NULL))
+		goto out;
 
 	/* sends and receives complete on the same CQ, in whatever order they happen */
 	int send_pending = 0;
@@ -67,8 +47,8 @@ example_server(const char *addr, const char *port)
 		int received = 0;
 		while (!received || send_pending) {
 			struct ibv_wc wc;
-			if (example_next_completion(SIDE, cq, &wc))
-				goto err_conn_delete;
+			if (example_next(&res, cq, &wc))
+				goto out;
 			if (wc.opcode == IBV_WC_SEND) {
 				send_pending = 0;
 			} else if (wc.opcode == IBV_WC_RECV && wc.byte_len == MSG_SIZE) {
@@ -76,7 +56,7 @@ example_server(const char *addr, const char *port)
 			} else {
 				example_say(SIDE, "ERROR: unexpected completion: opcode %d, %u bytes",
 					wc.opcode, wc.byte_len);
-				goto err_conn_delete;
+				goto out;
 			}
 		}
 		uint64_t counter = recv_buf;
@@ -84,46 +64,30 @@ example_server(const char *addr, const char *port)
 			round, counter, counter + 1);
 
 		if (round < ROUNDS &&
-				(ret = rpma_recv(conn, recv_mr, 0, MSG_SIZE, NULL))) {
+				(ret = rpma_recv(res.conn, recv_mr, 0, MSG_SIZE, NULL))) {
 			example_fail(SIDE, "rpma_recv", ret);
-			goto err_conn_delete;
+			goto out;
 		}
 		send_buf = counter + 1;
-		if ((ret = rpma_send(conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
+		if ((ret = rpma_send(res.conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
 				NULL))) {
 			example_fail(SIDE, "rpma_send", ret);
-			goto err_conn_delete;
+			goto out;
 		}
 		send_pending = 1;
 	}
 	struct ibv_wc wc;
-	if (example_next_completion(SIDE, cq, &wc))
-		goto err_conn_delete;
+	if (example_next(&res, cq, &wc))
+		goto out;
 	if (wc.opcode != IBV_WC_SEND) {
 		example_say(SIDE, "ERROR: unexpected completion: opcode %d", wc.opcode);
-		goto err_conn_delete;
+		goto out;
 	}
 	example_say(SIDE, "answered all %d messages", ROUNDS);
 
-	if (example_wait_for_disconnect(SIDE, conn))
-		goto err_conn_delete;
+	if (example_wait_for_disconnect(SIDE, res.conn))
+		goto out;
 	result = 0;
-
-err_conn_delete:
-	if ((ret = rpma_conn_delete(&conn)))
-		result = example_fail(SIDE, "rpma_conn_delete", ret);
-err_ep_shutdown:
-	if ((ret = rpma_ep_shutdown(&ep)))
-		result = example_fail(SIDE, "rpma_ep_shutdown", ret);
-err_mr_dereg:
-	if ((ret = rpma_mr_dereg(&send_mr)))
-		result = example_fail(SIDE, "rpma_mr_dereg(send)", ret);
-	if ((ret = rpma_mr_dereg(&recv_mr)))
-		result = example_fail(SIDE, "rpma_mr_dereg(recv)", ret);
-err_peer_delete:
-	if ((ret = rpma_peer_delete(&peer)))
-		result = example_fail(SIDE, "rpma_peer_delete", ret);
-	if (result == 0)
-		example_say(SIDE, "done");
-	return result;
+out:
+	return example_end(&res, result);
 }

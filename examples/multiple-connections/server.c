@@ -116,46 +116,41 @@ handle_conn_events(struct client *client, int epfd, int *closed)
 int
 example_server(const char *addr, const char *port)
 {
-	struct rpma_peer *peer = NULL;
+	struct example_res res;
 	struct rpma_mr_local *mr = NULL;
-	struct rpma_ep *ep = NULL;
 	struct client clients[CLIENTS];
 	int epfd = -1, ep_fd = -1;
 	int ret, result = -1;
 
 	memset(clients, 0, sizeof(clients));
-	if (example_peer_new(SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &peer))
-		return -1;
+	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL))
+		goto out;
 
 	memset(memory, 0, sizeof(memory));
-	if ((ret = rpma_mr_reg(peer, memory, sizeof(memory),
-			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr))) {
-		example_fail(SIDE, "rpma_mr_reg", ret);
-		goto err_peer_delete;
-	}
+	if (example_mr_reg(&res, memory, sizeof(memory),
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, NULL, &mr))
+		goto out;
 
-	if ((ret = rpma_ep_listen(peer, addr, port, &ep))) {
-		example_fail(SIDE, "rpma_ep_listen", ret);
-		goto err_mr_dereg;
-	}
-	example_say(SIDE, "listening on %s:%s for %d clients", addr, port, CLIENTS);
+	/* clients may connect from now on: their requests wait until the loop below takes them */
+	if (example_listen(&res, addr, port))
+		goto out;
+	example_say(SIDE, "serving %d clients", CLIENTS);
 
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
 		example_say(SIDE, "ERROR: epoll_create1: %s", strerror(errno));
-		goto err_ep_shutdown;
+		goto out;
 	}
-	if ((ret = rpma_ep_get_fd(ep, &ep_fd))) {
+	if ((ret = rpma_ep_get_fd(res.ep, &ep_fd))) {
 		example_fail(SIDE, "rpma_ep_get_fd", ret);
-		goto err_close;
+		goto out;
 	}
 	if (set_nonblock(ep_fd))
-		goto err_close;
+		goto out;
 	struct epoll_event ep_event = {.events = EPOLLIN, .data.ptr = NULL}; /* NULL: the ep */
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, ep_fd, &ep_event)) {
 		example_say(SIDE, "ERROR: epoll_ctl(ADD): %s", strerror(errno));
-		goto err_close;
+		goto out;
 	}
-	example_server_listening();
 
 	int accepted = 0, closed = 0;
 	while (closed < CLIENTS) {
@@ -165,20 +160,20 @@ example_server(const char *addr, const char *port)
 			if (errno == EINTR)
 				continue;
 			example_say(SIDE, "ERROR: epoll_wait: %s", strerror(errno));
-			goto err_conns_delete;
+			goto out;
 		}
 		for (int i = 0; i < n; i++) {
 			struct client *client = events[i].data.ptr;
 			if (client == NULL) {
-				if (handle_requests(ep, mr, clients, &accepted, epfd))
-					goto err_conns_delete;
+				if (handle_requests(res.ep, mr, clients, &accepted, epfd))
+					goto out;
 				continue;
 			}
 			int is_closed = 0;
 			if (client->conn == NULL)
 				continue; /* closed while handling an earlier event */
 			if (handle_conn_events(client, epfd, &is_closed))
-				goto err_conns_delete;
+				goto out;
 			closed += is_closed;
 		}
 	}
@@ -190,26 +185,14 @@ example_server(const char *addr, const char *port)
 		example_say(SIDE, "slot %d: \"%s\"", i, slot);
 	}
 	result = 0;
-
-err_conns_delete:
+out:
 	for (int i = 0; i < CLIENTS; i++) {
 		if (clients[i].conn == NULL)
 			continue;
 		(void) rpma_conn_disconnect(clients[i].conn);
 		(void) rpma_conn_delete(&clients[i].conn);
 	}
-err_close:
-	close(epfd);
-err_ep_shutdown:
-	if ((ret = rpma_ep_shutdown(&ep)))
-		result = example_fail(SIDE, "rpma_ep_shutdown", ret);
-err_mr_dereg:
-	if ((ret = rpma_mr_dereg(&mr)))
-		result = example_fail(SIDE, "rpma_mr_dereg", ret);
-err_peer_delete:
-	if ((ret = rpma_peer_delete(&peer)))
-		result = example_fail(SIDE, "rpma_peer_delete", ret);
-	if (result == 0)
-		example_say(SIDE, "done");
-	return result;
+	if (epfd >= 0)
+		close(epfd);
+	return example_end(&res, result);
 }

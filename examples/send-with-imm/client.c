@@ -18,62 +18,38 @@ static char message[] = "A message with an immediate value.";
 int
 example_client(const char *addr, const char *port)
 {
-	struct rpma_peer *peer = NULL;
+	struct example_res res;
 	struct rpma_mr_local *send_mr = NULL;
-	struct rpma_conn *conn = NULL;
+	struct rpma_cq *cq = NULL;
 	struct ibv_wc wc;
 	int ret, result = -1;
 
-	if (example_peer_new(SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &peer))
-		return -1;
-	if ((ret = rpma_mr_reg(peer, message, sizeof(message), RPMA_MR_USAGE_SEND,
-			&send_mr))) {
-		example_fail(SIDE, "rpma_mr_reg", ret);
-		goto err_peer_delete;
-	}
-
-	example_say(SIDE, "connecting to %s:%s", addr, port);
-	if (example_client_connect(SIDE, peer, addr, port, NULL, NULL, &conn))
-		goto err_mr_dereg;
-	struct rpma_cq *cq = NULL;
-	if ((ret = rpma_conn_get_cq(conn, &cq))) {
-		example_fail(SIDE, "rpma_conn_get_cq", ret);
-		goto err_disconnect;
-	}
+	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE) ||
+			example_mr_reg(&res, message, sizeof(message), RPMA_MR_USAGE_SEND, NULL,
+				&send_mr) ||
+			example_connect(&res, addr, port, NULL) || example_get_cqs(&res, &cq, NULL))
+		goto out;
 
 	example_say(SIDE, "sending \"%s\" (%zu bytes) with immediate 0x%08x", message,
 		strlen(message), IMM_WITH_DATA);
-	if ((ret = rpma_send_with_imm(conn, send_mr, 0, strlen(message),
+	if ((ret = rpma_send_with_imm(res.conn, send_mr, 0, strlen(message),
 			RPMA_F_COMPLETION_ALWAYS, IMM_WITH_DATA, NULL))) {
 		example_fail(SIDE, "rpma_send_with_imm", ret);
-		goto err_disconnect;
+		goto out;
 	}
 	if (example_wait_completion(SIDE, cq, &wc))
-		goto err_disconnect;
+		goto out;
 
 	example_say(SIDE, "sending 0 bytes with immediate 0x%08x", IMM_ALONE);
-	if ((ret = rpma_send_with_imm(conn, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS, IMM_ALONE,
-			NULL))) {
+	if ((ret = rpma_send_with_imm(res.conn, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS,
+			IMM_ALONE, NULL))) {
 		example_fail(SIDE, "rpma_send_with_imm", ret);
-		goto err_disconnect;
+		goto out;
 	}
 	if (example_wait_completion(SIDE, cq, &wc))
-		goto err_disconnect;
+		goto out;
 	example_say(SIDE, "both sends completed");
 	result = 0;
-
-err_disconnect:
-	if (example_disconnect(SIDE, conn))
-		result = -1;
-	if ((ret = rpma_conn_delete(&conn)))
-		result = example_fail(SIDE, "rpma_conn_delete", ret);
-err_mr_dereg:
-	if ((ret = rpma_mr_dereg(&send_mr)))
-		result = example_fail(SIDE, "rpma_mr_dereg", ret);
-err_peer_delete:
-	if ((ret = rpma_peer_delete(&peer)))
-		result = example_fail(SIDE, "rpma_peer_delete", ret);
-	if (result == 0)
-		example_say(SIDE, "done");
-	return result;
+out:
+	return example_end(&res, result);
 }

@@ -20,63 +20,32 @@ static char recv_byte = '-';
 int
 example_server(const char *addr, const char *port)
 {
-	struct rpma_peer *peer = NULL;
+	struct example_res res;
 	struct rpma_mr_local *mr = NULL, *recv_mr = NULL;
-	struct rpma_ep *ep = NULL;
-	struct rpma_conn_req *req = NULL;
-	struct rpma_conn *conn = NULL;
-	int ret, result = -1;
+	struct rpma_cq *cq = NULL;
+	int result = -1;
 
-	if (example_peer_new(SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &peer))
-		return -1;
+	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL))
+		goto out;
 	memset(memory, 0, sizeof(memory));
-	if ((ret = rpma_mr_reg(peer, memory, sizeof(memory), RPMA_MR_USAGE_WRITE_DST, &mr))) {
-		example_fail(SIDE, "rpma_mr_reg(memory)", ret);
-		goto err_peer_delete;
-	}
-	if ((ret = rpma_mr_reg(peer, &recv_byte, 1, RPMA_MR_USAGE_RECV, &recv_mr))) {
-		example_fail(SIDE, "rpma_mr_reg(recv)", ret);
-		goto err_mr_dereg;
-	}
+	if (example_mr_reg(&res, memory, sizeof(memory), RPMA_MR_USAGE_WRITE_DST, "memory",
+			&mr) ||
+			example_mr_reg(&res, &recv_byte, 1, RPMA_MR_USAGE_RECV, "recv", &recv_mr) ||
+			example_pack_mr(&res, mr, 0) || example_listen(&res, addr, port))
+		goto out;
 
-	struct example_common_data data;
-	if (example_pack_descriptors(SIDE, mr, 0, NULL, &data))
-		goto err_mr_dereg;
-	struct rpma_conn_private_data pdata = {&data, sizeof(data)};
-
-	if ((ret = rpma_ep_listen(peer, addr, port, &ep))) {
-		example_fail(SIDE, "rpma_ep_listen", ret);
-		goto err_mr_dereg;
-	}
-	example_say(SIDE, "listening on %s:%s", addr, port);
-	example_server_listening();
-
-	if ((ret = rpma_ep_next_conn_req(ep, NULL, &req))) {
-		example_fail(SIDE, "rpma_ep_next_conn_req", ret);
-		goto err_ep_shutdown;
-	}
 	/* the write with immediate needs a receive; 1 byte suffices, it will not be filled */
-	if ((ret = rpma_conn_req_recv(req, recv_mr, 0, 1, NULL))) {
-		example_fail(SIDE, "rpma_conn_req_recv", ret);
-		(void) rpma_conn_req_delete(&req);
-		goto err_ep_shutdown;
-	}
-	if (example_conn_req_connect(SIDE, &req, &pdata, &conn))
-		goto err_ep_shutdown;
+	if (example_accept_with_recvs(&res, recv_mr, 1, 1, &res.pdata))
+		goto out;
 	example_say(SIDE, "sent the descriptor of my memory; posted a 1-byte receive");
 
-	struct rpma_cq *cq = NULL;
 	struct ibv_wc wc;
-	if ((ret = rpma_conn_get_cq(conn, &cq))) {
-		example_fail(SIDE, "rpma_conn_get_cq", ret);
-		goto err_conn_delete;
-	}
-	if (example_wait_completion(SIDE, cq, &wc))
-		goto err_conn_delete;
+	if (example_get_cqs(&res, &cq, NULL) || example_wait_completion(SIDE, cq, &wc))
+		goto out;
 	if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc.wc_flags & IBV_WC_WITH_IMM)) {
 		example_say(SIDE, "ERROR: expected IBV_WC_RECV_RDMA_WITH_IMM, got opcode %d",
 			wc.opcode);
-		goto err_conn_delete;
+		goto out;
 	}
 	example_say(SIDE, "got IBV_WC_RECV_RDMA_WITH_IMM: immediate %u, byte_len %u",
 		ntohl(wc.imm_data), wc.byte_len);
@@ -84,25 +53,9 @@ example_server(const char *addr, const char *port)
 	example_say(SIDE, "my memory now holds \"%s\"", memory);
 	example_say(SIDE, "my 1-byte receive buffer still holds '%c'", recv_byte);
 
-	if (example_wait_for_disconnect(SIDE, conn))
-		goto err_conn_delete;
+	if (example_wait_for_disconnect(SIDE, res.conn))
+		goto out;
 	result = 0;
-
-err_conn_delete:
-	if ((ret = rpma_conn_delete(&conn)))
-		result = example_fail(SIDE, "rpma_conn_delete", ret);
-err_ep_shutdown:
-	if ((ret = rpma_ep_shutdown(&ep)))
-		result = example_fail(SIDE, "rpma_ep_shutdown", ret);
-err_mr_dereg:
-	if ((ret = rpma_mr_dereg(&recv_mr)))
-		result = example_fail(SIDE, "rpma_mr_dereg(recv)", ret);
-	if ((ret = rpma_mr_dereg(&mr)))
-		result = example_fail(SIDE, "rpma_mr_dereg(memory)", ret);
-err_peer_delete:
-	if ((ret = rpma_peer_delete(&peer)))
-		result = example_fail(SIDE, "rpma_peer_delete", ret);
-	if (result == 0)
-		example_say(SIDE, "done");
-	return result;
+out:
+	return example_end(&res, result);
 }

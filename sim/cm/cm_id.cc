@@ -1,9 +1,11 @@
-// cm_id.cc -- the connection manager's state machine for one id and its remote id.
+// cm_id.cc -- the connection manager's state machine for one id and its remote side.
 #include "sim/cm/cm_id.h"
 
 #include "sim/cm/cm_lock.h"
 #include "sim/cm/listener.h"
+#include "sim/cm/tcp_session.h"
 #include "sim/common/log.h"
+#include "sim/fabric/config.h"
 #include "sim/verbs/inproc_link.h"
 
 namespace rpma_sim {
@@ -16,6 +18,13 @@ CmId::~CmId() = default;
 std::shared_ptr<CmId> CmId::NewIncoming(const std::shared_ptr<CmId>& client) {
   auto incoming = std::make_shared<CmId>(nullptr, nullptr);
   incoming->remote_ = client;
+  incoming->state_ = State::kIncoming;
+  return incoming;
+}
+
+std::shared_ptr<CmId> CmId::NewIncomingOverWire(std::shared_ptr<TcpSession> session) {
+  auto incoming = std::make_shared<CmId>(nullptr, nullptr);
+  incoming->session_ = std::move(session);
   incoming->state_ = State::kIncoming;
   return incoming;
 }
@@ -45,25 +54,65 @@ void CmId::CloseLocked() {
   PushLocked(CmEvent{CmEventType::kDisconnected, nullptr, {}});
 }
 
+void CmId::RejectClientLocked(const std::shared_ptr<CmId>& client) {
+  if (session_) {
+    session_->Send(FrameType::kReject);
+    session_->Close();
+  } else if (client && client->state_ == State::kConnecting) {
+    client->state_ = State::kRejected;
+    client->PushLocked(CmEvent{CmEventType::kRejected, nullptr, {}});
+  }
+}
+
 Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t>& private_data) {
   if (private_data.size() > kMaxConnectPrivateData) {
     SIM_LOG_ERROR("rdma_connect: %zu bytes of private data exceed the limit of %zu",
                   private_data.size(), kMaxConnectPrivateData);
     return Status::kProvider;
   }
+  TransportKind transport = GetTransport();
+  {
+    std::lock_guard<std::mutex> lock(CmMutex());
+    if (state_ != State::kIdle) return Status::kProvider;
+    state_ = State::kConnecting;
+    // Only auto and inproc connect in process; tcp (and shm, until it exists) use TCP.
+    bool in_process = transport == TransportKind::kAuto || transport == TransportKind::kInproc;
+    std::shared_ptr<Listener> listener = in_process ? Listener::FindLocked(destination) : nullptr;
+    if (listener) {
+      auto incoming = NewIncoming(shared_from_this());
+      remote_ = incoming;
+      listener->DeliverLocked(CmEvent{CmEventType::kConnectRequest, incoming, private_data});
+      return Status::kOk;
+    }
+    if (transport == TransportKind::kInproc) {
+      SIM_LOG_INFO("nobody in this process listens on %s: rejected",
+                   destination.ToString().c_str());
+      state_ = State::kRejected;
+      PushLocked(CmEvent{CmEventType::kRejected, nullptr, {}});
+      return Status::kOk;
+    }
+  }
+  return ConnectOverTcp(destination, private_data);
+}
+
+Status CmId::ConnectOverTcp(const SocketAddress& destination,
+                            const std::vector<uint8_t>& private_data) {
+  std::shared_ptr<TcpWire> wire;
+  bool refused = false;
+  Status status = TcpWire::Connect(destination, &refused, &wire);  // not under the CM lock
   std::lock_guard<std::mutex> lock(CmMutex());
-  if (state_ != State::kIdle) return Status::kProvider;
-  state_ = State::kConnecting;
-  std::shared_ptr<Listener> listener = Listener::FindLocked(destination);
-  if (!listener) {
-    SIM_LOG_INFO("nobody listens on %s: the request is rejected", destination.ToString().c_str());
+  if (state_ != State::kConnecting) return Status::kOk;  // destroyed meanwhile
+  if (status != Status::kOk) {
+    // Nobody listening is a rejection (a CM REJ); no route is an unreachable peer.
     state_ = State::kRejected;
-    PushLocked(CmEvent{CmEventType::kRejected, nullptr, {}});
+    PushLocked(CmEvent{refused ? CmEventType::kRejected : CmEventType::kUnreachable, nullptr, {}});
     return Status::kOk;
   }
-  auto incoming = NewIncoming(shared_from_this());
-  remote_ = incoming;
-  listener->DeliverLocked(CmEvent{CmEventType::kConnectRequest, incoming, private_data});
+  session_ = std::make_shared<TcpSession>(wire, std::weak_ptr<Listener>());
+  session_->BindId(shared_from_this());
+  session_->BindQueuePair(qp_);
+  wire->Start(session_);
+  session_->Send(FrameType::kHello, private_data);
   return Status::kOk;
 }
 
@@ -75,11 +124,16 @@ Status CmId::Accept(const std::vector<uint8_t>& private_data) {
     SIM_LOG_ERROR("rdma_accept: %zu bytes of private data exceed the limit of %zu",
                   private_data.size(), kMaxAcceptPrivateData);
     state_ = State::kRejected;
-    if (client && client->state_ == State::kConnecting) {
-      client->state_ = State::kRejected;
-      client->PushLocked(CmEvent{CmEventType::kRejected, nullptr, {}});
-    }
+    RejectClientLocked(client);
     return Status::kProvider;
+  }
+  if (session_) {
+    session_->BindQueuePair(qp_);
+    qp_->Connect(session_->link());
+    session_->Send(FrameType::kAccept, private_data);
+    state_ = State::kConnected;
+    PushLocked(CmEvent{CmEventType::kEstablished, nullptr, {}});
+    return Status::kOk;
   }
   if (!client || client->state_ != State::kConnecting) {
     // The client gave up before the accept: the server's connection is lost.
@@ -101,19 +155,24 @@ void CmId::Reject() {
   std::lock_guard<std::mutex> lock(CmMutex());
   if (state_ != State::kIncoming) return;
   state_ = State::kRejected;
-  std::shared_ptr<CmId> client = remote_.lock();
-  if (client && client->state_ == State::kConnecting) {
-    client->state_ = State::kRejected;
-    client->PushLocked(CmEvent{CmEventType::kRejected, nullptr, {}});
-  }
+  RejectClientLocked(remote_.lock());
 }
 
 void CmId::Disconnect() {
-  std::lock_guard<std::mutex> lock(CmMutex());
-  if (state_ != State::kConnected) return;
-  CloseLocked();
-  std::shared_ptr<CmId> remote = remote_.lock();
-  if (remote && remote->state_ == State::kConnected) remote->CloseLocked();
+  std::shared_ptr<TcpSession> session;
+  {
+    std::lock_guard<std::mutex> lock(CmMutex());
+    if (state_ != State::kConnected) return;
+    CloseLocked();
+    if (!session_) {
+      std::shared_ptr<CmId> remote = remote_.lock();
+      if (remote && remote->state_ == State::kConnected) remote->CloseLocked();
+      return;
+    }
+    session_->Send(FrameType::kDisconnect);
+    session = session_;
+  }
+  session->Flush();  // the goodbye leaves before this returns, as rdma_disconnect's DREQ
 }
 
 void CmId::Destroy() {
@@ -121,13 +180,65 @@ void CmId::Destroy() {
   State previous = state_;
   state_ = State::kDestroyed;
   if (qp_) qp_->EnterError();
+  if (session_) {
+    if (previous == State::kConnected) session_->Send(FrameType::kDisconnect);
+    if (previous == State::kIncoming) session_->Send(FrameType::kReject);
+    session_->Close();
+    std::shared_ptr<TcpSession> session = session_;
+    lock.unlock();
+    session->Flush();
+    return;
+  }
   std::shared_ptr<CmId> remote = remote_.lock();
   if (!remote) return;
   if (previous == State::kConnected && remote->state_ == State::kConnected) {
     remote->CloseLocked();
-  } else if (previous == State::kIncoming && remote->state_ == State::kConnecting) {
-    remote->state_ = State::kRejected;
-    remote->PushLocked(CmEvent{CmEventType::kRejected, nullptr, {}});
+  } else if (previous == State::kIncoming) {
+    RejectClientLocked(remote);
+  }
+}
+
+void CmId::OnPeerAccepted(std::vector<uint8_t> private_data) {
+  std::lock_guard<std::mutex> lock(CmMutex());
+  if (state_ != State::kConnecting || !session_) return;
+  qp_->Connect(session_->link());
+  state_ = State::kConnected;
+  PushLocked(CmEvent{CmEventType::kEstablished, nullptr, std::move(private_data)});
+}
+
+void CmId::OnPeerRejected() {
+  std::lock_guard<std::mutex> lock(CmMutex());
+  if (state_ != State::kConnecting) return;
+  state_ = State::kRejected;
+  PushLocked(CmEvent{CmEventType::kRejected, nullptr, {}});
+  if (session_) session_->Close();
+}
+
+void CmId::OnPeerDisconnected() {
+  std::lock_guard<std::mutex> lock(CmMutex());
+  if (state_ == State::kConnected) CloseLocked();
+  if (session_) session_->Close();
+}
+
+void CmId::OnWireClosed() {
+  std::lock_guard<std::mutex> lock(CmMutex());
+  switch (state_) {
+    case State::kConnected:
+      // The peer vanished without a goodbye (killed, or the link broke).
+      state_ = State::kClosed;
+      if (qp_) qp_->EnterError();
+      PushLocked(CmEvent{CmEventType::kConnectError, nullptr, {}});
+      break;
+    case State::kConnecting:
+      state_ = State::kRejected;
+      PushLocked(CmEvent{CmEventType::kUnreachable, nullptr, {}});
+      break;
+    case State::kIncoming:
+      // The client vanished before the accept; Accept reports the loss.
+      session_.reset();
+      break;
+    default:
+      break;
   }
 }
 

@@ -1,10 +1,10 @@
 // cm_id.h -- rdma_cm_id: one side of a connection as the connection manager sees it.
 //
-// The client's id connects to a listener; the listener hands the server an incoming id
-// linked to it; accept, reject, disconnect and destroy move both ids through their states
-// and queue the events each side reads (ESTABLISHED, REJECTED, DISCONNECTED, CONNECT_ERROR),
-// each exactly once. All state changes happen under one process-wide CM lock: they are rare
-// and this keeps the two sides consistent.
+// The client's id connects to a listener: in this process directly, or over a TCP wire to
+// any process (cm/tcp_session). Accept, reject, disconnect and destroy move both ids through
+// their states and queue the events each side reads (ESTABLISHED, REJECTED, DISCONNECTED,
+// CONNECT_ERROR), each exactly once. All state changes happen under one process-wide CM lock:
+// they are rare and this keeps the two sides consistent.
 #ifndef RPMA_SIM_CM_CM_ID_H_
 #define RPMA_SIM_CM_CM_ID_H_
 
@@ -20,6 +20,8 @@
 
 namespace rpma_sim {
 
+class TcpSession;
+
 // rdma_cm's limits on private data with RDMA_PS_TCP (rdma_connect(3), rdma_accept(3)).
 constexpr size_t kMaxConnectPrivateData = 56;
 constexpr size_t kMaxAcceptPrivateData = 196;
@@ -34,15 +36,18 @@ class CmId : public std::enable_shared_from_this<CmId> {
   CmId(const CmId&) = delete;
   CmId& operator=(const CmId&) = delete;
 
-  // An incoming id, created by a listener for a client's request.
+  // An incoming id, created by a listener for a client of this process.
   static std::shared_ptr<CmId> NewIncoming(const std::shared_ptr<CmId>& client);
+  // An incoming id for a client at the other end of `session`. Requires the CM lock.
+  static std::shared_ptr<CmId> NewIncomingOverWire(std::shared_ptr<TcpSession> session);
 
   // Routes this id's future events to `channel` (rdma_migrate_id).
   void Migrate(std::shared_ptr<EventChannel> channel);
   void set_queue_pair(std::shared_ptr<QueuePair> qp);
 
-  // Client: sends a connect request to whoever listens on `destination`. With nobody there
-  // the client's channel gets REJECTED. kProvider if `private_data` exceeds 56 bytes.
+  // Client: sends a connect request to whoever listens on `destination`, in this process or
+  // (as RPMA_SIM_TRANSPORT allows) over TCP. With nobody there the client's channel gets
+  // REJECTED. kProvider if `private_data` exceeds 56 bytes.
   Status Connect(const SocketAddress& destination, const std::vector<uint8_t>& private_data);
 
   // Server: accepts the incoming request. kProvider if `private_data` exceeds 196 bytes
@@ -61,14 +66,24 @@ class CmId : public std::enable_shared_from_this<CmId> {
 
   State state();
 
+  // What the peer at the other end of the wire said (the session's reader thread).
+  void OnPeerAccepted(std::vector<uint8_t> private_data);
+  void OnPeerRejected();
+  void OnPeerDisconnected();
+  // The wire ended without a goodbye: a connected id loses its connection.
+  void OnWireClosed();
+
  private:
-  // Both require the CM lock.
+  Status ConnectOverTcp(const SocketAddress& destination, const std::vector<uint8_t>& private_data);
+  // All require the CM lock.
   void PushLocked(CmEvent event);
   void CloseLocked();
+  void RejectClientLocked(const std::shared_ptr<CmId>& client);
 
   std::shared_ptr<EventChannel> channel_;
   std::shared_ptr<QueuePair> qp_;
-  std::weak_ptr<CmId> remote_;
+  std::weak_ptr<CmId> remote_;             // the other side, in this process
+  std::shared_ptr<TcpSession> session_;    // or the wire to it
   State state_ = State::kIdle;
 };
 

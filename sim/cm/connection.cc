@@ -7,6 +7,9 @@ Connection::Connection(std::shared_ptr<CmId> id, std::shared_ptr<EventChannel> e
                        ConnectionQueues queues)
     : id_(std::move(id)), events_(std::move(events)), queues_(std::move(queues)) {}
 
-Connection::~Connection() { id_->Destroy(); }
+Connection::~Connection() {
+  id_->Destroy();
+  queues_.qp->Destroy();
+}
 
 }  // namespace rpma_sim

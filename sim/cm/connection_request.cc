@@ -12,6 +12,7 @@ ConnectionRequest::ConnectionRequest(bool incoming, ConnectionQueues queues,
 ConnectionRequest::~ConnectionRequest() {
   // An incoming request still here was never accepted: reject it (rdma_reject). An outgoing
   // one was never connected: just destroy the id.
+  if (queues_.qp) queues_.qp->Destroy();
   if (!id_) return;
   if (incoming_) id_->Reject();
   id_->Destroy();

@@ -2,10 +2,13 @@
 #include "sim/cm/listener.h"
 
 #include <algorithm>
+#include <future>
+#include <boost/asio/post.hpp>
 #include <vector>
 
 #include "sim/cm/cm_id.h"
 #include "sim/cm/cm_lock.h"
+#include "sim/cm/tcp_session.h"
 #include "sim/common/log.h"
 #include "sim/fabric/io_service.h"
 
@@ -44,10 +47,30 @@ Status Listener::Listen(const SocketAddress& address, std::shared_ptr<Listener>*
     SIM_LOG_ERROR("listen on %s: %s", address.ToString().c_str(), error.message().c_str());
     return Status::kProvider;
   }
-  std::lock_guard<std::mutex> lock(CmMutex());
-  Registry().push_back(listener);
+  {
+    std::lock_guard<std::mutex> lock(CmMutex());
+    Registry().push_back(listener);
+  }
+  EnsureProgressEngine();
+  listener->AcceptNext();
   *out = std::move(listener);
   return Status::kOk;
+}
+
+void Listener::AcceptNext() {
+  auto self = shared_from_this();
+  acceptor_.async_accept([self](const boost::system::error_code& error,
+                                boost::asio::ip::tcp::socket socket) {
+    if (self->shut_down_) return;
+    if (!error) {
+      auto wire = std::make_shared<TcpWire>(std::move(socket));
+      wire->Start(std::make_shared<TcpSession>(wire, self));
+    } else {
+      SIM_LOG_WARNING("accept on %s: %s", self->address_.ToString().c_str(),
+                      error.message().c_str());
+    }
+    self->AcceptNext();
+  });
 }
 
 void Listener::Shutdown() {
@@ -62,10 +85,18 @@ void Listener::Shutdown() {
                                     return !live || live.get() == this;
                                   }),
                    registry.end());
-    boost::system::error_code ignored;
-    acceptor_.close(ignored);
     pending = channel_.TakeAll();
   }
+  // The acceptor belongs to the progress engine's thread: close it there, and wait, so that
+  // the port is free again when this returns.
+  std::promise<void> closed;
+  auto self = shared_from_this();
+  boost::asio::post(IoContext(), [self, &closed] {
+    boost::system::error_code ignored;
+    self->acceptor_.close(ignored);
+    closed.set_value();
+  });
+  closed.get_future().wait();
   for (CmEvent& event : pending)
     if (event.id) event.id->Reject();
 }

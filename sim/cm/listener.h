@@ -40,8 +40,14 @@ class Listener : public std::enable_shared_from_this<Listener> {
   // Queues a connect request. Requires the CM lock.
   void DeliverLocked(CmEvent event);
 
+  bool shut_down() const { return shut_down_; }
+
  private:
   explicit Listener(const SocketAddress& address);
+
+  // Accepts the next TCP connection on the progress engine; each becomes a session that
+  // waits for its HELLO.
+  void AcceptNext();
 
   SocketAddress address_;
   boost::asio::ip::tcp::acceptor acceptor_;

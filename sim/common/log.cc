@@ -97,7 +97,7 @@ void DefaultLogFunction(LogLevel level, const char* file, int line, const char* 
   if (file != nullptr) {
     const char* base = strrchr(file, '/');
     base = base != nullptr ? base + 1 : file;
-    snprintf(file_info, sizeof(file_info), "%s: %4d: %s: ", base, line,
+    snprintf(file_info, sizeof(file_info), "%s: %3d: %s: ", base, line,
              function != nullptr ? function : "");
   }
   if (static_cast<int>(level) <= g_thresholds[0].load()) {

@@ -57,9 +57,13 @@ namespace {
 // getaddrinfo silently truncates numeric ports above 65535; a TCP port cannot be one.
 bool NumericPortOutOfRange(const char* service) {
   if (service == nullptr || *service == '\0') return false;
-  for (const char* c = service; *c != '\0'; ++c)
+  unsigned long value = 0;
+  for (const char* c = service; *c != '\0'; ++c) {
     if (*c < '0' || *c > '9') return false;
-  return strlen(service) > 5 || atoi(service) > 65535;
+    value = value * 10 + static_cast<unsigned long>(*c - '0');
+    if (value > 65535) return true;  // leading zeros are fine, as getaddrinfo reads them
+  }
+  return false;
 }
 
 }  // namespace

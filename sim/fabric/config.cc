@@ -27,7 +27,38 @@ DeviceCaps& Caps() {
   return caps;
 }
 
+TransportKind TransportFromEnvironment() {
+  const char* value = getenv("RPMA_SIM_TRANSPORT");
+  if (value == nullptr || *value == '\0' || strcasecmp(value, "auto") == 0)
+    return TransportKind::kAuto;
+  if (strcasecmp(value, "inproc") == 0) return TransportKind::kInproc;
+  if (strcasecmp(value, "tcp") == 0) return TransportKind::kTcp;
+  if (strcasecmp(value, "shm") == 0) {
+    SIM_LOG_WARNING("RPMA_SIM_TRANSPORT=shm: the shared-memory transport is not available yet; "
+                    "using tcp");
+    return TransportKind::kShm;
+  }
+  SIM_LOG_WARNING("RPMA_SIM_TRANSPORT=%s is not one of auto, inproc, shm, tcp; using auto",
+                  value);
+  return TransportKind::kAuto;
+}
+
+TransportKind& Transport() {
+  static TransportKind transport = TransportFromEnvironment();
+  return transport;
+}
+
 }  // namespace
+
+TransportKind GetTransport() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return Transport();
+}
+
+void SetTransport(TransportKind transport) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Transport() = transport;
+}
 
 bool EnvFlag(const char* name, bool fallback) {
   const char* value = getenv(name);

@@ -22,6 +22,17 @@ DeviceCaps GetDeviceCaps();
 // Replaces the capabilities; peers created afterwards see the new values.
 void SetDeviceCaps(const DeviceCaps& caps);
 
+// How a connection reaches its peer (RPMA_SIM_TRANSPORT=auto|inproc|shm|tcp).
+enum class TransportKind {
+  kAuto,    // the same process: in process; otherwise TCP
+  kInproc,  // only peers of this process can be reached
+  kShm,     // processes of one host (not available yet: falls back to TCP, with a warning)
+  kTcp,     // always TCP, even to a listener of this process
+};
+
+TransportKind GetTransport();
+void SetTransport(TransportKind transport);
+
 // Parses a boolean environment value ("1", "yes", "on", "true" / "0", "no", "off", "false").
 // Returns `fallback` when the variable is unset or not one of those words.
 bool EnvFlag(const char* name, bool fallback);

@@ -11,6 +11,10 @@ namespace rpma_sim {
 
 boost::asio::io_context& IoContext();
 
+// Starts the progress engine's thread, which runs IoContext() for the rest of the process
+// (idempotent). Everything asynchronous (accepting connections) runs on it.
+void EnsureProgressEngine();
+
 }  // namespace rpma_sim
 
 #endif  // RPMA_SIM_FABRIC_IO_SERVICE_H_

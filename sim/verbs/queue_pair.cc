@@ -27,7 +27,20 @@ QueuePair::QueuePair(std::shared_ptr<ProtectionDomain> pd, QueuePairConfig confi
   pd_->AddUser();
 }
 
-QueuePair::~QueuePair() { pd_->RemoveUser(); }
+QueuePair::~QueuePair() { Destroy(); }
+
+void QueuePair::Destroy() {
+  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  EnterErrorLocked();
+  if (destroyed_) return;
+  destroyed_ = true;
+  pd_->RemoveUser();
+}
+
+bool QueuePair::destroyed() {
+  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  return destroyed_;
+}
 
 void QueuePair::AttachToSharedReceiveQueue() {
   if (config_.srq) config_.srq->Attach(shared_from_this());

@@ -66,6 +66,11 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   // Moves to the error state and flushes everything outstanding.
   void EnterError();
 
+  // ibv_destroy_qp: flushes like EnterError and gives the protection domain back at once,
+  // even if a thread of the fabric still holds a reference for a moment. Idempotent.
+  void Destroy();
+  bool destroyed();
+
   // requester.cc: the responder finished `sequence` (see ResponseSink).
   void OnResponseLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
                         size_t length);
@@ -103,6 +108,7 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
 
   // Guarded by the execution lock.
   State state_ = State::kInit;
+  bool destroyed_ = false;
   std::shared_ptr<RemoteLink> link_;
   struct InFlight {
     SendRequest request;

@@ -65,7 +65,8 @@ void QueuePair::OnResponseLocked(uint64_t sequence, const Outcome& outcome,
   if (status == IBV_WC_SUCCESS && read_data != nullptr && request.opcode == SendOpcode::kRead) {
     // A read carried by a transport lands in the requester's buffer only now.
     status = CheckLocal(request, pd());
-    if (status == IBV_WC_SUCCESS && length == request.length && length > 0) {
+    if (length != request.length) status = IBV_WC_BAD_RESP_ERR;  // a peer's malformed answer
+    if (status == IBV_WC_SUCCESS) {
       auto table_lock = MemoryRegionTable::Get().LockShared();
       memcpy(request.local->addr + request.local_offset, read_data, length);
     }

@@ -31,7 +31,26 @@ Status SharedReceiveQueue::Create(std::shared_ptr<ProtectionDomain> pd, uint32_t
   return Status::kOk;
 }
 
-SharedReceiveQueue::~SharedReceiveQueue() { pd_->RemoveUser(); }
+SharedReceiveQueue::~SharedReceiveQueue() { Destroy(); }
+
+void SharedReceiveQueue::Destroy() {
+  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  if (destroyed_) return;
+  destroyed_ = true;
+  pd_->RemoveUser();
+}
+
+bool SharedReceiveQueue::InUse() {
+  std::vector<std::shared_ptr<QueuePair>> users;
+  {
+    std::lock_guard<std::mutex> lock(ExecutionMutex());
+    for (const auto& entry : attached_)
+      if (auto qp = entry.lock()) users.push_back(std::move(qp));
+  }
+  for (const auto& qp : users)
+    if (!qp->destroyed()) return true;
+  return false;
+}
 
 Status SharedReceiveQueue::PostReceive(const ReceiveRequest& request) {
   std::lock_guard<std::mutex> lock(ExecutionMutex());

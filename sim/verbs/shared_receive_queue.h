@@ -41,11 +41,18 @@ class SharedReceiveQueue {
   // Remembers a queue pair that takes its receives from here.
   void Attach(const std::shared_ptr<QueuePair>& qp);
 
+  // True while a queue pair that was not destroyed still uses this SRQ.
+  bool InUse();
+
+  // ibv_destroy_srq: gives the protection domain back. Idempotent.
+  void Destroy();
+
  private:
   std::shared_ptr<ProtectionDomain> pd_;
   ReceiveQueue receives_;
   std::shared_ptr<CompletionQueue> rcq_;
   std::vector<std::weak_ptr<QueuePair>> attached_;  // guarded by the execution lock
+  bool destroyed_ = false;                          // guarded by the execution lock
 };
 
 }  // namespace rpma_sim

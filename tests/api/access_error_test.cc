@@ -19,28 +19,6 @@ constexpr size_t kGuard = 64;         // unregistered guard bytes before and aft
 constexpr uint8_t kGuardByte = 0xA5;  // what the guards hold
 constexpr uint8_t kInitial = 0xEE;    // what a target region holds before the test
 
-const void *Ctx(uintptr_t value) { return reinterpret_cast<const void *>(value); }
-
-// Polls `cq` until a completion arrives or the safety deadline passes. Returns the last result of
-// rpma_cq_get_wc: 0 (and *wc filled) or RPMA_E_NO_COMPLETION on timeout.
-int WaitWc(rpma_cq *cq, ibv_wc *wc) {
-  memset(wc, 0, sizeof(*wc));
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
-  for (;;) {
-    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
-    if (ret != RPMA_E_NO_COMPLETION || std::chrono::steady_clock::now() >= deadline) return ret;
-    std::this_thread::yield();
-  }
-}
-
-void ExpectNoCompletion(rpma_cq *cq) {
-  ibv_wc wc;
-  memset(&wc, 0, sizeof(wc));
-  EXPECT_EQ(RPMA_E_NO_COMPLETION, rpma_cq_get_wc(cq, 1, &wc, nullptr))
-      << "unexpected completion: wr_id " << wc.wr_id << " status " << wc.status;
-}
-
 bool AllEqual(const uint8_t *p, size_t n, uint8_t value) {
   for (size_t i = 0; i < n; ++i)
     if (p[i] != value) return false;
@@ -61,19 +39,10 @@ struct Guarded {
   std::vector<uint8_t> bytes;
 };
 
-class AccessErrorTest : public ::testing::Test {
+class AccessErrorTest : public PairFixture {
  protected:
-  void Connect() {
-    ASSERT_NO_FATAL_FAILURE(pair_.Connect());
-    ASSERT_EQ(0, rpma_conn_get_cq(pair_.client, &client_cq_));
-    ASSERT_EQ(0, rpma_conn_get_cq(pair_.server, &server_cq_));
-    ASSERT_EQ(0, rpma_conn_get_qp_num(pair_.client, &client_qp_num_));
-    ASSERT_EQ(0, rpma_conn_get_qp_num(pair_.server, &server_qp_num_));
-  }
-
   void Register(void *ptr, size_t size, int usage, rpma_mr_local **mr) {
-    ASSERT_EQ(0, rpma_mr_reg(pair_.peer, ptr, size, usage, mr));
-    locals_.push_back(*mr);
+    regs_.Register(pair_.peer, ptr, size, usage, mr);
   }
 
   void Descriptor(rpma_mr_local *mr, std::vector<uint8_t> *desc) {
@@ -84,9 +53,15 @@ class AccessErrorTest : public ::testing::Test {
     ASSERT_EQ(0, rpma_mr_get_descriptor(mr, desc->data()));
   }
 
+  // Registers `foreign`'s region with `usage` on a second peer (another protection domain).
+  void RegisterForeign(Guarded *foreign, int usage, rpma_mr_local **mr) {
+    ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&other_peer_));
+    ASSERT_NO_FATAL_FAILURE(regs_.Register(other_peer_, foreign->region(), kSize, usage, mr));
+  }
+
   void FromDescriptor(const std::vector<uint8_t> &desc, rpma_mr_remote **remote) {
     ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), desc.size(), remote));
-    remotes_.push_back(*remote);
+    regs_.Keep(*remote);
   }
 
   // The remote view of `mr`, decoded from its descriptor as a client would.
@@ -99,7 +74,7 @@ class AccessErrorTest : public ::testing::Test {
   // Connect(); registers target_ (server side, `target_usage`, remote view remote_) and local_
   // (client side, `local_usage`, filled with a pattern).
   void Setup(int target_usage, int local_usage) {
-    ASSERT_NO_FATAL_FAILURE(Connect());
+    ASSERT_NO_FATAL_FAILURE(ConnectPair());
     for (size_t i = 0; i < kSize; ++i) local_.region()[i] = static_cast<uint8_t>(i * 13 + 1);
     ASSERT_NO_FATAL_FAILURE(Register(target_.region(), kSize, target_usage, &target_mr_));
     ASSERT_NO_FATAL_FAILURE(RemoteOf(target_mr_, &remote_));
@@ -132,33 +107,18 @@ class AccessErrorTest : public ::testing::Test {
                             RPMA_F_COMPLETION_ALWAYS, ctx));
   }
 
-  void TearDown() override {
-    if (!HasFailure() && pair_.client != nullptr && pair_.server != nullptr) {
-      DisconnectAndDelete(&pair_.client, &pair_.server);
-    }
-    if (pair_.client != nullptr) (void)rpma_conn_delete(&pair_.client);
-    if (pair_.server != nullptr) (void)rpma_conn_delete(&pair_.server);
-    for (rpma_mr_remote *r : remotes_) EXPECT_EQ(0, rpma_mr_remote_delete(&r));
-    for (rpma_mr_local *m : locals_) EXPECT_EQ(0, rpma_mr_dereg(&m));
+  void ReleaseMore() override {
     if (other_peer_ != nullptr) {
       EXPECT_EQ(0, rpma_peer_delete(&other_peer_));
     }
-    if (!HasFailure()) pair_.Teardown();
   }
 
-  ConnectedPair pair_;
-  rpma_cq *client_cq_ = nullptr;
-  rpma_cq *server_cq_ = nullptr;
-  uint32_t client_qp_num_ = 0;
-  uint32_t server_qp_num_ = 0;
   Guarded target_;
   Guarded local_;
   std::vector<uint8_t> local_before_;
   rpma_mr_local *target_mr_ = nullptr;
   rpma_mr_remote *remote_ = nullptr;
   rpma_mr_local *local_mr_ = nullptr;
-  std::vector<rpma_mr_local *> locals_;
-  std::vector<rpma_mr_remote *> remotes_;
   rpma_peer *other_peer_ = nullptr;  // a second peer (protection domain), when a test needs one
 };
 
@@ -259,7 +219,7 @@ TEST_P(RemoteBoundsTest, IsRemoteAccessErrorAndTouchesNothing) {
   const Dir dir = std::get<0>(GetParam());
   const Range range = std::get<1>(GetParam());
   // The local buffer is big enough for every length in the table.
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   std::vector<uint8_t> big(2 * kSize + 16, 0x77);
   rpma_mr_local *big_mr = nullptr;
   ASSERT_NO_FATAL_FAILURE(Register(big.data(), big.size(), kLocalUsage, &big_mr));
@@ -355,11 +315,7 @@ TEST_F(AccessErrorTest, ForgedLargerSizeDoesNotExtendTheRegion) {
 
 TEST_F(AccessErrorTest, WriteToDeregisteredRegion) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST, kLocalUsage));
-  rpma_mr_local *target_mr = target_mr_;
-  ASSERT_EQ(0, rpma_mr_dereg(&target_mr));
-  for (auto &m : locals_)
-    if (m == target_mr_) m = nullptr;  // already released
-  target_mr_ = nullptr;
+  ASSERT_NO_FATAL_FAILURE(regs_.Deregister(&target_mr_));
   ASSERT_EQ(0, rpma_write(pair_.client, remote_, 0, local_mr_, 0, 64, RPMA_F_COMPLETION_ALWAYS,
                           Ctx(0x303)));
   ASSERT_NO_FATAL_FAILURE(
@@ -371,13 +327,11 @@ TEST_F(AccessErrorTest, WriteToRegionOfAnotherProtectionDomain) {
   // The rkey is valid, but registered in another peer's protection domain than the target
   // connection's: the responder's NIC does not accept it.
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, kLocalUsage));
-  ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&other_peer_));
   Guarded foreign;
   rpma_mr_local *foreign_mr = nullptr;
   rpma_mr_remote *foreign_remote = nullptr;
-  ASSERT_EQ(0, rpma_mr_reg(other_peer_, foreign.region(), kSize,
-                           RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, &foreign_mr));
-  locals_.push_back(foreign_mr);
+  ASSERT_NO_FATAL_FAILURE(
+      RegisterForeign(&foreign, RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, &foreign_mr));
   ASSERT_NO_FATAL_FAILURE(RemoteOf(foreign_mr, &foreign_remote));
   ASSERT_EQ(0, rpma_write(pair_.client, foreign_remote, 0, local_mr_, 0, 64,
                           RPMA_F_COMPLETION_ALWAYS, Ctx(0x304)));
@@ -388,13 +342,10 @@ TEST_F(AccessErrorTest, WriteToRegionOfAnotherProtectionDomain) {
 
 TEST_F(AccessErrorTest, ReadFromRegionOfAnotherProtectionDomain) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, kLocalUsage));
-  ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&other_peer_));
   Guarded foreign;
   rpma_mr_local *foreign_mr = nullptr;
   rpma_mr_remote *foreign_remote = nullptr;
-  ASSERT_EQ(0, rpma_mr_reg(other_peer_, foreign.region(), kSize, RPMA_MR_USAGE_READ_SRC,
-                           &foreign_mr));
-  locals_.push_back(foreign_mr);
+  ASSERT_NO_FATAL_FAILURE(RegisterForeign(&foreign, RPMA_MR_USAGE_READ_SRC, &foreign_mr));
   ASSERT_NO_FATAL_FAILURE(RemoteOf(foreign_mr, &foreign_remote));
   ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 0, foreign_remote, 0, 64,
                          RPMA_F_COMPLETION_ALWAYS, Ctx(0x305)));
@@ -408,12 +359,9 @@ TEST_F(AccessErrorTest, ReadFromRegionOfAnotherProtectionDomain) {
 
 TEST_F(AccessErrorTest, ReadIntoLocalRegionOfAnotherProtectionDomain) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_READ_SRC, kLocalUsage));
-  ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&other_peer_));
   Guarded foreign;
   rpma_mr_local *foreign_mr = nullptr;
-  ASSERT_EQ(0, rpma_mr_reg(other_peer_, foreign.region(), kSize, RPMA_MR_USAGE_READ_DST,
-                           &foreign_mr));
-  locals_.push_back(foreign_mr);
+  ASSERT_NO_FATAL_FAILURE(RegisterForeign(&foreign, RPMA_MR_USAGE_READ_DST, &foreign_mr));
   ASSERT_EQ(0, rpma_read(pair_.client, foreign_mr, 0, remote_, 0, 64, RPMA_F_COMPLETION_ALWAYS,
                          Ctx(0x403)));
   ASSERT_NO_FATAL_FAILURE(
@@ -423,12 +371,9 @@ TEST_F(AccessErrorTest, ReadIntoLocalRegionOfAnotherProtectionDomain) {
 
 TEST_F(AccessErrorTest, WriteFromLocalRegionOfAnotherProtectionDomain) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST, kLocalUsage));
-  ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&other_peer_));
   Guarded foreign;
   rpma_mr_local *foreign_mr = nullptr;
-  ASSERT_EQ(0, rpma_mr_reg(other_peer_, foreign.region(), kSize, RPMA_MR_USAGE_WRITE_SRC,
-                           &foreign_mr));
-  locals_.push_back(foreign_mr);
+  ASSERT_NO_FATAL_FAILURE(RegisterForeign(&foreign, RPMA_MR_USAGE_WRITE_SRC, &foreign_mr));
   ASSERT_EQ(0, rpma_write(pair_.client, remote_, 0, foreign_mr, 0, 64, RPMA_F_COMPLETION_ALWAYS,
                           Ctx(0x404)));
   ASSERT_NO_FATAL_FAILURE(

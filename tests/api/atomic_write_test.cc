@@ -21,69 +21,19 @@ constexpr uint64_t kInitial = 0xEEEEEEEEEEEEEEEEull;
 constexpr uint64_t kPatternA = 0x1111111111111111ull;
 constexpr uint64_t kPatternB = 0x2222222222222222ull;
 
-const void *Ctx(uintptr_t value) { return reinterpret_cast<const void *>(value); }
-
-int WaitWc(rpma_cq *cq, ibv_wc *wc) {
-  memset(wc, 0, sizeof(*wc));
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
-  for (;;) {
-    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
-    if (ret != RPMA_E_NO_COMPLETION || std::chrono::steady_clock::now() >= deadline) return ret;
-    std::this_thread::yield();
-  }
-}
-
-void ExpectNoCompletion(rpma_cq *cq) {
-  ibv_wc wc;
-  memset(&wc, 0, sizeof(wc));
-  EXPECT_EQ(RPMA_E_NO_COMPLETION, rpma_cq_get_wc(cq, 1, &wc, nullptr))
-      << "unexpected completion: wr_id " << wc.wr_id << " status " << wc.status;
-}
-
-// Sets a device capability for the scope and restores it to false at the end.
-class ScopedCap {
- public:
-  explicit ScopedCap(rpma_sim_device_cap cap) : cap_(cap) {
-    EXPECT_EQ(0, rpma_sim_set_device_cap(cap_, true));
-  }
-  ~ScopedCap() {
-    EXPECT_EQ(0, rpma_sim_set_device_cap(cap_, false));
-    bool enabled = true;
-    EXPECT_EQ(0, rpma_sim_get_device_cap(cap_, &enabled));
-    EXPECT_FALSE(enabled);
-  }
-
- private:
-  rpma_sim_device_cap cap_;
-};
-
-class AtomicWriteTest : public ::testing::Test {
+class AtomicWriteTest : public PairFixture {
  protected:
   // Connects a new pair (its peer reads the device capabilities now) and registers the target
   // words on the server side with `usage`; remote_ is the client's view of them.
   void Setup(int usage = RPMA_MR_USAGE_WRITE_DST) {
-    ASSERT_NO_FATAL_FAILURE(pair_.Connect());
-    ASSERT_EQ(0, rpma_conn_get_cq(pair_.client, &client_cq_));
-    ASSERT_EQ(0, rpma_conn_get_qp_num(pair_.client, &client_qp_num_));
+    ASSERT_NO_FATAL_FAILURE(ConnectPair());
     words_.assign(kWords, kInitial);
-    ASSERT_EQ(0, rpma_mr_reg(pair_.peer, words_.data(), kSize, usage, &target_mr_));
-    size_t desc_size = 0;
-    ASSERT_EQ(0, rpma_mr_get_descriptor_size(target_mr_, &desc_size));
-    desc_.resize(desc_size);
-    ASSERT_EQ(0, rpma_mr_get_descriptor(target_mr_, desc_.data()));
-    ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc_.data(), desc_.size(), &remote_));
+    ASSERT_NO_FATAL_FAILURE(regs_.Register(pair_.peer, words_.data(), kSize, usage, &target_mr_));
+    ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(target_mr_, &remote_, &desc_));
   }
 
   void ExpectCompletion(ibv_wc_status status, const void *ctx, ibv_wc_opcode opcode) {
-    ibv_wc wc;
-    ASSERT_EQ(0, WaitWc(client_cq_, &wc));
-    EXPECT_EQ(status, wc.status);
-    EXPECT_EQ(reinterpret_cast<uint64_t>(ctx), wc.wr_id);
-    EXPECT_EQ(client_qp_num_, wc.qp_num);
-    if (status == IBV_WC_SUCCESS) {
-      EXPECT_EQ(opcode, wc.opcode);
-    }
+    ExpectQpCompletion(client_cq_, client_qp_num_, ctx, status, opcode);
   }
 
   bool WordsUntouchedExcept(size_t index) {
@@ -92,21 +42,6 @@ class AtomicWriteTest : public ::testing::Test {
     return true;
   }
 
-  void TearDown() override {
-    if (!HasFailure() && pair_.client != nullptr && pair_.server != nullptr) {
-      DisconnectAndDelete(&pair_.client, &pair_.server);
-    }
-    if (pair_.client != nullptr) (void)rpma_conn_delete(&pair_.client);
-    if (pair_.server != nullptr) (void)rpma_conn_delete(&pair_.server);
-    for (rpma_mr_remote **r : {&remote_, &extra_remote_}) EXPECT_EQ(0, rpma_mr_remote_delete(r));
-    EXPECT_EQ(0, rpma_mr_dereg(&target_mr_));
-    EXPECT_EQ(0, rpma_mr_dereg(&extra_mr_));
-    if (!HasFailure()) pair_.Teardown();
-  }
-
-  ConnectedPair pair_;
-  rpma_cq *client_cq_ = nullptr;
-  uint32_t client_qp_num_ = 0;
   std::vector<uint64_t> words_;
   std::vector<uint8_t> desc_;
   rpma_mr_local *target_mr_ = nullptr;
@@ -119,10 +54,9 @@ class AtomicWriteTest : public ::testing::Test {
   void RegisterMisalignedRegion(std::vector<uint64_t> *backing) {
     backing->assign(kWords + 1, kInitial);
     uint8_t *start = reinterpret_cast<uint8_t *>(backing->data()) + 4;
-    ASSERT_EQ(0, rpma_mr_reg(pair_.peer, start, kSize, RPMA_MR_USAGE_WRITE_DST, &extra_mr_));
-    std::vector<uint8_t> desc(21);
-    ASSERT_EQ(0, rpma_mr_get_descriptor(extra_mr_, desc.data()));
-    ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), desc.size(), &extra_remote_));
+    ASSERT_NO_FATAL_FAILURE(
+        regs_.Register(pair_.peer, start, kSize, RPMA_MR_USAGE_WRITE_DST, &extra_mr_));
+    ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(extra_mr_, &extra_remote_));
   }
 };
 
@@ -362,6 +296,7 @@ TEST_F(AtomicWriteTest, WrongRkeyIsRemoteAccessError) {
   rkey += 1;
   for (int i = 0; i < 4; ++i) forged[16 + i] = static_cast<uint8_t>(rkey >> (8 * i));
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(forged.data(), forged.size(), &extra_remote_));
+  regs_.Keep(extra_remote_);
   ASSERT_EQ(0, rpma_atomic_write(pair_.client, extra_remote_, 0, kValue, RPMA_F_COMPLETION_ALWAYS,
                                  Ctx(0xC4)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(IBV_WC_REM_ACCESS_ERR, Ctx(0xC4), IBV_WC_RDMA_WRITE));

@@ -15,57 +15,21 @@
 
 namespace {
 
-const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
-
-// Polls `cq` until one completion arrives; fails after kSafetyTimeoutMs.
-void PollOne(rpma_cq *cq, ibv_wc *wc) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
-  for (;;) {
-    memset(wc, 0, sizeof(*wc));
-    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
-    if (ret == 0) return;
-    ASSERT_EQ(RPMA_E_NO_COMPLETION, ret);
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no completion arrived";
-    std::this_thread::yield();
-  }
-}
-
-void ExpectNoCompletion(rpma_cq *cq) {
-  ibv_wc wc;
-  memset(&wc, 0, sizeof(wc));
-  int ret = rpma_cq_get_wc(cq, 1, &wc, nullptr);
-  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret) << "unexpected completion: wr_id " << wc.wr_id;
-}
-
-void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_opcode opcode) {
-  ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(PollOne(cq, &wc));
-  EXPECT_EQ(wr_id, wc.wr_id);
-  EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-  EXPECT_EQ(opcode, wc.opcode);
-}
-
 int CqFd(rpma_cq *cq) {
   int fd = -1;
   EXPECT_EQ(0, rpma_cq_get_fd(cq, &fd));
   return fd;
 }
 
-struct Buffer {
-  std::vector<uint8_t> bytes;
-  rpma_mr_local *mr = nullptr;
-};
-
-class ChannelTest : public ::testing::Test {
+class ChannelTest : public PairFixture {
  protected:
   // Connects; the client's connection uses `rcq_size` and `shared` (the server the defaults).
   // The server posts `server_receives` 8-byte receives (wr_id 1000 + i).
   void Connect(uint32_t rcq_size, bool shared, int server_receives = 8) {
-    ASSERT_EQ(0, rpma_conn_cfg_new(&client_cfg_));
+    ASSERT_NO_FATAL_FAILURE(NewCfg(&client_cfg_));
     ASSERT_EQ(0, rpma_conn_cfg_set_rcq_size(client_cfg_, rcq_size));
     ASSERT_EQ(0, rpma_conn_cfg_set_compl_channel(client_cfg_, shared));
-    ASSERT_EQ(0, rpma_conn_cfg_new(&server_cfg_));
+    ASSERT_NO_FATAL_FAILURE(NewCfg(&server_cfg_));
     ASSERT_EQ(0, rpma_conn_cfg_set_rq_size(server_cfg_, 32));
     ASSERT_EQ(0, rpma_conn_cfg_set_rcq_size(server_cfg_, 32));  // server_cq_ only gets sends
     PairOptions options;
@@ -83,14 +47,6 @@ class ChannelTest : public ::testing::Test {
       ASSERT_EQ(0, rpma_recv(pair_.server, dst_->mr, 8 * i, 8, Ctx(1000 + i)));
   }
 
-  Buffer *Register(size_t size, int usage, uint8_t fill) {
-    auto buffer = std::make_unique<Buffer>();
-    buffer->bytes.assign(size, fill);
-    EXPECT_EQ(0, rpma_mr_reg(pair_.peer, buffer->bytes.data(), size, usage, &buffer->mr));
-    buffers_.push_back(std::move(buffer));
-    return buffers_.back().get();
-  }
-
   // The client sends one signalled message: one completion on the client's main CQ.
   void ClientSend(uintptr_t wr_id) {
     ASSERT_EQ(0, rpma_send(pair_.client, src_->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(wr_id)));
@@ -104,39 +60,13 @@ class ChannelTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 7, IBV_WC_SEND));
   }
 
-  void TearDown() override {
-    if (!HasFailure() && pair_.client != nullptr && pair_.server != nullptr)
-      DisconnectAndDelete(&pair_.client, &pair_.server);
-    if (pair_.client != nullptr) {
-      EXPECT_EQ(0, rpma_conn_delete(&pair_.client));
-    }
-    if (pair_.server != nullptr) {
-      EXPECT_EQ(0, rpma_conn_delete(&pair_.server));
-    }
-    for (auto &buffer : buffers_) {
-      if (buffer->mr != nullptr) {
-        EXPECT_EQ(0, rpma_mr_dereg(&buffer->mr));
-      }
-    }
-    if (client_cfg_ != nullptr) {
-      EXPECT_EQ(0, rpma_conn_cfg_delete(&client_cfg_));
-    }
-    if (server_cfg_ != nullptr) {
-      EXPECT_EQ(0, rpma_conn_cfg_delete(&server_cfg_));
-    }
-    if (!HasFailure()) pair_.Teardown();
-  }
-
-  ConnectedPair pair_;
   rpma_conn_cfg *client_cfg_ = nullptr;
   rpma_conn_cfg *server_cfg_ = nullptr;
   rpma_cq *cq_ = nullptr;
   rpma_cq *rcq_ = nullptr;
-  rpma_cq *server_cq_ = nullptr;
   rpma_cq *server_rcq_ = nullptr;
   Buffer *src_ = nullptr;
   Buffer *dst_ = nullptr;
-  std::vector<std::unique_ptr<Buffer>> buffers_;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/test_support.h"
+
 namespace {
 
 class ConnCfgTest : public ::testing::Test {
@@ -33,19 +35,13 @@ class ConnCfgTest : public ::testing::Test {
 TEST(ConnCfgNew, NullPtrIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_conn_cfg_new(nullptr)); }
 
 TEST(ConnCfgNew, SucceedsAndDeleteNulls) {
-  struct rpma_conn_cfg *cfg = nullptr;
-  ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
-  EXPECT_NE(nullptr, cfg);
-  EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
-  EXPECT_EQ(nullptr, cfg);
+  ASSERT_NO_FATAL_FAILURE(ExpectNewThenDeleteNulls(rpma_conn_cfg_new, rpma_conn_cfg_delete));
 }
 
 TEST(ConnCfgDelete, NullPtrIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_conn_cfg_delete(nullptr)); }
 
 TEST(ConnCfgDelete, NullObjectReturnsZero) {
-  struct rpma_conn_cfg *cfg = nullptr;
-  EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
-  EXPECT_EQ(nullptr, cfg);
+  ExpectDeleteOfNullObjectReturnsZero(rpma_conn_cfg_delete);
 }
 
 TEST(ConnCfgNew, TwoCfgsAreIndependent) {

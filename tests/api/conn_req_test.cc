@@ -28,29 +28,13 @@ rpma_conn_private_data PrivateData(std::vector<uint8_t> *bytes) {
   return pdata;
 }
 
-class ConnReqTest : public ::testing::Test {
+class ConnReqTest : public PeerFixture {
  protected:
-  void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer_));
-    port_ = FreeTcpPort();
-    ASSERT_FALSE(port_.empty());
-  }
-
   void TearDown() override {
     if (mr_ != nullptr) {
       EXPECT_EQ(0, rpma_mr_dereg(&mr_));
     }
-    if (ep_ != nullptr) {
-      EXPECT_EQ(0, rpma_ep_shutdown(&ep_));
-    }
-    if (peer_ != nullptr) {
-      EXPECT_EQ(0, rpma_peer_delete(&peer_));
-    }
-  }
-
-  void Listen() {
-    ASSERT_EQ(0, rpma_ep_listen(peer_, kLoopback, port_.c_str(), &ep_));
-    ASSERT_NE(nullptr, ep_);
+    PeerFixture::TearDown();
   }
 
   // An outgoing request to 127.0.0.1:port_.
@@ -83,10 +67,7 @@ class ConnReqTest : public ::testing::Test {
     ASSERT_NE(nullptr, mr_);
   }
 
-  rpma_peer *peer_ = nullptr;
-  rpma_ep *ep_ = nullptr;
   rpma_mr_local *mr_ = nullptr;
-  std::string port_;
   char buf_[1024] = {};
 };
 
@@ -473,12 +454,8 @@ TEST_F(ConnReqTest, RecvPostedOnIncomingRequestReceivesTheFirstMessage) {
                          nullptr));
   rpma_cq *cq = nullptr;
   ASSERT_EQ(0, rpma_conn_get_cq(server, &cq));
-  int cq_fd = -1;
-  ASSERT_EQ(0, rpma_cq_get_fd(cq, &cq_fd));
-  ASSERT_TRUE(WaitReadable(cq_fd, kSafetyTimeoutMs)) << "no receive completion";
-  ASSERT_EQ(0, rpma_cq_wait(cq));
-  ibv_wc wc = {};
-  ASSERT_EQ(0, rpma_cq_get_wc(cq, 1, &wc, nullptr));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(WaitForCompletion(cq, &wc)) << "no receive completion";
   EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
   EXPECT_EQ(IBV_WC_RECV, wc.opcode);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(&context), wc.wr_id);

@@ -10,10 +10,10 @@
 namespace {
 
 // One established pair; the client's connection uses `rcq_size` and `shared`.
-class CqTest : public ::testing::Test {
+class CqTest : public PairFixture {
  protected:
   void Connect(uint32_t rcq_size, bool shared) {
-    ASSERT_EQ(0, rpma_conn_cfg_new(&cfg_));
+    ASSERT_NO_FATAL_FAILURE(NewCfg(&cfg_));
     ASSERT_EQ(0, rpma_conn_cfg_set_rcq_size(cfg_, rcq_size));
     ASSERT_EQ(0, rpma_conn_cfg_set_compl_channel(cfg_, shared));
     PairOptions options;
@@ -24,14 +24,6 @@ class CqTest : public ::testing::Test {
     ASSERT_EQ(0, rpma_conn_get_rcq(pair_.client, &rcq_));
   }
 
-  void TearDown() override {
-    if (!HasFailure()) pair_.Teardown();  // otherwise ~ConnectedPair cleans up quietly
-    if (cfg_ != nullptr) {
-      EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg_));
-    }
-  }
-
-  ConnectedPair pair_;
   rpma_conn_cfg *cfg_ = nullptr;
   rpma_cq *cq_ = nullptr;
   rpma_cq *rcq_ = nullptr;

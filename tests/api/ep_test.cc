@@ -14,45 +14,11 @@
 
 namespace {
 
-class EpTest : public ::testing::Test {
+class EpTest : public PeerFixture {
  protected:
-  void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer_));
-    port_ = FreeTcpPort();
-    ASSERT_FALSE(port_.empty());
-  }
-
-  void TearDown() override {
-    if (ep_ != nullptr) {
-      EXPECT_EQ(0, rpma_ep_shutdown(&ep_));
-    }
-    if (peer_ != nullptr) {
-      EXPECT_EQ(0, rpma_peer_delete(&peer_));
-    }
-  }
-
-  void Listen() {
-    ASSERT_EQ(0, rpma_ep_listen(peer_, kLoopback, port_.c_str(), &ep_));
-    ASSERT_NE(nullptr, ep_);
-  }
-
   // A client connects to the endpoint; the server rejects it (rpma_conn_req_delete); the client
   // sees REJECTED and is deleted.
-  void ConnectAndReject() {
-    rpma_conn_req *req = nullptr;
-    ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), nullptr, &req));
-    rpma_conn *client = nullptr;
-    ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
-    rpma_conn_req *incoming = nullptr;
-    ASSERT_NO_FATAL_FAILURE(NextConnReq(ep_, nullptr, &incoming));
-    ASSERT_EQ(0, rpma_conn_req_delete(&incoming));
-    ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, RPMA_CONN_REJECTED));
-    ASSERT_EQ(0, rpma_conn_delete(&client));
-  }
-
-  rpma_peer *peer_ = nullptr;
-  rpma_ep *ep_ = nullptr;
-  std::string port_;
+  void ConnectAndReject() { ConnectAndGetRejected(peer_, ep_, port_, false); }
 };
 
 // rpma_ep_listen

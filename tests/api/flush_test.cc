@@ -19,64 +19,20 @@ constexpr uint8_t kInitial = 0xEE;
 constexpr int kBothFlushTypes =
     RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
 
-const void *Ctx(uintptr_t value) { return reinterpret_cast<const void *>(value); }
-
-int WaitWc(rpma_cq *cq, ibv_wc *wc) {
-  memset(wc, 0, sizeof(*wc));
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
-  for (;;) {
-    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
-    if (ret != RPMA_E_NO_COMPLETION || std::chrono::steady_clock::now() >= deadline) return ret;
-    std::this_thread::yield();
-  }
-}
-
-void ExpectNoCompletion(rpma_cq *cq) {
-  ibv_wc wc;
-  memset(&wc, 0, sizeof(wc));
-  EXPECT_EQ(RPMA_E_NO_COMPLETION, rpma_cq_get_wc(cq, 1, &wc, nullptr))
-      << "unexpected completion: wr_id " << wc.wr_id << " status " << wc.status << " opcode "
-      << wc.opcode;
-}
-
-// Sets a device capability for the scope and restores it to false at the end.
-class ScopedCap {
- public:
-  explicit ScopedCap(rpma_sim_device_cap cap) : cap_(cap) {
-    EXPECT_EQ(0, rpma_sim_set_device_cap(cap_, true));
-  }
-  ~ScopedCap() {
-    EXPECT_EQ(0, rpma_sim_set_device_cap(cap_, false));
-    bool enabled = true;
-    EXPECT_EQ(0, rpma_sim_get_device_cap(cap_, &enabled));
-    EXPECT_FALSE(enabled);
-  }
-
- private:
-  rpma_sim_device_cap cap_;
-};
-
-class FlushTest : public ::testing::Test {
+class FlushTest : public PairFixture {
  protected:
   // Connects a new pair (its peer reads the device capabilities now) and registers the target
   // (server side) with `target_usage`, its remote view remote_, and a local source region.
   void Setup(int target_usage, size_t target_size = kSize) {
-    ASSERT_NO_FATAL_FAILURE(pair_.Connect());
-    ASSERT_EQ(0, rpma_conn_get_cq(pair_.client, &client_cq_));
-    ASSERT_EQ(0, rpma_conn_get_qp_num(pair_.client, &client_qp_num_));
+    ASSERT_NO_FATAL_FAILURE(ConnectPair());
     target_.assign(target_size, kInitial);
     local_.resize(kSize);
     for (size_t i = 0; i < kSize; ++i) local_[i] = static_cast<uint8_t>(i * 31 + 7);
-    ASSERT_EQ(0, rpma_mr_reg(pair_.peer, target_.data(), target_.size(), target_usage,
-                             &target_mr_));
-    size_t desc_size = 0;
-    ASSERT_EQ(0, rpma_mr_get_descriptor_size(target_mr_, &desc_size));
-    desc_.resize(desc_size);
-    ASSERT_EQ(0, rpma_mr_get_descriptor(target_mr_, desc_.data()));
-    ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc_.data(), desc_.size(), &remote_));
-    ASSERT_EQ(0, rpma_mr_reg(pair_.peer, local_.data(), local_.size(), RPMA_MR_USAGE_WRITE_SRC,
-                             &local_mr_));
+    ASSERT_NO_FATAL_FAILURE(regs_.Register(pair_.peer, target_.data(), target_.size(),
+                                           target_usage, &target_mr_));
+    ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(target_mr_, &remote_, &desc_));
+    ASSERT_NO_FATAL_FAILURE(regs_.Register(pair_.peer, local_.data(), local_.size(),
+                                           RPMA_MR_USAGE_WRITE_SRC, &local_mr_));
   }
 
   // What example 05 does on the client: apply the server's direct-write-to-pmem setting.
@@ -89,30 +45,9 @@ class FlushTest : public ::testing::Test {
   }
 
   void ExpectCompletion(ibv_wc_status status, const void *ctx, ibv_wc_opcode opcode) {
-    ibv_wc wc;
-    ASSERT_EQ(0, WaitWc(client_cq_, &wc));
-    EXPECT_EQ(status, wc.status);
-    EXPECT_EQ(reinterpret_cast<uint64_t>(ctx), wc.wr_id);
-    EXPECT_EQ(client_qp_num_, wc.qp_num);
-    if (status == IBV_WC_SUCCESS) {
-      EXPECT_EQ(opcode, wc.opcode);
-    }
+    ExpectQpCompletion(client_cq_, client_qp_num_, ctx, status, opcode);
   }
 
-  void TearDown() override {
-    if (!HasFailure() && pair_.client != nullptr && pair_.server != nullptr) {
-      DisconnectAndDelete(&pair_.client, &pair_.server);
-    }
-    if (pair_.client != nullptr) (void)rpma_conn_delete(&pair_.client);
-    if (pair_.server != nullptr) (void)rpma_conn_delete(&pair_.server);
-    for (rpma_mr_remote **r : {&remote_, &extra_remote_}) EXPECT_EQ(0, rpma_mr_remote_delete(r));
-    for (rpma_mr_local **m : {&target_mr_, &local_mr_}) EXPECT_EQ(0, rpma_mr_dereg(m));
-    if (!HasFailure()) pair_.Teardown();
-  }
-
-  ConnectedPair pair_;
-  rpma_cq *client_cq_ = nullptr;
-  uint32_t client_qp_num_ = 0;
   std::vector<uint8_t> target_;
   std::vector<uint8_t> local_;
   std::vector<uint8_t> desc_;
@@ -316,6 +251,7 @@ TEST_F(FlushTest, WrongRkeyIsRemoteAccessError) {
   std::vector<uint8_t> forged = desc_;
   forged[16] ^= 0x01;  // rkey, least significant byte
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(forged.data(), forged.size(), &extra_remote_));
+  regs_.Keep(extra_remote_);
   ASSERT_EQ(0, rpma_flush(pair_.client, extra_remote_, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
                           RPMA_F_COMPLETION_ALWAYS, Ctx(0xE4)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(IBV_WC_REM_ACCESS_ERR, Ctx(0xE4), IBV_WC_RDMA_READ));
@@ -328,6 +264,7 @@ TEST_F(FlushTest, RegionWithoutRemoteReadIsRemoteAccessError) {
   std::vector<uint8_t> forged = desc_;
   forged[20] |= RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(forged.data(), forged.size(), &extra_remote_));
+  regs_.Keep(extra_remote_);
   ASSERT_EQ(0, rpma_flush(pair_.client, extra_remote_, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
                           RPMA_F_COMPLETION_ALWAYS, Ctx(0xE5)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(IBV_WC_REM_ACCESS_ERR, Ctx(0xE5), IBV_WC_RDMA_READ));

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/test_support.h"
+
 namespace {
 
 constexpr size_t kDescSize = 21;  // LE u64 address, LE u64 length, LE u32 rkey, u8 usage
@@ -241,9 +243,7 @@ TEST_F(MrTest, RegSameBufferTwiceGivesTwoRegions) {
 TEST_F(MrTest, DeregNullPtrIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_mr_dereg(nullptr)); }
 
 TEST_F(MrTest, DeregNullObjectReturnsZero) {
-  struct rpma_mr_local *mr = nullptr;
-  EXPECT_EQ(0, rpma_mr_dereg(&mr));
-  EXPECT_EQ(nullptr, mr);
+  ExpectDeleteOfNullObjectReturnsZero(rpma_mr_dereg);
 }
 
 TEST_F(MrTest, DeregSucceedsAndNulls) {
@@ -615,9 +615,7 @@ TEST_F(MrRemoteTest, FlushTypeVisibilityWithOthers) {
 TEST_F(MrRemoteTest, DeleteNullPtrIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_mr_remote_delete(nullptr)); }
 
 TEST_F(MrRemoteTest, DeleteNullObjectReturnsZero) {
-  struct rpma_mr_remote *remote = nullptr;
-  EXPECT_EQ(0, rpma_mr_remote_delete(&remote));
-  EXPECT_EQ(nullptr, remote);
+  ExpectDeleteOfNullObjectReturnsZero(rpma_mr_remote_delete);
 }
 
 TEST_F(MrRemoteTest, DeleteSucceedsAndNulls) {

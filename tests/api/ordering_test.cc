@@ -14,114 +14,22 @@
 
 namespace {
 
-const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
-
-// Polls `cq` until one completion arrives; fails after kSafetyTimeoutMs.
-void PollOne(rpma_cq *cq, ibv_wc *wc) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
-  for (;;) {
-    memset(wc, 0, sizeof(*wc));
-    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
-    if (ret == 0) return;
-    ASSERT_EQ(RPMA_E_NO_COMPLETION, ret);
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no completion arrived";
-    std::this_thread::yield();
-  }
-}
-
-void ExpectNoCompletion(rpma_cq *cq) {
-  ibv_wc wc;
-  memset(&wc, 0, sizeof(wc));
-  int ret = rpma_cq_get_wc(cq, 1, &wc, nullptr);
-  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret)
-      << "unexpected completion: wr_id " << wc.wr_id << " status " << wc.status;
-}
-
-void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_opcode opcode,
-                      ibv_wc *out = nullptr) {
-  ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(PollOne(cq, &wc));
-  EXPECT_EQ(wr_id, wc.wr_id);
-  EXPECT_EQ(status, wc.status);
-  if (status == IBV_WC_SUCCESS) {
-    EXPECT_EQ(opcode, wc.opcode);
-  }
-  if (out != nullptr) *out = wc;
-}
-
-rpma_cq *MainCq(rpma_conn *conn) {
-  rpma_cq *cq = nullptr;
-  EXPECT_EQ(0, rpma_conn_get_cq(conn, &cq));
-  return cq;
-}
-
-struct Buffer {
-  std::vector<uint8_t> bytes;
-  rpma_mr_local *mr = nullptr;
-};
-
-class OrderingTest : public ::testing::Test {
+class OrderingTest : public PairFixture {
  protected:
   // Connects with sq_size 64 on the client (unsignalled writes keep their slots).
   void Connect() {
-    ASSERT_EQ(0, rpma_conn_cfg_new(&cfg_));
+    ASSERT_NO_FATAL_FAILURE(NewCfg(&cfg_));
     ASSERT_EQ(0, rpma_conn_cfg_set_sq_size(cfg_, 64));
     ASSERT_EQ(0, rpma_conn_cfg_set_cq_size(cfg_, 64));
     PairOptions options;
     options.client_cfg = cfg_;
-    ASSERT_NO_FATAL_FAILURE(pair_.Connect(options));
-    client_cq_ = MainCq(pair_.client);
-    server_cq_ = MainCq(pair_.server);
-  }
-
-  Buffer *Register(size_t size, int usage, uint8_t fill) {
-    auto buffer = std::make_unique<Buffer>();
-    buffer->bytes.assign(size, fill);
-    EXPECT_EQ(0, rpma_mr_reg(pair_.peer, buffer->bytes.data(), size, usage, &buffer->mr));
-    buffers_.push_back(std::move(buffer));
-    return buffers_.back().get();
+    ASSERT_NO_FATAL_FAILURE(ConnectPair(options));
   }
 
   // Registers a server-side target and hands it to the client through its descriptor.
-  rpma_mr_remote *RemoteOf(Buffer *target) {
-    size_t size = 0;
-    EXPECT_EQ(0, rpma_mr_get_descriptor_size(target->mr, &size));
-    std::vector<uint8_t> desc(size);
-    EXPECT_EQ(0, rpma_mr_get_descriptor(target->mr, desc.data()));
-    rpma_mr_remote *remote = nullptr;
-    EXPECT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), desc.size(), &remote));
-    remotes_.push_back(remote);
-    return remote;
-  }
+  rpma_mr_remote *RemoteOf(Buffer *target) { return regs_.RemoteOf(target); }
 
-  void TearDown() override {
-    if (!HasFailure() && pair_.client != nullptr && pair_.server != nullptr)
-      DisconnectAndDelete(&pair_.client, &pair_.server);
-    if (pair_.client != nullptr) {
-      EXPECT_EQ(0, rpma_conn_delete(&pair_.client));
-    }
-    if (pair_.server != nullptr) {
-      EXPECT_EQ(0, rpma_conn_delete(&pair_.server));
-    }
-    for (rpma_mr_remote *remote : remotes_) EXPECT_EQ(0, rpma_mr_remote_delete(&remote));
-    for (auto &buffer : buffers_) {
-      if (buffer->mr != nullptr) {
-        EXPECT_EQ(0, rpma_mr_dereg(&buffer->mr));
-      }
-    }
-    if (cfg_ != nullptr) {
-      EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg_));
-    }
-    if (!HasFailure()) pair_.Teardown();
-  }
-
-  ConnectedPair pair_;
   rpma_conn_cfg *cfg_ = nullptr;
-  rpma_cq *client_cq_ = nullptr;
-  rpma_cq *server_cq_ = nullptr;
-  std::vector<std::unique_ptr<Buffer>> buffers_;
-  std::vector<rpma_mr_remote *> remotes_;
 };
 
 constexpr int kTargetUsage =

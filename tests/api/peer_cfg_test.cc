@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/test_support.h"
+
 namespace {
 
 class PeerCfgTest : public ::testing::Test {
@@ -32,11 +34,7 @@ bool DirectWrite(const struct rpma_peer_cfg *cfg) {
 TEST(PeerCfgNew, NullPtrIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_peer_cfg_new(nullptr)); }
 
 TEST(PeerCfgNew, SucceedsAndDeleteNulls) {
-  struct rpma_peer_cfg *cfg = nullptr;
-  ASSERT_EQ(0, rpma_peer_cfg_new(&cfg));
-  EXPECT_NE(nullptr, cfg);
-  EXPECT_EQ(0, rpma_peer_cfg_delete(&cfg));
-  EXPECT_EQ(nullptr, cfg);
+  ASSERT_NO_FATAL_FAILURE(ExpectNewThenDeleteNulls(rpma_peer_cfg_new, rpma_peer_cfg_delete));
 }
 
 TEST(PeerCfgNew, TwoCfgsAreIndependent) {
@@ -55,9 +53,7 @@ TEST(PeerCfgNew, TwoCfgsAreIndependent) {
 TEST(PeerCfgDelete, NullPtrIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_peer_cfg_delete(nullptr)); }
 
 TEST(PeerCfgDelete, NullObjectReturnsZero) {
-  struct rpma_peer_cfg *cfg = nullptr;
-  EXPECT_EQ(0, rpma_peer_cfg_delete(&cfg));
-  EXPECT_EQ(nullptr, cfg);
+  ExpectDeleteOfNullObjectReturnsZero(rpma_peer_cfg_delete);
 }
 
 TEST_F(PeerCfgTest, DefaultDirectWriteIsFalse) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/test_support.h"
+
 namespace {
 
 struct ibv_context *Context(rpma_util_ibv_context_type type) {
@@ -74,9 +76,7 @@ TEST_F(PeerTest, TwoPeersOnOneContextAreDistinct) {
 TEST_F(PeerTest, DeleteNullPtrIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_peer_delete(nullptr)); }
 
 TEST_F(PeerTest, DeleteNullObjectReturnsZero) {
-  struct rpma_peer *peer = nullptr;
-  EXPECT_EQ(0, rpma_peer_delete(&peer));
-  EXPECT_EQ(nullptr, peer);
+  ExpectDeleteOfNullObjectReturnsZero(rpma_peer_delete);
 }
 
 TEST_F(PeerTest, DeleteAfterMrDeregSucceeds) {

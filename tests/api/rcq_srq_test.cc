@@ -14,76 +14,15 @@
 
 namespace {
 
-const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
-
-// Polls `cq` until one completion arrives; fails after kSafetyTimeoutMs.
-void PollOne(rpma_cq *cq, ibv_wc *wc) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
-  for (;;) {
-    memset(wc, 0, sizeof(*wc));
-    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
-    if (ret == 0) return;
-    ASSERT_EQ(RPMA_E_NO_COMPLETION, ret);
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no completion arrived";
-    std::this_thread::yield();
-  }
-}
-
-void ExpectNoCompletion(rpma_cq *cq) {
-  ibv_wc wc;
-  memset(&wc, 0, sizeof(wc));
-  int ret = rpma_cq_get_wc(cq, 1, &wc, nullptr);
-  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret) << "unexpected completion: wr_id " << wc.wr_id << " status "
-                                       << wc.status << " opcode " << wc.opcode;
-}
-
-void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_opcode opcode,
-                      ibv_wc *out = nullptr) {
-  ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(PollOne(cq, &wc));
-  EXPECT_EQ(wr_id, wc.wr_id);
-  EXPECT_EQ(status, wc.status);
-  if (status == IBV_WC_SUCCESS) {
-    EXPECT_EQ(opcode, wc.opcode);
-  }
-  if (out != nullptr) *out = wc;
-}
-
-uint32_t QpNum(rpma_conn *conn) {
-  uint32_t qp_num = 0;
-  EXPECT_EQ(0, rpma_conn_get_qp_num(conn, &qp_num));
-  return qp_num;
-}
-
-rpma_cq *MainCq(rpma_conn *conn) {
-  rpma_cq *cq = nullptr;
-  EXPECT_EQ(0, rpma_conn_get_cq(conn, &cq));
-  return cq;
-}
-
-rpma_cq *Rcq(rpma_conn *conn) {
-  rpma_cq *rcq = reinterpret_cast<rpma_cq *>(uintptr_t{1});  // must be overwritten
-  EXPECT_EQ(0, rpma_conn_get_rcq(conn, &rcq));
-  return rcq;
-}
-
-struct Buffer {
-  std::vector<uint8_t> bytes;
-  rpma_mr_local *mr = nullptr;
-};
-
-class RcqSrqTest : public ::testing::Test {
+class RcqSrqTest : public PairFixture {
  protected:
   // A server cfg with `rcq_size` (and the SRQ if one was made).
   rpma_conn_cfg *NewCfg(uint32_t rcq_size) {
-    rpma_conn_cfg *cfg = nullptr;
-    EXPECT_EQ(0, rpma_conn_cfg_new(&cfg));
+    rpma_conn_cfg *cfg = PairFixture::NewCfg();
     EXPECT_EQ(0, rpma_conn_cfg_set_rcq_size(cfg, rcq_size));
     if (srq_ != nullptr) {
       EXPECT_EQ(0, rpma_conn_cfg_set_srq(cfg, srq_));
     }
-    cfgs_.push_back(cfg);
     return cfg;
   }
 
@@ -114,51 +53,26 @@ class RcqSrqTest : public ::testing::Test {
         ConnectOnce(pair_.peer, pair_.ep, pair_.port, options, &client2_, &server2_));
   }
 
-  Buffer *Register(size_t size, int usage, uint8_t fill) {
-    auto buffer = std::make_unique<Buffer>();
-    buffer->bytes.assign(size, fill);
-    EXPECT_EQ(0, rpma_mr_reg(pair_.peer, buffer->bytes.data(), size, usage, &buffer->mr));
-    buffers_.push_back(std::move(buffer));
-    return buffers_.back().get();
-  }
-
   Buffer *Source(size_t size, uint8_t seed) {
     Buffer *buffer = Register(size, RPMA_MR_USAGE_SEND, 0);
     for (size_t i = 0; i < size; ++i) buffer->bytes[i] = static_cast<uint8_t>(seed + i * 13);
     return buffer;
   }
 
-  void CloseQuietly(rpma_conn **a, rpma_conn **b) {
-    if (!HasFailure() && *a != nullptr && *b != nullptr) DisconnectAndDelete(a, b);
-    if (*a != nullptr) {
-      EXPECT_EQ(0, rpma_conn_delete(a));
-    }
-    if (*b != nullptr) {
-      EXPECT_EQ(0, rpma_conn_delete(b));
-    }
+  void TearDown() override {
+    CloseConnections(&client2_, &server2_);
+    PairFixture::TearDown();
   }
 
-  void TearDown() override {
-    CloseQuietly(&client2_, &server2_);
-    CloseQuietly(&pair_.client, &pair_.server);
-    for (auto &buffer : buffers_) {
-      if (buffer->mr != nullptr) {
-        EXPECT_EQ(0, rpma_mr_dereg(&buffer->mr));
-      }
-    }
+  void ReleaseMore() override {
     if (srq_ != nullptr) {
       EXPECT_EQ(0, rpma_srq_delete(&srq_));
     }
-    for (rpma_conn_cfg *cfg : cfgs_) EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
-    if (!HasFailure()) pair_.Teardown();
   }
 
-  ConnectedPair pair_;
   rpma_conn *client2_ = nullptr;
   rpma_conn *server2_ = nullptr;
   rpma_srq *srq_ = nullptr;
-  std::vector<std::unique_ptr<Buffer>> buffers_;
-  std::vector<rpma_conn_cfg *> cfgs_;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -18,30 +18,6 @@ constexpr size_t kRegionSize = 4096;
 constexpr uint8_t kUntouched = 0xEE;
 constexpr uint32_t kImm = 0xDEADBEEF;
 
-const void *Ctx(uintptr_t value) { return reinterpret_cast<const void *>(value); }
-
-// Polls `cq` until a completion arrives or the safety deadline passes. Returns the last result of
-// rpma_cq_get_wc: 0 (and *wc filled) or RPMA_E_NO_COMPLETION on timeout.
-int WaitWc(rpma_cq *cq, ibv_wc *wc) {
-  memset(wc, 0, sizeof(*wc));
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
-  for (;;) {
-    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
-    if (ret != RPMA_E_NO_COMPLETION || std::chrono::steady_clock::now() >= deadline) return ret;
-    std::this_thread::yield();
-  }
-}
-
-// Expects that no completion is pending on `cq` right now.
-void ExpectNoCompletion(rpma_cq *cq) {
-  ibv_wc wc;
-  memset(&wc, 0, sizeof(wc));
-  EXPECT_EQ(RPMA_E_NO_COMPLETION, rpma_cq_get_wc(cq, 1, &wc, nullptr))
-      << "unexpected completion: wr_id " << wc.wr_id << " status " << wc.status << " opcode "
-      << wc.opcode;
-}
-
 void Fill(std::vector<uint8_t> *buf, uint8_t seed) {
   for (size_t i = 0; i < buf->size(); ++i) (*buf)[i] = static_cast<uint8_t>(seed + i * 7);
 }
@@ -54,20 +30,12 @@ bool AllEqual(const uint8_t *p, size_t n, uint8_t value) {
 
 // One established pair, a target region on the server side (remote view on the client side) and
 // a local region on the client side. Everything is released in TearDown.
-class ReadWriteTest : public ::testing::Test {
+class ReadWriteTest : public PairFixture {
  protected:
-  void Connect() {
-    ASSERT_NO_FATAL_FAILURE(pair_.Connect());
-    ASSERT_EQ(0, rpma_conn_get_cq(pair_.client, &client_cq_));
-    ASSERT_EQ(0, rpma_conn_get_cq(pair_.server, &server_cq_));
-    ASSERT_EQ(0, rpma_conn_get_qp_num(pair_.client, &client_qp_num_));
-    ASSERT_EQ(0, rpma_conn_get_qp_num(pair_.server, &server_qp_num_));
-  }
-
-  // Connect(); the target (server) region gets `target_usage`, the local (client) one
+  // ConnectPair(); the target (server) region gets `target_usage`, the local (client) one
   // `local_usage`. The target is filled with kUntouched, the local region with a pattern.
   void Setup(int target_usage, int local_usage) {
-    ASSERT_NO_FATAL_FAILURE(Connect());
+    ASSERT_NO_FATAL_FAILURE(ConnectPair());
     target_.assign(kRegionSize, kUntouched);
     local_.resize(kRegionSize);
     Fill(&local_, 3);
@@ -77,19 +45,11 @@ class ReadWriteTest : public ::testing::Test {
   }
 
   void Register(void *ptr, size_t size, int usage, rpma_mr_local **mr) {
-    ASSERT_EQ(0, rpma_mr_reg(pair_.peer, ptr, size, usage, mr));
-    locals_.push_back(*mr);
+    regs_.Register(pair_.peer, ptr, size, usage, mr);
   }
 
   // The remote view of `mr`, decoded from its descriptor as a client would.
-  void RemoteOf(rpma_mr_local *mr, rpma_mr_remote **remote) {
-    size_t size = 0;
-    ASSERT_EQ(0, rpma_mr_get_descriptor_size(mr, &size));
-    std::vector<uint8_t> desc(size);
-    ASSERT_EQ(0, rpma_mr_get_descriptor(mr, desc.data()));
-    ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), desc.size(), remote));
-    remotes_.push_back(*remote);
-  }
+  void RemoteOf(rpma_mr_local *mr, rpma_mr_remote **remote) { regs_.RemoteOf(mr, remote); }
 
   // Posts a 1-byte receive on the server connection (for write_with_imm).
   void PostServerRecv(const void *ctx) {
@@ -101,30 +61,9 @@ class ReadWriteTest : public ::testing::Test {
   }
 
   void ExpectSuccess(rpma_cq *cq, const void *ctx, ibv_wc_opcode opcode, ibv_wc *out = nullptr) {
-    ibv_wc wc;
-    ASSERT_EQ(0, WaitWc(cq, &wc));
-    EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-    EXPECT_EQ(reinterpret_cast<uint64_t>(ctx), wc.wr_id);
-    EXPECT_EQ(opcode, wc.opcode);
-    if (out != nullptr) *out = wc;
+    ExpectCompletion(cq, reinterpret_cast<uint64_t>(ctx), IBV_WC_SUCCESS, opcode, out);
   }
 
-  void TearDown() override {
-    if (!HasFailure() && pair_.client != nullptr && pair_.server != nullptr) {
-      DisconnectAndDelete(&pair_.client, &pair_.server);
-    }
-    if (pair_.client != nullptr) (void)rpma_conn_delete(&pair_.client);
-    if (pair_.server != nullptr) (void)rpma_conn_delete(&pair_.server);
-    for (rpma_mr_remote *r : remotes_) EXPECT_EQ(0, rpma_mr_remote_delete(&r));
-    for (rpma_mr_local *m : locals_) EXPECT_EQ(0, rpma_mr_dereg(&m));
-    if (!HasFailure()) pair_.Teardown();
-  }
-
-  ConnectedPair pair_;
-  rpma_cq *client_cq_ = nullptr;
-  rpma_cq *server_cq_ = nullptr;
-  uint32_t client_qp_num_ = 0;
-  uint32_t server_qp_num_ = 0;
   std::vector<uint8_t> target_;
   std::vector<uint8_t> local_;
   rpma_mr_local *target_mr_ = nullptr;
@@ -132,8 +71,6 @@ class ReadWriteTest : public ::testing::Test {
   rpma_mr_local *local_mr_ = nullptr;
   uint8_t recv_buf_[1] = {0x5A};
   rpma_mr_local *recv_mr_ = nullptr;
-  std::vector<rpma_mr_local *> locals_;
-  std::vector<rpma_mr_remote *> remotes_;
 };
 
 // ---------------------------------------------------------------------------------------------

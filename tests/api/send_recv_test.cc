@@ -14,80 +14,23 @@
 
 namespace {
 
-// An op_context that comes back as wc.wr_id == n.
-const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
-
-// Polls `cq` until one completion arrives; fails after kSafetyTimeoutMs.
-void PollOne(rpma_cq *cq, ibv_wc *wc) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
-  for (;;) {
-    memset(wc, 0, sizeof(*wc));
-    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
-    if (ret == 0) return;
-    ASSERT_EQ(RPMA_E_NO_COMPLETION, ret);
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no completion arrived";
-    std::this_thread::yield();
-  }
-}
-
-// Asserts that `cq` holds no completion right now.
-void ExpectNoCompletion(rpma_cq *cq) {
-  ibv_wc wc;
-  memset(&wc, 0, sizeof(wc));
-  int ret = rpma_cq_get_wc(cq, 1, &wc, nullptr);
-  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret) << "unexpected completion: wr_id " << wc.wr_id << " status "
-                                       << wc.status << " opcode " << wc.opcode;
-}
-
-// Polls one completion and checks its wr_id and status (and, for a successful one, opcode).
-void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_opcode opcode,
-                      ibv_wc *out = nullptr) {
-  ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(PollOne(cq, &wc));
-  EXPECT_EQ(wr_id, wc.wr_id);
-  EXPECT_EQ(status, wc.status);
-  if (status == IBV_WC_SUCCESS) {
-    EXPECT_EQ(opcode, wc.opcode);
-  }
-  if (out != nullptr) *out = wc;
-}
-
-uint32_t QpNum(rpma_conn *conn) {
-  uint32_t qp_num = 0;
-  EXPECT_EQ(0, rpma_conn_get_qp_num(conn, &qp_num));
-  return qp_num;
-}
-
-rpma_cq *MainCq(rpma_conn *conn) {
-  rpma_cq *cq = nullptr;
-  EXPECT_EQ(0, rpma_conn_get_cq(conn, &cq));
-  return cq;
-}
-
-// A registered buffer.
-struct Buffer {
-  std::vector<uint8_t> bytes;
-  rpma_mr_local *mr = nullptr;
-};
-
-class SendRecvTest : public ::testing::Test {
+class SendRecvTest : public PairFixture {
  protected:
-  void Connect(const PairOptions &options = PairOptions()) {
-    ASSERT_NO_FATAL_FAILURE(pair_.Connect(options));
-    client_cq_ = MainCq(pair_.client);
-    server_cq_ = MainCq(pair_.server);
-    ASSERT_NE(nullptr, client_cq_);
-    ASSERT_NE(nullptr, server_cq_);
+  // The server posts a receive into dst at [recv_offset, recv_offset + recv_len) (wr_id
+  // recv_id); the client sends `len` bytes of src from src_offset, signalled (wr_id send_id).
+  void PostRecvAndSend(Buffer *dst, size_t recv_offset, size_t recv_len, uintptr_t recv_id,
+                       Buffer *src, size_t src_offset, size_t len, uintptr_t send_id) {
+    ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, recv_offset, recv_len, Ctx(recv_id)));
+    ASSERT_EQ(0, rpma_send(pair_.client, src->mr, src_offset, len, RPMA_F_COMPLETION_ALWAYS,
+                           Ctx(send_id)));
   }
 
-  // Registers `size` bytes filled with `fill` on the (one) peer of the pair.
-  Buffer *Register(size_t size, int usage, uint8_t fill) {
-    auto buffer = std::make_unique<Buffer>();
-    buffer->bytes.assign(size, fill);
-    EXPECT_EQ(0, rpma_mr_reg(pair_.peer, buffer->bytes.data(), size, usage, &buffer->mr));
-    buffers_.push_back(std::move(buffer));
-    return buffers_.back().get();
+  // The server's receive completion (into *recv_wc if not NULL), then the client's send one.
+  void ExpectRecvAndSend(uint64_t recv_id, ibv_wc_status recv_status, uint64_t send_id,
+                         ibv_wc_status send_status, ibv_wc *recv_wc = nullptr) {
+    ASSERT_NO_FATAL_FAILURE(
+        ExpectCompletion(server_cq_, recv_id, recv_status, IBV_WC_RECV, recv_wc));
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, send_id, send_status, IBV_WC_SEND));
   }
 
   // A source buffer whose byte i is (seed + i * 7).
@@ -97,37 +40,6 @@ class SendRecvTest : public ::testing::Test {
     return buffer;
   }
 
-  rpma_conn_cfg *NewCfg() {
-    rpma_conn_cfg *cfg = nullptr;
-    EXPECT_EQ(0, rpma_conn_cfg_new(&cfg));
-    cfgs_.push_back(cfg);
-    return cfg;
-  }
-
-  void TearDown() override {
-    if (!HasFailure() && pair_.client != nullptr && pair_.server != nullptr) {
-      DisconnectAndDelete(&pair_.client, &pair_.server);
-    }
-    if (pair_.client != nullptr) {
-      EXPECT_EQ(0, rpma_conn_delete(&pair_.client));
-    }
-    if (pair_.server != nullptr) {
-      EXPECT_EQ(0, rpma_conn_delete(&pair_.server));
-    }
-    for (auto &buffer : buffers_) {
-      if (buffer->mr != nullptr) {
-        EXPECT_EQ(0, rpma_mr_dereg(&buffer->mr));
-      }
-    }
-    for (rpma_conn_cfg *cfg : cfgs_) EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
-    if (!HasFailure()) pair_.Teardown();
-  }
-
-  ConnectedPair pair_;
-  rpma_cq *client_cq_ = nullptr;
-  rpma_cq *server_cq_ = nullptr;
-  std::vector<std::unique_ptr<Buffer>> buffers_;
-  std::vector<rpma_conn_cfg *> cfgs_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -135,33 +47,33 @@ class SendRecvTest : public ::testing::Test {
 // ---------------------------------------------------------------------------------------------
 
 TEST_F(SendRecvTest, SendNullConnIsInval) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(8, 1);
   EXPECT_EQ(RPMA_E_INVAL, rpma_send(nullptr, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL, rpma_send(nullptr, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
 }
 
 TEST_F(SendRecvTest, SendZeroFlagsIsInval) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(8, 1);
   EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, src->mr, 0, 8, 0, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, nullptr, 0, 0, 0, Ctx(1)));
 }
 
 TEST_F(SendRecvTest, SendNullSrcWithOffsetIsInval) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, nullptr, 1, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
 }
 
 TEST_F(SendRecvTest, SendNullSrcWithLenIsInval) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, nullptr, 0, 1, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL,
             rpma_send(pair_.client, nullptr, 4, 8, RPMA_F_COMPLETION_ON_ERROR, Ctx(1)));
 }
 
 TEST_F(SendRecvTest, SendWithImmNullConnIsInval) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(8, 1);
   EXPECT_EQ(RPMA_E_INVAL,
             rpma_send_with_imm(nullptr, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 7, Ctx(1)));
@@ -170,20 +82,20 @@ TEST_F(SendRecvTest, SendWithImmNullConnIsInval) {
 }
 
 TEST_F(SendRecvTest, SendWithImmZeroFlagsIsInval) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(8, 1);
   EXPECT_EQ(RPMA_E_INVAL, rpma_send_with_imm(pair_.client, src->mr, 0, 8, 0, 7, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL, rpma_send_with_imm(pair_.client, nullptr, 0, 0, 0, 7, Ctx(1)));
 }
 
 TEST_F(SendRecvTest, SendWithImmNullSrcWithOffsetIsInval) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   EXPECT_EQ(RPMA_E_INVAL,
             rpma_send_with_imm(pair_.client, nullptr, 1, 0, RPMA_F_COMPLETION_ALWAYS, 7, Ctx(1)));
 }
 
 TEST_F(SendRecvTest, SendWithImmNullSrcWithLenIsInval) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   EXPECT_EQ(RPMA_E_INVAL,
             rpma_send_with_imm(pair_.client, nullptr, 0, 1, RPMA_F_COMPLETION_ALWAYS, 7, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL,
@@ -191,26 +103,26 @@ TEST_F(SendRecvTest, SendWithImmNullSrcWithLenIsInval) {
 }
 
 TEST_F(SendRecvTest, RecvNullConnIsInval) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0);
   EXPECT_EQ(RPMA_E_INVAL, rpma_recv(nullptr, dst->mr, 0, 8, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL, rpma_recv(nullptr, nullptr, 0, 0, Ctx(1)));
 }
 
 TEST_F(SendRecvTest, RecvNullDstWithOffsetIsInval) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   EXPECT_EQ(RPMA_E_INVAL, rpma_recv(pair_.server, nullptr, 1, 0, Ctx(1)));
 }
 
 TEST_F(SendRecvTest, RecvNullDstWithLenIsInval) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   EXPECT_EQ(RPMA_E_INVAL, rpma_recv(pair_.server, nullptr, 0, 1, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL, rpma_recv(pair_.server, nullptr, 4, 8, nullptr));
 }
 
 // Rejected calls post nothing: no completion, no receive consumed, no receive posted.
 TEST_F(SendRecvTest, InvalidCallsPostNothing) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(8, 1);
   Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(5)));
@@ -234,11 +146,10 @@ TEST_F(SendRecvTest, InvalidCallsPostNothing) {
 // ---------------------------------------------------------------------------------------------
 
 TEST_F(SendRecvTest, SendDeliversExactBytesAtReceiveOffset) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(64, 3);
   Buffer *dst = Register(256, RPMA_MR_USAGE_RECV, 0xEE);
-  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 100, 50, Ctx(0xABC)));
-  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 7, 40, RPMA_F_COMPLETION_ALWAYS, Ctx(0x123)));
+  ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(dst, 100, 50, 0xABC, src, 7, 40, 0x123));
 
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 0xABC, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
@@ -256,7 +167,7 @@ TEST_F(SendRecvTest, SendDeliversExactBytesAtReceiveOffset) {
 }
 
 TEST_F(SendRecvTest, ServerToClientSend) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(32, 9);
   Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.client, dst->mr, 0, 32, Ctx(2)));
@@ -270,7 +181,7 @@ TEST_F(SendRecvTest, ServerToClientSend) {
 }
 
 TEST_F(SendRecvTest, SendWithImmDeliversBytesAndImmediateInNetworkOrder) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(16, 5);
   Buffer *dst = Register(64, RPMA_MR_USAGE_RECV, 0xEE);
   const uint32_t imm = 0x12345678;
@@ -278,13 +189,12 @@ TEST_F(SendRecvTest, SendWithImmDeliversBytesAndImmediateInNetworkOrder) {
   ASSERT_EQ(
       0, rpma_send_with_imm(pair_.client, src->mr, 0, 16, RPMA_F_COMPLETION_ALWAYS, imm, Ctx(66)));
   ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 77, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(77, IBV_WC_SUCCESS, 66, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(16u, wc.byte_len);
   EXPECT_NE(0u, wc.wc_flags & IBV_WC_WITH_IMM);
   EXPECT_EQ(imm, ntohl(wc.imm_data));
   EXPECT_EQ(htonl(imm), wc.imm_data);
   EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 66, IBV_WC_SUCCESS, IBV_WC_SEND));
 
   std::vector<uint8_t> expected(64, 0xEE);
   memcpy(&expected[8], src->bytes.data(), 16);
@@ -293,7 +203,7 @@ TEST_F(SendRecvTest, SendWithImmDeliversBytesAndImmediateInNetworkOrder) {
 
 // An immediate value whose bytes all differ, and the extremes, each survive the trip.
 TEST_F(SendRecvTest, SendWithImmCarriesEveryValue) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0);
   const uint32_t values[] = {0u, 1u, 0xFFFFFFFFu, 0x80000001u, 0xA1B2C3D4u};
   for (uint32_t imm : values) {
@@ -310,33 +220,30 @@ TEST_F(SendRecvTest, SendWithImmCarriesEveryValue) {
 }
 
 TEST_F(SendRecvTest, NullOpContextGivesWrIdZero) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(4, 1);
   Buffer *dst = Register(4, RPMA_MR_USAGE_RECV, 0);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 4, nullptr));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 4, RPMA_F_COMPLETION_ALWAYS, nullptr));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 0, IBV_WC_SUCCESS, IBV_WC_RECV));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 0, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(0, IBV_WC_SUCCESS, 0, IBV_WC_SUCCESS));
   EXPECT_EQ(src->bytes, dst->bytes);
 }
 
 // A receive buffer exactly as long as the message is enough.
 TEST_F(SendRecvTest, MessageExactlyFillingTheReceive) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(16, 2);
   Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
-  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 16, Ctx(1)));
-  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 16, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(dst, 0, 16, 1, src, 0, 16, 2));
   ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_SUCCESS, 2, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(16u, wc.byte_len);
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
   EXPECT_EQ(src->bytes, dst->bytes);
 }
 
 // RPMA_F_COMPLETION_ON_ERROR: a successful send produces no sender completion.
 TEST_F(SendRecvTest, OnErrorSuccessfulSendsHaveNoSenderCompletion) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(8, 4);
   Buffer *dst = Register(24, RPMA_MR_USAGE_RECV, 0xEE);
   for (uintptr_t i = 0; i < 3; ++i)
@@ -351,8 +258,7 @@ TEST_F(SendRecvTest, OnErrorSuccessfulSendsHaveNoSenderCompletion) {
   ExpectNoCompletion(client_cq_);
   // A later signalled send completes alone.
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 12, IBV_WC_SUCCESS, IBV_WC_RECV));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(12, IBV_WC_SUCCESS, 3, IBV_WC_SUCCESS));
   ExpectNoCompletion(client_cq_);
   for (size_t i = 0; i < 3; ++i)
     EXPECT_EQ(0, memcmp(&dst->bytes[i * 8], src->bytes.data(), 8)) << "message " << i;
@@ -363,61 +269,56 @@ TEST_F(SendRecvTest, OnErrorSuccessfulSendsHaveNoSenderCompletion) {
 // ---------------------------------------------------------------------------------------------
 
 TEST_F(SendRecvTest, ZeroByteSendConsumesAReceive) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 16, Ctx(1)));
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 16, Ctx(2)));
   ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
   ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_SUCCESS, 3, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(0u, wc.byte_len);
   EXPECT_EQ(0u, wc.wc_flags & IBV_WC_WITH_IMM);
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_SUCCESS, IBV_WC_SEND));
   EXPECT_EQ(std::vector<uint8_t>(16, 0xEE), dst->bytes);
   // Exactly one receive was consumed: the second is still posted.
   ExpectNoCompletion(server_cq_);
   ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(4)));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 2, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(2, IBV_WC_SUCCESS, 4, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(0u, wc.byte_len);
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 4, IBV_WC_SUCCESS, IBV_WC_SEND));
 }
 
 TEST_F(SendRecvTest, ZeroByteSendWithImm) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 4, 8, Ctx(1)));
   ASSERT_EQ(0, rpma_send_with_imm(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, 0xCAFEBABE,
                                   Ctx(2)));
   ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_SUCCESS, 2, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(0u, wc.byte_len);
   EXPECT_NE(0u, wc.wc_flags & IBV_WC_WITH_IMM);
   EXPECT_EQ(0xCAFEBABEu, ntohl(wc.imm_data));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
   EXPECT_EQ(std::vector<uint8_t>(16, 0xEE), dst->bytes);
 }
 
 TEST_F(SendRecvTest, ZeroLengthReceiveTakesZeroByteMessage) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   ASSERT_EQ(0, rpma_recv(pair_.server, nullptr, 0, 0, Ctx(8)));
   ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(9)));
   ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 8, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(8, IBV_WC_SUCCESS, 9, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(0u, wc.byte_len);
   EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 9, IBV_WC_SUCCESS, IBV_WC_SEND));
 }
 
 // A 0-byte message also fits a registered receive of length 0.
 TEST_F(SendRecvTest, ZeroByteMessageIntoZeroLengthRegisteredReceive) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 3, 0, Ctx(1)));
   ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
   ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_SUCCESS, 2, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(0u, wc.byte_len);
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
   EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
 }
 
@@ -444,12 +345,11 @@ void ExpectBothSidesFlush(rpma_conn *client, rpma_cq *client_cq, rpma_conn *serv
 
 // RPMA_F_COMPLETION_ALWAYS: the failed send completes (with its error).
 TEST_F(SendRecvTest, MessageLongerThanReceiveErrorsBothSides) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(32, 6);
   Buffer *dst = Register(64, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 16, Ctx(1)));
-  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 32, 32, Ctx(2)));
-  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 17, RPMA_F_COMPLETION_ALWAYS, Ctx(10)));
+  ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(dst, 32, 32, 2, src, 0, 17, 10));
 
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, &wc));
@@ -468,45 +368,41 @@ TEST_F(SendRecvTest, MessageLongerThanReceiveErrorsBothSides) {
 
 // RPMA_F_COMPLETION_ON_ERROR: the failed send_with_imm still completes.
 TEST_F(SendRecvTest, SendWithImmLongerThanReceiveCompletesOnError) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(32, 6);
   Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
   ASSERT_EQ(
       0, rpma_send_with_imm(pair_.client, src->mr, 0, 32, RPMA_F_COMPLETION_ON_ERROR, 3, Ctx(10)));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 10, IBV_WC_REM_INV_REQ_ERR, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_LOC_LEN_ERR, 10, IBV_WC_REM_INV_REQ_ERR));
   ASSERT_NO_FATAL_FAILURE(
       ExpectBothSidesFlush(pair_.client, client_cq_, pair_.server, server_cq_, src->mr, dst->mr));
 }
 
 TEST_F(SendRecvTest, MessageIntoZeroLengthReceiveIsLengthError) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(4, 6);
   ASSERT_EQ(0, rpma_recv(pair_.server, nullptr, 0, 0, Ctx(1)));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 1, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_REM_INV_REQ_ERR, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_LOC_LEN_ERR, 2, IBV_WC_REM_INV_REQ_ERR));
 }
 
 // A receive buffer without local write access (usage SEND only): the responder reports a
 // local protection error and NAKs the send (remote operational error on the requester).
 TEST_F(SendRecvTest, ReceiveIntoMrWithoutLocalWriteIsProtectionError) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(8, 6);
   Buffer *dst = Register(8, RPMA_MR_USAGE_SEND, 0xEE);
-  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
-  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(dst, 0, 8, 1, src, 0, 8, 2));
   ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_LOC_PROT_ERR, 2, IBV_WC_REM_OP_ERR, &wc));
   EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_REM_OP_ERR, IBV_WC_SEND));
   EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
 }
 
 // A source range beyond the local MR fails at the sender (a local error); nothing arrives.
 TEST_F(SendRecvTest, SendBeyondLocalMrIsLocalError) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(16, 6);
   Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 32, Ctx(1)));
@@ -527,43 +423,38 @@ TEST_F(SendRecvTest, SendBeyondLocalMrIsLocalError) {
 // A receive whose range lies partly outside its MR: a message reaching past the MR is a
 // protection error at the receiver.
 TEST_F(SendRecvTest, ReceiveBeyondMrBoundsIsProtectionError) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(32, 6);
   Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
-  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 8, 32, Ctx(1)));
-  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 12, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_REM_OP_ERR, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(dst, 8, 32, 1, src, 0, 12, 2));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_LOC_PROT_ERR, 2, IBV_WC_REM_OP_ERR));
   EXPECT_EQ(std::vector<uint8_t>(16, 0xEE), dst->bytes);
 }
 
 // The same receive is fine for a message that stays inside the MR.
 TEST_F(SendRecvTest, ReceiveReachingPastMrTakesAShortMessage) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(32, 6);
   Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
-  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 8, 32, Ctx(1)));
-  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(dst, 8, 32, 1, src, 0, 8, 2));
   ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_SUCCESS, 2, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(8u, wc.byte_len);
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
   EXPECT_EQ(0, memcmp(&dst->bytes[8], src->bytes.data(), 8));
 }
 
 // A registered source with length 0 is a 0-byte message too.
 TEST_F(SendRecvTest, ZeroLengthSendFromRegisteredMr) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(8, 6);
   Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
   ASSERT_EQ(0,
             rpma_send_with_imm(pair_.client, src->mr, 4, 0, RPMA_F_COMPLETION_ALWAYS, 6, Ctx(2)));
   ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_SUCCESS, 2, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(0u, wc.byte_len);
   EXPECT_EQ(6u, ntohl(wc.imm_data));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
   EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
 }
 
@@ -574,7 +465,7 @@ TEST_F(SendRecvTest, SendIntoFullSendQueueIsProvider) {
   ASSERT_EQ(0, rpma_conn_cfg_set_sq_size(cfg, 2));
   PairOptions options;
   options.client_cfg = cfg;
-  ASSERT_NO_FATAL_FAILURE(Connect(options));
+  ASSERT_NO_FATAL_FAILURE(ConnectPair(options));
   Buffer *src = Source(8, 6);
   Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
   for (uintptr_t i = 0; i < 4; ++i)
@@ -599,7 +490,7 @@ TEST_F(SendRecvTest, RecvIntoFullReceiveQueueIsProvider) {
   ASSERT_EQ(0, rpma_conn_cfg_set_rq_size(cfg, 2));
   PairOptions options;
   options.server_cfg = cfg;
-  ASSERT_NO_FATAL_FAILURE(Connect(options));
+  ASSERT_NO_FATAL_FAILURE(ConnectPair(options));
   Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
   ASSERT_EQ(0, rpma_recv(pair_.server, nullptr, 0, 0, Ctx(2)));
@@ -607,8 +498,7 @@ TEST_F(SendRecvTest, RecvIntoFullReceiveQueueIsProvider) {
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_recv(pair_.server, nullptr, 0, 0, Ctx(4)));
   // A consumed receive frees its place.
   ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(5)));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 1, IBV_WC_SUCCESS, IBV_WC_RECV));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 5, IBV_WC_SUCCESS, IBV_WC_SEND));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_SUCCESS, 5, IBV_WC_SUCCESS));
   EXPECT_EQ(0, rpma_recv(pair_.server, dst->mr, 8, 8, Ctx(6)));
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_recv(pair_.server, dst->mr, 16, 8, Ctx(7)));
 }
@@ -618,7 +508,7 @@ TEST_F(SendRecvTest, RecvIntoFullReceiveQueueIsProvider) {
 // ---------------------------------------------------------------------------------------------
 
 TEST_F(SendRecvTest, SendWaitsForAReceive) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(12, 8);
   Buffer *dst = Register(12, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 12, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
@@ -626,15 +516,14 @@ TEST_F(SendRecvTest, SendWaitsForAReceive) {
   ExpectNoCompletion(server_cq_);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 12, Ctx(2)));
   ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 2, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(2, IBV_WC_SUCCESS, 1, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(12u, wc.byte_len);
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_SUCCESS, IBV_WC_SEND));
   EXPECT_EQ(src->bytes, dst->bytes);
 }
 
 // Sends queue behind a waiting one (RC order); each posted receive lets exactly one go on.
 TEST_F(SendRecvTest, WaitingSendsGoOnOnePerReceive) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(8, 8);
   Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 4, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
@@ -643,18 +532,16 @@ TEST_F(SendRecvTest, WaitingSendsGoOnOnePerReceive) {
   ExpectNoCompletion(client_cq_);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(11)));
   ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 11, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(11, IBV_WC_SUCCESS, 1, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(4u, wc.byte_len);
   EXPECT_EQ(0u, wc.wc_flags & IBV_WC_WITH_IMM);
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_SUCCESS, IBV_WC_SEND));
   ExpectNoCompletion(client_cq_);
   ExpectNoCompletion(server_cq_);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 8, 8, Ctx(12)));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 12, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(12, IBV_WC_SUCCESS, 2, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(4u, wc.byte_len);
   EXPECT_NE(0u, wc.wc_flags & IBV_WC_WITH_IMM);
   EXPECT_EQ(42u, ntohl(wc.imm_data));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
   EXPECT_EQ(0, memcmp(&dst->bytes[0], &src->bytes[0], 4));
   EXPECT_EQ(0, memcmp(&dst->bytes[8], &src->bytes[4], 4));
 }
@@ -691,7 +578,7 @@ void DisconnectFlushesWaitingSend(ConnectedPair *pair, bool client_disconnects, 
 }
 
 TEST_F(SendRecvTest, WaitingSendFlushedWhenSenderDisconnects) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(8, 1);
   Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_NO_FATAL_FAILURE(DisconnectFlushesWaitingSend(&pair_, true, RPMA_F_COMPLETION_ALWAYS,
@@ -700,7 +587,7 @@ TEST_F(SendRecvTest, WaitingSendFlushedWhenSenderDisconnects) {
 }
 
 TEST_F(SendRecvTest, WaitingSendFlushedWhenReceiverDisconnects) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(8, 1);
   Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_NO_FATAL_FAILURE(DisconnectFlushesWaitingSend(&pair_, false, RPMA_F_COMPLETION_ON_ERROR,
@@ -709,7 +596,7 @@ TEST_F(SendRecvTest, WaitingSendFlushedWhenReceiverDisconnects) {
 }
 
 TEST_F(SendRecvTest, ReceivesCompleteInArrivalOrder) {
-  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
   Buffer *src = Source(32, 0x40);
   Buffer *dst = Register(96, RPMA_MR_USAGE_RECV, 0xEE);
   for (uintptr_t k = 1; k <= 3; ++k)
@@ -754,14 +641,12 @@ TEST_F(SendRecvTest, ConnReqRecvBeforeAcceptReceivesFirstMessage) {
 
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 24, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
   ibv_wc wc;
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 0x5150, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(0x5150, IBV_WC_SUCCESS, 1, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(24u, wc.byte_len);
   EXPECT_EQ(QpNum(pair_.server), wc.qp_num);
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_SUCCESS, IBV_WC_SEND));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 0, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(0, IBV_WC_SUCCESS, 2, IBV_WC_SUCCESS, &wc));
   EXPECT_EQ(8u, wc.byte_len);
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_SUCCESS, IBV_WC_SEND));
 
   std::vector<uint8_t> expected(64, 0xEE);
   memcpy(&expected[16], src->bytes.data(), 24);

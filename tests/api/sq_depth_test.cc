@@ -15,51 +15,26 @@ namespace {
 
 constexpr size_t kSize = 4096;
 
-const void *Ctx(uintptr_t value) { return reinterpret_cast<const void *>(value); }
-
-int WaitWc(rpma_cq *cq, ibv_wc *wc) {
-  memset(wc, 0, sizeof(*wc));
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
-  for (;;) {
-    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
-    if (ret != RPMA_E_NO_COMPLETION || std::chrono::steady_clock::now() >= deadline) return ret;
-    std::this_thread::yield();
-  }
-}
-
-void ExpectNoCompletion(rpma_cq *cq) {
-  ibv_wc wc;
-  memset(&wc, 0, sizeof(wc));
-  EXPECT_EQ(RPMA_E_NO_COMPLETION, rpma_cq_get_wc(cq, 1, &wc, nullptr))
-      << "unexpected completion: wr_id " << wc.wr_id << " status " << wc.status;
-}
-
-class SqDepthTest : public ::testing::Test {
+class SqDepthTest : public PairFixture {
  protected:
   // Connects with the given client cfg (NULL: defaults) and registers a target on the server
   // side (write, read and flush allowed) and a local buffer on the client side.
   void Setup(const rpma_conn_cfg *client_cfg = nullptr) {
     PairOptions options;
     options.client_cfg = client_cfg;
-    ASSERT_NO_FATAL_FAILURE(pair_.Connect(options));
-    ASSERT_EQ(0, rpma_conn_get_cq(pair_.client, &client_cq_));
-    ASSERT_EQ(0, rpma_conn_get_cq(pair_.server, &server_cq_));
+    ASSERT_NO_FATAL_FAILURE(ConnectPair(options));
     target_.assign(kSize, 0);
     local_.assign(kSize, 0x5C);
-    ASSERT_EQ(0, rpma_mr_reg(pair_.peer, target_.data(), kSize,
-                             RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
-                                 RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_SEND,
-                             &target_mr_));
-    size_t desc_size = 0;
-    ASSERT_EQ(0, rpma_mr_get_descriptor_size(target_mr_, &desc_size));
-    std::vector<uint8_t> desc(desc_size);
-    ASSERT_EQ(0, rpma_mr_get_descriptor(target_mr_, desc.data()));
-    ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), desc.size(), &remote_));
-    ASSERT_EQ(0, rpma_mr_reg(pair_.peer, local_.data(), kSize,
-                             RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST |
-                                 RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV,
-                             &local_mr_));
+    ASSERT_NO_FATAL_FAILURE(regs_.Register(
+        pair_.peer, target_.data(), kSize,
+        RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+            RPMA_MR_USAGE_SEND,
+        &target_mr_));
+    ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(target_mr_, &remote_));
+    ASSERT_NO_FATAL_FAILURE(regs_.Register(
+        pair_.peer, local_.data(), kSize,
+        RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV,
+        &local_mr_));
   }
 
   // An 8-byte write to slot `i` of the target.
@@ -86,25 +61,7 @@ class SqDepthTest : public ::testing::Test {
     ExpectNoCompletion(client_cq_);
   }
 
-  void TearDown() override {
-    if (!HasFailure() && pair_.client != nullptr && pair_.server != nullptr) {
-      DisconnectAndDelete(&pair_.client, &pair_.server);
-    }
-    if (pair_.client != nullptr) (void)rpma_conn_delete(&pair_.client);
-    if (pair_.server != nullptr) (void)rpma_conn_delete(&pair_.server);
-    EXPECT_EQ(0, rpma_mr_remote_delete(&remote_));
-    EXPECT_EQ(0, rpma_mr_dereg(&target_mr_));
-    EXPECT_EQ(0, rpma_mr_dereg(&local_mr_));
-    if (cfg_ != nullptr) {
-      EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg_));
-    }
-    if (!HasFailure()) pair_.Teardown();
-  }
-
-  ConnectedPair pair_;
   rpma_conn_cfg *cfg_ = nullptr;
-  rpma_cq *client_cq_ = nullptr;
-  rpma_cq *server_cq_ = nullptr;
   std::vector<uint8_t> target_;
   std::vector<uint8_t> local_;
   rpma_mr_local *target_mr_ = nullptr;
@@ -203,7 +160,7 @@ TEST_F(SqDepthTest, EveryKindOfWorkRequestTakesASlot) {
 }
 
 TEST_F(SqDepthTest, CustomSqSizeFour) {
-  ASSERT_EQ(0, rpma_conn_cfg_new(&cfg_));
+  ASSERT_NO_FATAL_FAILURE(NewCfg(&cfg_));
   ASSERT_EQ(0, rpma_conn_cfg_set_sq_size(cfg_, 4));
   ASSERT_NO_FATAL_FAILURE(Setup(cfg_));
   for (uintptr_t i = 0; i < 4; ++i)
@@ -214,7 +171,7 @@ TEST_F(SqDepthTest, CustomSqSizeFour) {
 }
 
 TEST_F(SqDepthTest, CustomSqSizeFourSignalledEveryFourth) {
-  ASSERT_EQ(0, rpma_conn_cfg_new(&cfg_));
+  ASSERT_NO_FATAL_FAILURE(NewCfg(&cfg_));
   ASSERT_EQ(0, rpma_conn_cfg_set_sq_size(cfg_, 4));
   ASSERT_NO_FATAL_FAILURE(Setup(cfg_));
   // Many rounds of 3 unsignalled + 1 signalled, polled each round, never hit the limit.
@@ -286,7 +243,7 @@ TEST_F(SqDepthTest, ConsumedReceiveFreesItsSlot) {
 }
 
 TEST_F(SqDepthTest, CustomRqSizeThree) {
-  ASSERT_EQ(0, rpma_conn_cfg_new(&cfg_));
+  ASSERT_NO_FATAL_FAILURE(NewCfg(&cfg_));
   ASSERT_EQ(0, rpma_conn_cfg_set_rq_size(cfg_, 3));
   ASSERT_NO_FATAL_FAILURE(Setup(cfg_));
   for (uintptr_t i = 0; i < 3; ++i)

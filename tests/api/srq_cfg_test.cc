@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/test_support.h"
+
 namespace {
 
 class SrqCfgTest : public ::testing::Test {
@@ -27,19 +29,13 @@ class SrqCfgTest : public ::testing::Test {
 TEST(SrqCfgNew, NullPtrIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_srq_cfg_new(nullptr)); }
 
 TEST(SrqCfgNew, SucceedsAndDeleteNulls) {
-  struct rpma_srq_cfg *cfg = nullptr;
-  ASSERT_EQ(0, rpma_srq_cfg_new(&cfg));
-  EXPECT_NE(nullptr, cfg);
-  EXPECT_EQ(0, rpma_srq_cfg_delete(&cfg));
-  EXPECT_EQ(nullptr, cfg);
+  ASSERT_NO_FATAL_FAILURE(ExpectNewThenDeleteNulls(rpma_srq_cfg_new, rpma_srq_cfg_delete));
 }
 
 TEST(SrqCfgDelete, NullPtrIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_srq_cfg_delete(nullptr)); }
 
 TEST(SrqCfgDelete, NullObjectReturnsZero) {
-  struct rpma_srq_cfg *cfg = nullptr;
-  EXPECT_EQ(0, rpma_srq_cfg_delete(&cfg));
-  EXPECT_EQ(nullptr, cfg);
+  ExpectDeleteOfNullObjectReturnsZero(rpma_srq_cfg_delete);
 }
 
 TEST(SrqCfgNew, TwoCfgsAreIndependent) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/test_support.h"
+
 namespace {
 
 class SrqTest : public ::testing::Test {
@@ -99,9 +101,7 @@ TEST_F(SrqTest, CfgCanBeDeletedAfterNew) {
 TEST_F(SrqTest, DeleteNullPtrIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_srq_delete(nullptr)); }
 
 TEST_F(SrqTest, DeleteNullObjectReturnsZero) {
-  struct rpma_srq *srq = nullptr;
-  EXPECT_EQ(0, rpma_srq_delete(&srq));
-  EXPECT_EQ(nullptr, srq);
+  ExpectDeleteOfNullObjectReturnsZero(rpma_srq_delete);
 }
 
 TEST_F(SrqTest, DeleteSucceedsAndNulls) {

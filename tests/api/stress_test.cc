@@ -16,45 +16,28 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
-
-Clock::time_point Deadline() { return Clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs); }
-
-// Polls `cq` until one completion arrives; false (with a failure recorded) after the safety
-// timeout. Usable from any thread.
-bool PollOne(rpma_cq *cq, ibv_wc *wc) {
-  const auto deadline = Deadline();
-  for (;;) {
-    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
-    if (ret == 0) return true;
-    if (ret != RPMA_E_NO_COMPLETION) {
-      ADD_FAILURE() << "rpma_cq_get_wc: " << rpma_err_2str(ret);
-      return false;
-    }
-    if (Clock::now() > deadline) {
-      ADD_FAILURE() << "no completion arrived";
-      return false;
-    }
-    std::this_thread::yield();
+// WaitWc for one completion; false (with a failure recorded) if none came. Usable from any
+// thread.
+bool PollInThread(rpma_cq *cq, ibv_wc *wc) {
+  int ret = WaitWc(cq, wc);
+  if (ret == RPMA_E_NO_COMPLETION) {
+    ADD_FAILURE() << "no completion arrived";
+  } else if (ret != 0) {
+    ADD_FAILURE() << "rpma_cq_get_wc: " << rpma_err_2str(ret);
   }
+  return ret == 0;
 }
 
 // Polls one completion and checks it; false on any mismatch.
-bool ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_opcode opcode, uint32_t *byte_len) {
+bool CheckCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_opcode opcode, uint32_t *byte_len) {
   ibv_wc wc;
-  memset(&wc, 0, sizeof(wc));
-  if (!PollOne(cq, &wc)) return false;
+  if (!PollInThread(cq, &wc)) return false;
   EXPECT_EQ(wr_id, wc.wr_id);
   EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
   EXPECT_EQ(opcode, wc.opcode);
   if (byte_len != nullptr) *byte_len = wc.byte_len;
   return wc.wr_id == wr_id && wc.status == IBV_WC_SUCCESS && wc.opcode == opcode;
 }
-
-struct Buffer {
-  std::vector<uint8_t> bytes;
-  rpma_mr_local *mr = nullptr;
-};
 
 void Register(rpma_peer *peer, Buffer *buffer, size_t size, int usage) {
   buffer->bytes.assign(size, 0);
@@ -97,12 +80,8 @@ TEST_P(ConcurrentWritersTest, EveryByteAndEveryCompletionArrives) {
   ASSERT_NO_FATAL_FAILURE(Register(pair.peer, &source, kWriters * kSlice, RPMA_MR_USAGE_WRITE_SRC));
   for (int w = 0; w < kWriters; ++w)
     for (size_t i = 0; i < kSlice; ++i) source.bytes[w * kSlice + i] = WriterByte(w, i);
-  size_t desc_size = 0;
-  ASSERT_EQ(0, rpma_mr_get_descriptor_size(target.mr, &desc_size));
-  std::vector<uint8_t> desc(desc_size);
-  ASSERT_EQ(0, rpma_mr_get_descriptor(target.mr, desc.data()));
   rpma_mr_remote *remote = nullptr;
-  ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), desc.size(), &remote));
+  ASSERT_NO_FATAL_FAILURE(RemoteFromDescriptor(target.mr, &remote));
   rpma_cq *cq = nullptr;
   ASSERT_EQ(0, rpma_conn_get_cq(pair.client, &cq));
 
@@ -243,8 +222,8 @@ void ClientLoop(Lane *lane, int index) {
       return;
     }
     uint32_t byte_len = 0;
-    if (!ExpectCompletion(lane->client_cq, round, IBV_WC_SEND, nullptr) ||
-        !ExpectCompletion(lane->client_rcq, round, IBV_WC_RECV, &byte_len)) {
+    if (!CheckCompletion(lane->client_cq, round, IBV_WC_SEND, nullptr) ||
+        !CheckCompletion(lane->client_rcq, round, IBV_WC_RECV, &byte_len)) {
       ADD_FAILURE() << "lane " << index << " round " << round << ": client completions";
       return;
     }
@@ -260,7 +239,7 @@ void ServerLoop(Lane *lane, int index) {
   for (int round = 0; round < kRoundTrips; ++round) {
     const size_t len = MessageLength(round);
     uint32_t byte_len = 0;
-    if (!ExpectCompletion(lane->server_rcq, round, IBV_WC_RECV, &byte_len)) {
+    if (!CheckCompletion(lane->server_rcq, round, IBV_WC_RECV, &byte_len)) {
       ADD_FAILURE() << "lane " << index << " round " << round << ": server receive";
       return;
     }
@@ -277,7 +256,7 @@ void ServerLoop(Lane *lane, int index) {
     for (size_t j = 0; j < len; ++j) lane->pong_out.bytes[j] = MessageByte(index, round, true, j);
     if (rpma_send(lane->pair.server, lane->pong_out.mr, 0, len, RPMA_F_COMPLETION_ALWAYS,
                   Ctx(round)) != 0 ||
-        !ExpectCompletion(lane->server_cq, round, IBV_WC_SEND, nullptr)) {
+        !CheckCompletion(lane->server_cq, round, IBV_WC_SEND, nullptr)) {
       ADD_FAILURE() << "lane " << index << " round " << round << ": server send";
       return;
     }
@@ -402,7 +381,7 @@ TEST(SrqStressTest, FourSendersShareOneSrq) {
         const size_t len = SrqMessageLength(seq);
         for (size_t j = 0; j < len; ++j) sources[i].bytes[j] = SrqMessageByte(i, seq, j);
         if (rpma_send(clients[i], sources[i].mr, 0, len, RPMA_F_COMPLETION_ALWAYS, Ctx(seq)) != 0 ||
-            !ExpectCompletion(cq, seq, IBV_WC_SEND, nullptr)) {
+            !CheckCompletion(cq, seq, IBV_WC_SEND, nullptr)) {
           ADD_FAILURE() << "sender " << i << " message " << seq;
           stop.store(true);
           return;
@@ -416,7 +395,7 @@ TEST(SrqStressTest, FourSendersShareOneSrq) {
   while (received < kSrqSenders * kSrqMessages && !stop.load()) {
     ibv_wc wc;
     memset(&wc, 0, sizeof(wc));
-    if (!PollOne(rcq, &wc)) break;
+    if (!PollInThread(rcq, &wc)) break;
     ASSERT_EQ(IBV_WC_SUCCESS, wc.status) << "message " << received;
     ASSERT_EQ(IBV_WC_RECV, wc.opcode);
     ASSERT_LT(wc.wr_id, kSrqSlots);

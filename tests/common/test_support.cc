@@ -1,4 +1,4 @@
-// test_support.cc -- API-test helpers: free TCP ports, fd readiness, connected client/server pairs.
+// test_support.cc -- API-test helpers: free TCP ports, fd readiness, connected client/server pairs, completions, registered memory.
 #include "tests/common/test_support.h"
 
 #include <arpa/inet.h>
@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -123,6 +125,150 @@ void DisconnectAndDelete(rpma_conn **first, rpma_conn **second) {
   ASSERT_EQ(nullptr, *second);
 }
 
+void CloseConnections(rpma_conn **first, rpma_conn **second) {
+  if (!::testing::Test::HasFailure() && *first != nullptr && *second != nullptr) {
+    DisconnectAndDelete(first, second);
+  }
+  for (rpma_conn **conn : {first, second}) {
+    if (*conn != nullptr) {
+      EXPECT_EQ(0, rpma_conn_delete(conn));
+    }
+  }
+}
+
+int WaitWc(rpma_cq *cq, ibv_wc *wc) {
+  memset(wc, 0, sizeof(*wc));
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
+  for (;;) {
+    int ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
+    if (ret != RPMA_E_NO_COMPLETION || std::chrono::steady_clock::now() >= deadline) return ret;
+    std::this_thread::yield();
+  }
+}
+
+void PollOne(rpma_cq *cq, ibv_wc *wc) {
+  int ret = WaitWc(cq, wc);
+  ASSERT_NE(RPMA_E_NO_COMPLETION, ret) << "no completion arrived";
+  ASSERT_EQ(0, ret);
+}
+
+void ExpectNoCompletion(rpma_cq *cq) {
+  ibv_wc wc;
+  memset(&wc, 0, sizeof(wc));
+  EXPECT_EQ(RPMA_E_NO_COMPLETION, rpma_cq_get_wc(cq, 1, &wc, nullptr))
+      << "unexpected completion: wr_id " << wc.wr_id << " status " << wc.status << " opcode "
+      << wc.opcode;
+}
+
+void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_opcode opcode,
+                      ibv_wc *out) {
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(PollOne(cq, &wc));
+  EXPECT_EQ(wr_id, wc.wr_id);
+  EXPECT_EQ(status, wc.status);
+  if (status == IBV_WC_SUCCESS) {
+    EXPECT_EQ(opcode, wc.opcode);
+  }
+  if (out != nullptr) *out = wc;
+}
+
+void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_opcode opcode) {
+  ExpectCompletion(cq, wr_id, IBV_WC_SUCCESS, opcode);
+}
+
+void ExpectQpCompletion(rpma_cq *cq, uint32_t qp_num, const void *ctx, ibv_wc_status status,
+                        ibv_wc_opcode opcode) {
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(cq, reinterpret_cast<uint64_t>(ctx), status, opcode, &wc));
+  EXPECT_EQ(qp_num, wc.qp_num);
+}
+
+rpma_cq *MainCq(rpma_conn *conn) {
+  rpma_cq *cq = nullptr;
+  EXPECT_EQ(0, rpma_conn_get_cq(conn, &cq));
+  return cq;
+}
+
+rpma_cq *Rcq(rpma_conn *conn) {
+  rpma_cq *rcq = reinterpret_cast<rpma_cq *>(uintptr_t{1});  // must be overwritten
+  EXPECT_EQ(0, rpma_conn_get_rcq(conn, &rcq));
+  return rcq;
+}
+
+uint32_t QpNum(rpma_conn *conn) {
+  uint32_t qp_num = 0;
+  EXPECT_EQ(0, rpma_conn_get_qp_num(conn, &qp_num));
+  return qp_num;
+}
+
+void RemoteFromDescriptor(const rpma_mr_local *mr, rpma_mr_remote **remote,
+                          std::vector<uint8_t> *desc) {
+  std::vector<uint8_t> bytes;
+  if (desc == nullptr) desc = &bytes;
+  size_t size = 0;
+  ASSERT_EQ(0, rpma_mr_get_descriptor_size(mr, &size));
+  desc->resize(size);
+  ASSERT_EQ(0, rpma_mr_get_descriptor(mr, desc->data()));
+  ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc->data(), desc->size(), remote));
+}
+
+Registrations::~Registrations() {
+  for (rpma_mr_remote *remote : remotes_) (void)rpma_mr_remote_delete(&remote);
+  for (rpma_mr_local *mr : locals_) (void)rpma_mr_dereg(&mr);
+}
+
+void Registrations::Register(rpma_peer *peer, void *ptr, size_t size, int usage,
+                             rpma_mr_local **mr) {
+  ASSERT_EQ(0, rpma_mr_reg(peer, ptr, size, usage, mr));
+  locals_.push_back(*mr);
+}
+
+void Registrations::Deregister(rpma_mr_local **mr) {
+  for (rpma_mr_local *&kept : locals_)
+    if (kept == *mr) kept = nullptr;
+  ASSERT_EQ(0, rpma_mr_dereg(mr));
+}
+
+void Registrations::RemoteOf(const rpma_mr_local *mr, rpma_mr_remote **remote,
+                             std::vector<uint8_t> *desc) {
+  ASSERT_NO_FATAL_FAILURE(RemoteFromDescriptor(mr, remote, desc));
+  remotes_.push_back(*remote);
+}
+
+Buffer *Registrations::NewBuffer(rpma_peer *peer, size_t size, int usage, uint8_t fill) {
+  buffers_.push_back(std::make_unique<Buffer>());
+  Buffer *buffer = buffers_.back().get();
+  buffer->bytes.assign(size, fill);
+  Register(peer, buffer->bytes.data(), size, usage, &buffer->mr);
+  return buffer;
+}
+
+rpma_mr_remote *Registrations::RemoteOf(const Buffer *buffer) {
+  rpma_mr_remote *remote = nullptr;
+  RemoteOf(buffer->mr, &remote);
+  return remote;
+}
+
+void Registrations::Release() {
+  for (rpma_mr_remote *&remote : remotes_) EXPECT_EQ(0, rpma_mr_remote_delete(&remote));
+  for (rpma_mr_local *&mr : locals_) EXPECT_EQ(0, rpma_mr_dereg(&mr));
+  remotes_.clear();
+  locals_.clear();
+}
+
+ScopedCap::ScopedCap(rpma_sim_device_cap cap) : cap_(cap) {
+  EXPECT_EQ(0, rpma_sim_set_device_cap(cap_, true));
+}
+
+ScopedCap::~ScopedCap() {
+  EXPECT_EQ(0, rpma_sim_set_device_cap(cap_, false));
+  bool enabled = true;
+  EXPECT_EQ(0, rpma_sim_get_device_cap(cap_, &enabled));
+  EXPECT_FALSE(enabled);
+}
+
 ConnectedPair::~ConnectedPair() {
   if (client != nullptr) (void)rpma_conn_delete(&client);
   if (server != nullptr) (void)rpma_conn_delete(&server);
@@ -166,4 +312,76 @@ void ConnectedPair::Teardown() {
     ASSERT_EQ(0, rpma_peer_delete(&peer));
     ASSERT_EQ(nullptr, peer);
   }
+}
+
+void ConnectAndGetRejected(rpma_peer *peer, rpma_ep *ep, const std::string &port, bool disconnect) {
+  rpma_conn_req *req = nullptr;
+  ASSERT_EQ(0, rpma_conn_req_new(peer, kLoopback, port.c_str(), nullptr, &req));
+  rpma_conn *client = nullptr;
+  ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
+  rpma_conn_req *incoming = nullptr;
+  ASSERT_NO_FATAL_FAILURE(NextConnReq(ep, nullptr, &incoming));
+  ASSERT_EQ(0, rpma_conn_req_delete(&incoming));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, RPMA_CONN_REJECTED));
+  if (disconnect) (void)rpma_conn_disconnect(client);
+  ASSERT_EQ(0, rpma_conn_delete(&client));
+}
+
+void WaitForCompletion(rpma_cq *cq, ibv_wc *wc) {
+  int cq_fd = -1;
+  ASSERT_EQ(0, rpma_cq_get_fd(cq, &cq_fd));
+  ASSERT_TRUE(WaitReadable(cq_fd, kSafetyTimeoutMs)) << "no completion";
+  ASSERT_EQ(0, rpma_cq_wait(cq));
+  *wc = {};
+  ASSERT_EQ(0, rpma_cq_get_wc(cq, 1, wc, nullptr));
+}
+
+void PeerFixture::SetUp() {
+  ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer_));
+  port_ = FreeTcpPort();
+  ASSERT_FALSE(port_.empty());
+}
+
+void PeerFixture::TearDown() {
+  if (ep_ != nullptr) {
+    EXPECT_EQ(0, rpma_ep_shutdown(&ep_));
+  }
+  if (peer_ != nullptr) {
+    EXPECT_EQ(0, rpma_peer_delete(&peer_));
+  }
+}
+
+void PeerFixture::Listen() {
+  ASSERT_EQ(0, rpma_ep_listen(peer_, kLoopback, port_.c_str(), &ep_));
+  ASSERT_NE(nullptr, ep_);
+}
+
+void PairFixture::TearDown() {
+  CloseConnections(&pair_.client, &pair_.server);
+  regs_.Release();
+  ReleaseMore();
+  for (rpma_conn_cfg *&cfg : cfgs_) EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+  if (!HasFailure()) pair_.Teardown();
+}
+
+rpma_conn_cfg *PairFixture::NewCfg() {
+  rpma_conn_cfg *cfg = nullptr;
+  EXPECT_EQ(0, rpma_conn_cfg_new(&cfg));
+  cfgs_.push_back(cfg);
+  return cfg;
+}
+
+void PairFixture::NewCfg(rpma_conn_cfg **cfg) {
+  ASSERT_EQ(0, rpma_conn_cfg_new(cfg));
+  cfgs_.push_back(*cfg);
+}
+
+void PairFixture::ConnectPair(const PairOptions &options) {
+  ASSERT_NO_FATAL_FAILURE(pair_.Connect(options));
+  ASSERT_EQ(0, rpma_conn_get_cq(pair_.client, &client_cq_));
+  ASSERT_EQ(0, rpma_conn_get_cq(pair_.server, &server_cq_));
+  ASSERT_NE(nullptr, client_cq_);
+  ASSERT_NE(nullptr, server_cq_);
+  ASSERT_EQ(0, rpma_conn_get_qp_num(pair_.client, &client_qp_num_));
+  ASSERT_EQ(0, rpma_conn_get_qp_num(pair_.server, &server_qp_num_));
 }

@@ -1,0 +1,49 @@
+// frame.cc -- encoding and validating frame headers.
+#include "sim/transport/frame.h"
+
+namespace rpma_sim {
+
+void EncodeFrameHeader(FrameType type, uint32_t body_length, uint8_t out[kFrameHeaderSize]) {
+  std::vector<uint8_t> header;
+  ByteWriter writer(&header);
+  writer.U32(kFrameMagic);
+  writer.U8(static_cast<uint8_t>(kProtocolVersion));
+  writer.U8(static_cast<uint8_t>(kProtocolVersion >> 8));
+  writer.U8(static_cast<uint8_t>(type));
+  writer.U8(static_cast<uint8_t>(static_cast<uint16_t>(type) >> 8));
+  writer.U32(body_length);
+  writer.U32(0);  // reserved
+  for (size_t i = 0; i < kFrameHeaderSize; ++i) out[i] = header[i];
+}
+
+bool DecodeFrameHeader(const uint8_t in[kFrameHeaderSize], FrameType* type, uint32_t* body_length,
+                       std::string* error) {
+  ByteReader reader(in, kFrameHeaderSize);
+  uint32_t magic = reader.U32();
+  uint16_t version = static_cast<uint16_t>(reader.U8() | reader.U8() << 8);
+  uint16_t raw_type = static_cast<uint16_t>(reader.U8() | reader.U8() << 8);
+  uint32_t length = reader.U32();
+  if (magic != kFrameMagic) {
+    *error = "bad magic (not an rpma-sim peer)";
+    return false;
+  }
+  if (version != kProtocolVersion) {
+    *error = "protocol version " + std::to_string(version) + " (this side speaks " +
+             std::to_string(kProtocolVersion) + ")";
+    return false;
+  }
+  if (raw_type < static_cast<uint16_t>(FrameType::kHello) ||
+      raw_type > static_cast<uint16_t>(FrameType::kResponse)) {
+    *error = "unknown frame type " + std::to_string(raw_type);
+    return false;
+  }
+  if (length > kMaxFrameBody) {
+    *error = "frame of " + std::to_string(length) + " bytes is too large";
+    return false;
+  }
+  *type = static_cast<FrameType>(raw_type);
+  *body_length = length;
+  return true;
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,100 @@
+// frame.h -- the framing of rpma-sim's wire protocol (PROTOCOL.md): a 16-byte header and a
+// body, little-endian, plus the byte readers and writers every frame body is built with.
+//
+// The transport only frames bytes; what a body means is up to the layer that sends it
+// (cm/ for connection management, verbs/ for work requests and their outcomes).
+#ifndef RPMA_SIM_TRANSPORT_FRAME_H_
+#define RPMA_SIM_TRANSPORT_FRAME_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+namespace rpma_sim {
+
+constexpr uint32_t kFrameMagic = 0x4d535052;  // "RPSM" on the wire
+constexpr uint16_t kProtocolVersion = 1;
+constexpr size_t kFrameHeaderSize = 16;
+// The largest body a peer may send: a 1 GiB message plus its request fields.
+constexpr uint32_t kMaxFrameBody = (1u << 30) + 256;
+
+enum class FrameType : uint16_t {
+  kHello = 1,       // client -> server: connect request with private data
+  kAccept = 2,      // server -> client: accepted, with private data
+  kReject = 3,      // server -> client: rejected
+  kDisconnect = 4,  // either side: rdma_disconnect
+  kRequest = 5,     // requester -> responder: one work request
+  kResponse = 6,    // responder -> requester: its outcome (and a read's bytes)
+};
+
+struct Frame {
+  FrameType type;
+  std::vector<uint8_t> body;
+};
+
+// Encodes a header for a body of `body_length` bytes.
+void EncodeFrameHeader(FrameType type, uint32_t body_length, uint8_t out[kFrameHeaderSize]);
+
+// Decodes and validates a header. On failure returns false and says why in *error.
+bool DecodeFrameHeader(const uint8_t in[kFrameHeaderSize], FrameType* type, uint32_t* body_length,
+                       std::string* error);
+
+// Appends little-endian values to a byte vector.
+class ByteWriter {
+ public:
+  explicit ByteWriter(std::vector<uint8_t>* out) : out_(out) {}
+  void U8(uint8_t v) { out_->push_back(v); }
+  void U32(uint32_t v) { Le(v, 4); }
+  void U64(uint64_t v) { Le(v, 8); }
+  void Bytes(const void* data, size_t len) {
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    out_->insert(out_->end(), bytes, bytes + len);
+  }
+
+ private:
+  void Le(uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out_->push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  std::vector<uint8_t>* out_;
+};
+
+// Reads little-endian values from a body; every read checks the bounds, and ok() turns false
+// (for good) on the first read past the end.
+class ByteReader {
+ public:
+  ByteReader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  uint8_t U8() { return static_cast<uint8_t>(Le(1)); }
+  uint32_t U32() { return static_cast<uint32_t>(Le(4)); }
+  uint64_t U64() { return Le(8); }
+  // Returns a pointer to the next `len` bytes and skips them, or nullptr past the end.
+  const uint8_t* Bytes(size_t len) {
+    if (!ok_ || len > size_ - offset_) {
+      ok_ = false;
+      return nullptr;
+    }
+    const uint8_t* p = data_ + offset_;
+    offset_ += len;
+    return p;
+  }
+  size_t remaining() const { return size_ - offset_; }
+  bool ok() const { return ok_; }
+
+ private:
+  uint64_t Le(size_t n) {
+    const uint8_t* p = Bytes(n);
+    uint64_t v = 0;
+    if (p != nullptr)
+      for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+    return v;
+  }
+  const uint8_t* data_;
+  size_t size_;
+  size_t offset_ = 0;
+  bool ok_ = true;
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_TRANSPORT_FRAME_H_

@@ -1,0 +1,87 @@
+// tcp_wire.h -- one TCP connection carrying frames, with its own reader and writer threads.
+//
+// The reader thread delivers each complete, validated frame to the wire's handler; a peer
+// that sends garbage, a frame that is too large, or breaks the connection ends the wire
+// (OnWireClosed says why) and nothing else. The writer thread sends queued frames, so Send
+// never blocks the caller on the network: callers may hold the simulator's locks.
+#ifndef RPMA_SIM_TRANSPORT_TCP_WIRE_H_
+#define RPMA_SIM_TRANSPORT_TCP_WIRE_H_
+
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "sim/common/status.h"
+#include "sim/fabric/address.h"
+#include "sim/transport/frame.h"
+
+namespace rpma_sim {
+
+// What a wire tells its owner. Called on the wire's reader thread.
+class WireHandler {
+ public:
+  virtual ~WireHandler() = default;
+  virtual void OnFrame(Frame frame) = 0;
+  // The wire ended; `reason` says how. Called exactly once, after the last OnFrame.
+  virtual void OnWireClosed(const std::string& reason) = 0;
+};
+
+class TcpWire : public std::enable_shared_from_this<TcpWire> {
+ public:
+  // Connects to `address`. On failure *refused says whether nobody listened there
+  // (ECONNREFUSED) rather than the host being unreachable.
+  static Status Connect(const SocketAddress& address, bool* refused,
+                        std::shared_ptr<TcpWire>* wire);
+
+  explicit TcpWire(boost::asio::ip::tcp::socket socket);
+  ~TcpWire();
+
+  TcpWire(const TcpWire&) = delete;
+  TcpWire& operator=(const TcpWire&) = delete;
+
+  // Starts the threads; frames go to `handler`, kept alive until OnWireClosed returns.
+  void Start(std::shared_ptr<WireHandler> handler);
+
+  // Queues a frame for sending; false once the wire is closing.
+  bool Send(FrameType type, std::vector<uint8_t> body);
+
+  // Sends what is queued, then closes the connection. The handler still gets OnWireClosed.
+  void Close();
+
+  // Closes at once, dropping what is queued.
+  void Abort();
+
+  // Waits (at most `timeout_ms`) until everything queued so far was handed to the kernel,
+  // so that a goodbye is not lost when the process exits right after. Must not be called
+  // with the simulator's locks held.
+  void Flush(int timeout_ms);
+
+  const std::string& peer() const { return peer_; }
+
+ private:
+  void ReadLoop(std::shared_ptr<WireHandler> handler);
+  void WriteLoop();
+  bool ReadExactly(uint8_t* data, size_t size);
+  bool WriteFrame(const Frame& frame);
+
+  boost::asio::ip::tcp::socket socket_;
+  int fd_;
+  std::string peer_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_writer_;
+  std::deque<Frame> outbound_;
+  bool closing_ = false;
+  bool writing_ = false;         // the writer holds a frame it has not finished sending
+  bool writer_done_ = false;
+  std::condition_variable drained_;
+  std::atomic<bool> aborted_{false};
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_TRANSPORT_TCP_WIRE_H_

@@ -1,0 +1,111 @@
+// wire_link.cc -- encoding and decoding REQUEST and RESPONSE frames.
+#include "sim/verbs/wire_link.h"
+
+#include <string.h>
+
+#include "sim/verbs/memory_region.h"
+
+namespace rpma_sim {
+namespace {
+
+bool CarriesBytes(SendOpcode opcode) {
+  return opcode == SendOpcode::kWrite || opcode == SendOpcode::kSend;
+}
+
+}  // namespace
+
+void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
+  std::vector<uint8_t> body;
+  bool with_bytes = CarriesBytes(request.opcode);
+  body.reserve(64 + (with_bytes ? request.length : 0));
+  ByteWriter writer(&body);
+  writer.U64(sequence);
+  writer.U8(static_cast<uint8_t>(request.opcode));
+  writer.U8(request.with_imm ? 1 : 0);
+  writer.U8(static_cast<uint8_t>(request.flush_kind));
+  writer.U8(0);
+  writer.U32(request.imm_data);
+  writer.U32(request.rkey);
+  writer.U64(request.remote_addr);
+  writer.U64(request.length);
+  writer.Bytes(request.inline_data, sizeof(request.inline_data));
+  if (with_bytes && request.length > 0) {
+    // The requester checked its buffer just now, under the same execution lock.
+    auto lock = MemoryRegionTable::Get().LockShared();
+    writer.Bytes(request.local->addr + request.local_offset, request.length);
+  }
+  wire_->Send(FrameType::kRequest, std::move(body));
+}
+
+void WireLink::RespondLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
+                             size_t length) {
+  std::vector<uint8_t> body;
+  body.reserve(16 + length);
+  ByteWriter writer(&body);
+  writer.U64(sequence);
+  writer.U32(static_cast<uint32_t>(outcome.status));
+  writer.U32(0);
+  if (read_data != nullptr) writer.Bytes(read_data, length);
+  wire_->Send(FrameType::kResponse, std::move(body));
+}
+
+bool WireLink::DecodeRequest(const Frame& frame, InboundRequest* inbound, std::string* error) {
+  ByteReader reader(frame.body.data(), frame.body.size());
+  SendRequest& request = inbound->request;
+  inbound->sequence = reader.U64();
+  uint8_t opcode = reader.U8();
+  uint8_t with_imm = reader.U8();
+  uint8_t flush_kind = reader.U8();
+  reader.U8();
+  request.imm_data = reader.U32();
+  request.rkey = reader.U32();
+  request.remote_addr = reader.U64();
+  request.length = reader.U64();
+  const uint8_t* inline_data = reader.Bytes(sizeof(request.inline_data));
+  if (!reader.ok()) {
+    *error = "truncated request";
+    return false;
+  }
+  if (opcode > static_cast<uint8_t>(SendOpcode::kSend) || with_imm > 1 || flush_kind > 1) {
+    *error = "unknown request kind";
+    return false;
+  }
+  request.opcode = static_cast<SendOpcode>(opcode);
+  request.with_imm = with_imm != 0;
+  request.flush_kind = static_cast<FlushKind>(flush_kind);
+  memcpy(request.inline_data, inline_data, sizeof(request.inline_data));
+  size_t expected_bytes = CarriesBytes(request.opcode) ? request.length : 0;
+  if (reader.remaining() != expected_bytes) {
+    *error = "request length does not match its bytes";
+    return false;
+  }
+  if (request.opcode == SendOpcode::kRead && request.length > kMaxFrameBody - 64) {
+    *error = "read too large";
+    return false;
+  }
+  const uint8_t* bytes = reader.Bytes(expected_bytes);
+  inbound->payload.assign(bytes, bytes + expected_bytes);
+  return true;
+}
+
+bool WireLink::DecodeResponse(const Frame& frame, uint64_t* sequence, Outcome* outcome,
+                              const uint8_t** data, size_t* length, std::string* error) {
+  ByteReader reader(frame.body.data(), frame.body.size());
+  *sequence = reader.U64();
+  uint32_t status = reader.U32();
+  reader.U32();
+  if (!reader.ok()) {
+    *error = "truncated response";
+    return false;
+  }
+  if (status > IBV_WC_TM_RNDV_INCOMPLETE) {
+    *error = "unknown completion status";
+    return false;
+  }
+  outcome->status = static_cast<ibv_wc_status>(status);
+  *length = reader.remaining();
+  *data = *length > 0 ? reader.Bytes(*length) : nullptr;
+  return true;
+}
+
+}  // namespace rpma_sim

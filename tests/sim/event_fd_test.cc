@@ -1,0 +1,98 @@
+// Tests of EventFd (sim/common/event_fd): counting, non-blocking Take, poll readiness, wake-up.
+#include "sim/common/event_fd.h"
+
+#include <sys/syscall.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/sim/sim_test_support.h"
+
+namespace rpma_sim {
+namespace {
+
+using rpma_sim_test::IsReadable;
+using rpma_sim_test::SetNonBlocking;
+
+TEST(EventFdTest, FdIsValid) {
+  EventFd event;
+  EXPECT_GE(event.fd(), 0);
+}
+
+TEST(EventFdTest, NonBlockingTakeWithNothingPendingReturnsFalse) {
+  EventFd event;
+  ASSERT_TRUE(SetNonBlocking(event.fd()));
+  EXPECT_FALSE(event.Take());
+  EXPECT_FALSE(event.Take());
+}
+
+TEST(EventFdTest, EachSignalAllowsExactlyOneTake) {
+  EventFd event;
+  ASSERT_TRUE(SetNonBlocking(event.fd()));
+  event.Signal();
+  event.Signal();
+  event.Signal();
+  EXPECT_TRUE(event.Take());
+  EXPECT_TRUE(event.Take());
+  EXPECT_TRUE(event.Take());
+  EXPECT_FALSE(event.Take());
+}
+
+TEST(EventFdTest, SignalAfterDrainingCountsAgain) {
+  EventFd event;
+  ASSERT_TRUE(SetNonBlocking(event.fd()));
+  event.Signal();
+  EXPECT_TRUE(event.Take());
+  EXPECT_FALSE(event.Take());
+  event.Signal();
+  EXPECT_TRUE(event.Take());
+  EXPECT_FALSE(event.Take());
+}
+
+TEST(EventFdTest, BlockingTakeReturnsAtOnceWhenSomethingIsPending) {
+  EventFd event;
+  event.Signal();
+  EXPECT_TRUE(event.Take());  // the fd is blocking; this must not wait
+}
+
+TEST(EventFdTest, ReadableExactlyWhilePending) {
+  EventFd event;
+  ASSERT_TRUE(SetNonBlocking(event.fd()));
+  EXPECT_FALSE(IsReadable(event.fd()));
+  event.Signal();
+  EXPECT_TRUE(IsReadable(event.fd()));
+  event.Signal();
+  EXPECT_TRUE(IsReadable(event.fd()));
+  ASSERT_TRUE(event.Take());
+  EXPECT_TRUE(IsReadable(event.fd()));  // level-triggered: one still pending
+  ASSERT_TRUE(event.Take());
+  EXPECT_FALSE(IsReadable(event.fd()));
+}
+
+TEST(EventFdTest, BlockedTakeInAnotherThreadWakesOnSignal) {
+  EventFd event;
+  std::atomic<pid_t> tid{0};
+  std::promise<bool> taken;
+  std::future<bool> result = taken.get_future();
+  std::thread waiter([&] {
+    tid = rpma_sim_test::CurrentTid();
+    taken.set_value(event.Take());
+  });
+  while (tid.load() == 0) std::this_thread::yield();
+  ASSERT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), SYS_read))
+      << "the waiter never blocked in read(2)";
+  EXPECT_NE(std::future_status::ready, result.wait_for(std::chrono::seconds(0)));
+  event.Signal();
+  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(30)));
+  EXPECT_TRUE(result.get());
+  waiter.join();
+  ASSERT_TRUE(SetNonBlocking(event.fd()));
+  EXPECT_FALSE(event.Take());  // the one signal was consumed by the waiter
+}
+
+}  // namespace
+}  // namespace rpma_sim
