@@ -53,11 +53,7 @@ class RcqSrqTest : public PairFixture {
         ConnectOnce(pair_.peer, pair_.ep, pair_.port, options, &client2_, &server2_));
   }
 
-  Buffer *Source(size_t size, uint8_t seed) {
-    Buffer *buffer = Register(size, RPMA_MR_USAGE_SEND, 0);
-    for (size_t i = 0; i < size; ++i) buffer->bytes[i] = static_cast<uint8_t>(seed + i * 13);
-    return buffer;
-  }
+  Buffer *Source(size_t size, uint8_t seed) { return PairFixture::Source(size, seed, 13); }
 
   void TearDown() override {
     CloseConnections(&client2_, &server2_);

@@ -385,3 +385,25 @@ void PairFixture::ConnectPair(const PairOptions &options) {
   ASSERT_EQ(0, rpma_conn_get_qp_num(pair_.client, &client_qp_num_));
   ASSERT_EQ(0, rpma_conn_get_qp_num(pair_.server, &server_qp_num_));
 }
+
+Buffer *PairFixture::Source(size_t size, uint8_t seed, uint8_t step) {
+  Buffer *buffer = Register(size, RPMA_MR_USAGE_SEND, 0);
+  for (size_t i = 0; i < size; ++i) buffer->bytes[i] = static_cast<uint8_t>(seed + i * step);
+  return buffer;
+}
+
+void PairFixture::PostRecvAndSend(Buffer *dst, size_t recv_offset, size_t recv_len,
+                                  uintptr_t recv_id, Buffer *src, size_t src_offset, size_t len,
+                                  uintptr_t send_id) {
+  ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, recv_offset, recv_len, Ctx(recv_id)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, src_offset, len, RPMA_F_COMPLETION_ALWAYS,
+                         Ctx(send_id)));
+}
+
+void PairFixture::ExpectRecvAndSend(uint64_t recv_id, ibv_wc_status recv_status,
+                                    uint64_t send_id, ibv_wc_status send_status,
+                                    ibv_wc *recv_wc) {
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(server_cq_, recv_id, recv_status, IBV_WC_RECV, recv_wc));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, send_id, send_status, IBV_WC_SEND));
+}

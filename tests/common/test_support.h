@@ -292,6 +292,22 @@ class PairFixture : public ::testing::Test {
     return regs_.NewBuffer(pair_.peer, size, usage, fill);
   }
 
+  // A SEND buffer of `size` bytes whose byte i is (seed + i * step), registered on the pair's
+  // peer.
+  Buffer *Source(size_t size, uint8_t seed, uint8_t step = 7);
+
+  // The server posts a receive into dst at [recv_offset, recv_offset + recv_len) (wr_id
+  // recv_id); the client sends `len` bytes of src from src_offset, signalled (wr_id send_id).
+  // Use with ASSERT_NO_FATAL_FAILURE.
+  void PostRecvAndSend(Buffer *dst, size_t recv_offset, size_t recv_len, uintptr_t recv_id,
+                       Buffer *src, size_t src_offset, size_t len, uintptr_t send_id);
+
+  // The server's receive completion on server_cq_ (into *recv_wc if not NULL), then the
+  // client's send completion on client_cq_ (ExpectCompletion each).
+  // Use with ASSERT_NO_FATAL_FAILURE.
+  void ExpectRecvAndSend(uint64_t recv_id, ibv_wc_status recv_status, uint64_t send_id,
+                         ibv_wc_status send_status, ibv_wc *recv_wc = nullptr);
+
   ConnectedPair pair_;
   Registrations regs_;
   std::vector<rpma_conn_cfg *> cfgs_;
