@@ -1,6 +1,8 @@
 // cm_id.cc -- the connection manager's state machine for one id and its remote side.
 #include "sim/cm/cm_id.h"
 
+#include <chrono>
+
 #include "sim/cm/cm_lock.h"
 #include "sim/cm/listener.h"
 #include "sim/cm/tcp_session.h"
@@ -159,20 +161,26 @@ void CmId::Reject() {
 }
 
 void CmId::Disconnect() {
-  std::shared_ptr<TcpSession> session;
-  {
-    std::lock_guard<std::mutex> lock(CmMutex());
-    if (state_ != State::kConnected) return;
+  std::unique_lock<std::mutex> lock(CmMutex());
+  if (state_ != State::kConnected) return;
+  if (!session_) {
     CloseLocked();
-    if (!session_) {
-      std::shared_ptr<CmId> remote = remote_.lock();
-      if (remote && remote->state_ == State::kConnected) remote->CloseLocked();
-      return;
-    }
-    session_->Send(FrameType::kDisconnect);
-    session = session_;
+    std::shared_ptr<CmId> remote = remote_.lock();
+    if (remote && remote->state_ == State::kConnected) remote->CloseLocked();
+    return;
   }
-  session->Flush();  // the goodbye leaves before this returns, as rdma_disconnect's DREQ
+  // DREQ: the peer answers with its own DISCONNECT after the responses to everything it
+  // received before; only then does this queue pair go to the error state.
+  state_ = State::kDisconnecting;
+  session_->Send(FrameType::kDisconnect);
+  bool answered = disconnect_answered_.wait_for(
+      lock, std::chrono::milliseconds(kDisconnectTimeoutMs),
+      [this] { return state_ != State::kDisconnecting; });
+  if (!answered) {
+    SIM_LOG_WARNING("%s did not answer the disconnect in time", session_->peer().c_str());
+    CloseLocked();
+    session_->Close();
+  }
 }
 
 void CmId::Destroy() {
@@ -181,6 +189,7 @@ void CmId::Destroy() {
   state_ = State::kDestroyed;
   if (qp_) qp_->EnterError();
   if (session_) {
+    disconnect_answered_.notify_all();
     if (previous == State::kConnected) session_->Send(FrameType::kDisconnect);
     if (previous == State::kIncoming) session_->Send(FrameType::kReject);
     session_->Close();
@@ -216,13 +225,24 @@ void CmId::OnPeerRejected() {
 
 void CmId::OnPeerDisconnected() {
   std::lock_guard<std::mutex> lock(CmMutex());
-  if (state_ == State::kConnected) CloseLocked();
+  if (state_ == State::kConnected) {
+    // DREP: answered after the responses this side queued before.
+    session_->Send(FrameType::kDisconnect);
+    CloseLocked();
+  } else if (state_ == State::kDisconnecting) {
+    CloseLocked();
+    disconnect_answered_.notify_all();
+  }
   if (session_) session_->Close();
 }
 
 void CmId::OnWireClosed() {
   std::lock_guard<std::mutex> lock(CmMutex());
   switch (state_) {
+    case State::kDisconnecting:
+      CloseLocked();  // the peer closed instead of answering: closed all the same
+      disconnect_answered_.notify_all();
+      break;
     case State::kConnected:
       // The peer vanished without a goodbye (killed, or the link broke).
       state_ = State::kClosed;

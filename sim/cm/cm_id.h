@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include <condition_variable>
 #include <memory>
 #include <vector>
 
@@ -28,7 +29,16 @@ constexpr size_t kMaxAcceptPrivateData = 196;
 
 class CmId : public std::enable_shared_from_this<CmId> {
  public:
-  enum class State { kIdle, kConnecting, kIncoming, kConnected, kClosed, kRejected, kDestroyed };
+  enum class State {
+    kIdle,
+    kConnecting,
+    kIncoming,
+    kConnected,
+    kDisconnecting,  // over a wire: our DISCONNECT is out, the peer's answer not yet in
+    kClosed,
+    kRejected,
+    kDestroyed,
+  };
 
   CmId(std::shared_ptr<EventChannel> channel, std::shared_ptr<QueuePair> qp);
   ~CmId();
@@ -57,8 +67,11 @@ class CmId : public std::enable_shared_from_this<CmId> {
   // Server: rejects the incoming request; the client gets REJECTED.
   void Reject();
 
-  // Either side: both sides get DISCONNECTED once. A no-op when not connected.
+  // Either side: both sides get DISCONNECTED once. A no-op when not connected. Over a wire
+  // it waits (at most kDisconnectTimeoutMs) for the peer's answer, so that the outcomes of
+  // everything posted before arrive first, as a DREQ/DREP exchange does.
   void Disconnect();
+  static constexpr int kDisconnectTimeoutMs = 2000;
 
   // Releases the id; a connected peer gets DISCONNECTED, a pending incoming request is
   // rejected. Called by the owner before dropping its reference.
@@ -85,6 +98,7 @@ class CmId : public std::enable_shared_from_this<CmId> {
   std::weak_ptr<CmId> remote_;             // the other side, in this process
   std::shared_ptr<TcpSession> session_;    // or the wire to it
   State state_ = State::kIdle;
+  std::condition_variable disconnect_answered_;  // with the CM lock
 };
 
 }  // namespace rpma_sim

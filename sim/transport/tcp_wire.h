@@ -63,10 +63,18 @@ class TcpWire : public std::enable_shared_from_this<TcpWire> {
   const std::string& peer() const { return peer_; }
 
  private:
+  // A frame on its way out, and how many of its bytes (header included) already left.
+  struct Outgoing {
+    Frame frame;
+    size_t sent = 0;
+  };
+
   void ReadLoop(std::shared_ptr<WireHandler> handler);
   void WriteLoop();
   bool ReadExactly(uint8_t* data, size_t size);
-  bool WriteFrame(const Frame& frame);
+  // Sends the rest of `out`; with `flags` MSG_DONTWAIT it stops when the socket is full.
+  // False on a connection error.
+  bool WriteFrame(Outgoing* out, int flags);
 
   boost::asio::ip::tcp::socket socket_;
   int fd_;
@@ -74,7 +82,7 @@ class TcpWire : public std::enable_shared_from_this<TcpWire> {
 
   std::mutex mutex_;
   std::condition_variable wake_writer_;
-  std::deque<Frame> outbound_;
+  std::deque<Outgoing> outbound_;
   bool closing_ = false;
   bool writing_ = false;         // the writer holds a frame it has not finished sending
   bool writer_done_ = false;
