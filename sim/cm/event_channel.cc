@@ -26,6 +26,7 @@ std::deque<CmEvent> EventChannel::TakeAll() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::deque<CmEvent> all;
   all.swap(events_);
+  event_fd_.Drain();  // nothing is pending any more: the fd must not look readable
   return all;
 }
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -31,6 +32,14 @@ bool EventFd::Take() {
     if (errno == EINTR) continue;
     if (errno != EAGAIN) SIM_LOG_ERROR("read(eventfd): %m");
     return false;
+  }
+}
+
+void EventFd::Drain() {
+  pollfd readable{fd_, POLLIN, 0};
+  uint64_t value;
+  while (poll(&readable, 1, 0) == 1 && (readable.revents & POLLIN) != 0) {
+    if (read(fd_, &value, sizeof(value)) != sizeof(value)) return;
   }
 }
 

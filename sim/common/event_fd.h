@@ -26,6 +26,9 @@ class EventFd {
   // and nothing is pending (or on an unexpected error).
   bool Take();
 
+  // Consumes every pending event without waiting, whatever the fd's flags.
+  void Drain();
+
  private:
   int fd_;
 };
