@@ -33,38 +33,33 @@ flush_and_wait(struct rpma_conn *conn, struct rpma_cq *cq, struct rpma_mr_remote
 }
 
 int
-example_client(const char *addr, const char *port)
+example_client(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *local_mr = NULL;
 	struct rpma_cq *cq = NULL;
 	/* [0..7]: the header as read from the server; then the entry being written */
 	static char local[256];
 	size_t log_offset = 0, log_size = 0;
-	int ret, result = -1;
+	int ret;
 
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE))
-		goto out;
 	memset(local, 0, sizeof(local));
-	if (example_mr_reg(&res, local, sizeof(local),
+	if (example_mr_reg(res, local, sizeof(local),
 			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC, NULL, &local_mr))
-		goto out;
+		return -1;
 
-	if (example_connect(&res, addr, port, NULL) ||
-			example_get_remote(&res, HEADER_SIZE, &log_offset, &log_size, false) ||
-			example_get_cqs(&res, &cq, NULL))
-		goto out;
-	struct rpma_mr_remote *log_mr = res.remote_mr;
+	if (example_connect(res, addr, port, NULL) ||
+			example_get_remote(res, HEADER_SIZE, &log_offset, &log_size, false) ||
+			example_get_cqs(res, &cq, NULL))
+		return -1;
+	struct rpma_mr_remote *log_mr = res->remote_mr;
 
 	/* where does the log end now? */
 	struct ibv_wc wc;
-	if ((ret = rpma_read(res.conn, local_mr, 0, log_mr, log_offset, HEADER_SIZE,
-			RPMA_F_COMPLETION_ALWAYS, NULL))) {
-		example_fail(SIDE, "rpma_read", ret);
-		goto out;
-	}
+	if ((ret = rpma_read(res->conn, local_mr, 0, log_mr, log_offset, HEADER_SIZE,
+			RPMA_F_COMPLETION_ALWAYS, NULL)))
+		return example_fail(SIDE, "rpma_read", ret);
 	if (example_wait_completion(SIDE, cq, &wc))
-		goto out;
+		return -1;
 	uint64_t used;
 	memcpy(&used, local, sizeof(used));
 	example_say(SIDE, "the server's log has used = %" PRIu64 " (%zu bytes in all)", used,
@@ -76,18 +71,16 @@ example_client(const char *addr, const char *port)
 		if (entry_offset + len > log_size ||
 				HEADER_SIZE + len > sizeof(local)) {
 			example_say(SIDE, "ERROR: no room for entry %d", i + 1);
-			goto out;
+			return -1;
 		}
 
 		/* 1. the entry, behind what the header counts, made visible */
 		memcpy(&local[HEADER_SIZE], entries[i], len);
-		if ((ret = rpma_write(res.conn, log_mr, entry_offset, local_mr, HEADER_SIZE, len,
-				RPMA_F_COMPLETION_ON_ERROR, NULL))) {
-			example_fail(SIDE, "rpma_write", ret);
-			goto out;
-		}
-		if (flush_and_wait(res.conn, cq, log_mr, entry_offset, len))
-			goto out;
+		if ((ret = rpma_write(res->conn, log_mr, entry_offset, local_mr, HEADER_SIZE, len,
+				RPMA_F_COMPLETION_ON_ERROR, NULL)))
+			return example_fail(SIDE, "rpma_write", ret);
+		if (flush_and_wait(res->conn, cq, log_mr, entry_offset, len))
+			return -1;
 		example_say(SIDE, "wrote entry %d \"%s\" at offset %zu and flushed it", i + 1,
 			entries[i], entry_offset);
 
@@ -95,18 +88,13 @@ example_client(const char *addr, const char *port)
 		used += len;
 		char header[8];
 		memcpy(header, &used, sizeof(header));
-		if ((ret = rpma_atomic_write(res.conn, log_mr, log_offset, header,
-				RPMA_F_COMPLETION_ON_ERROR, NULL))) {
-			example_fail(SIDE, "rpma_atomic_write", ret);
-			goto out;
-		}
-		if (flush_and_wait(res.conn, cq, log_mr, log_offset, HEADER_SIZE))
-			goto out;
+		if ((ret = rpma_atomic_write(res->conn, log_mr, log_offset, header,
+				RPMA_F_COMPLETION_ON_ERROR, NULL)))
+			return example_fail(SIDE, "rpma_atomic_write", ret);
+		if (flush_and_wait(res->conn, cq, log_mr, log_offset, HEADER_SIZE))
+			return -1;
 		example_say(SIDE, "set the header to used = %" PRIu64
 			" with rpma_atomic_write and flushed it", used);
 	}
-	result = 0;
-
-out:
-	return example_end(&res, result);
+	return 0;
 }

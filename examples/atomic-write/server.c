@@ -18,37 +18,32 @@
 static uint64_t log_memory[LOG_SIZE / sizeof(uint64_t)];
 
 int
-example_server(const char *addr, const char *port)
+example_server(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *mr = NULL;
-	int result = -1;
-
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL))
-		goto out;
 
 	/* an empty log; the client reads its header, writes it and flushes (a read) */
 	memset(log_memory, 0, sizeof(log_memory));
-	if (example_mr_reg(&res, log_memory, sizeof(log_memory),
+	if (example_mr_reg(res, log_memory, sizeof(log_memory),
 			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
 			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, NULL, &mr))
-		goto out;
+		return -1;
 	example_say(SIDE, "my log is empty: used = %" PRIu64 ", room for %d bytes of entries",
 		log_memory[0], LOG_SIZE - HEADER_SIZE);
 
-	if (example_pack_mr(&res, mr, 0) || example_listen(&res, addr, port) ||
-			example_accept(&res, &res.pdata))
-		goto out;
+	if (example_pack_mr(res, mr, 0) || example_listen(res, addr, port) ||
+			example_accept(res, &res->pdata))
+		return -1;
 
 	example_say(SIDE, "waiting for the client to append to my log and disconnect");
-	if (example_wait_for_disconnect(SIDE, res.conn))
-		goto out;
+	if (example_wait_for_disconnect(SIDE, res->conn))
+		return -1;
 
 	uint64_t used = log_memory[0];
 	example_say(SIDE, "the client has left; my log's header says used = %" PRIu64, used);
 	if (used > LOG_SIZE - HEADER_SIZE) {
 		example_say(SIDE, "ERROR: the header counts more than the log holds");
-		goto out;
+		return -1;
 	}
 	const char *entries = (const char *)log_memory + HEADER_SIZE;
 	int n = 0;
@@ -58,7 +53,5 @@ example_server(const char *addr, const char *port)
 		pos += len + 1; /* each entry ends with its zero */
 	}
 	example_say(SIDE, "%d entries in the log", n);
-	result = 0;
-out:
-	return example_end(&res, result);
+	return 0;
 }

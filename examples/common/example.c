@@ -46,6 +46,18 @@ example_expect_event(const char *side, struct rpma_conn *conn,
 	return 0;
 }
 
+/* checks the status of a completion got from a CQ */
+static int
+completion_status(const char *side, const struct ibv_wc *wc)
+{
+	if (wc->status != IBV_WC_SUCCESS) {
+		example_say(side, "ERROR: completion failed: %s",
+			ibv_wc_status_str(wc->status));
+		return -1;
+	}
+	return 0;
+}
+
 int
 example_wait_completion(const char *side, struct rpma_cq *cq, struct ibv_wc *wc)
 {
@@ -55,12 +67,7 @@ example_wait_completion(const char *side, struct rpma_cq *cq, struct ibv_wc *wc)
 	ret = rpma_cq_get_wc(cq, 1, wc, NULL);
 	if (ret)
 		return example_fail(side, "rpma_cq_get_wc", ret);
-	if (wc->status != IBV_WC_SUCCESS) {
-		example_say(side, "ERROR: completion failed: %s",
-			ibv_wc_status_str(wc->status));
-		return -1;
-	}
-	return 0;
+	return completion_status(side, wc);
 }
 
 int
@@ -198,18 +205,6 @@ example_wait_for_disconnect(const char *side, struct rpma_conn *conn)
 	int ret = rpma_conn_disconnect(conn);
 	if (ret)
 		return example_fail(side, "rpma_conn_disconnect", ret);
-	return 0;
-}
-
-/* checks the status of a completion got from a CQ */
-static int
-completion_status(const char *side, const struct ibv_wc *wc)
-{
-	if (wc->status != IBV_WC_SUCCESS) {
-		example_say(side, "ERROR: completion failed: %s",
-			ibv_wc_status_str(wc->status));
-		return -1;
-	}
 	return 0;
 }
 
@@ -410,6 +405,29 @@ example_next(struct example_res *res, struct rpma_cq *cq, struct ibv_wc *wc)
 	if (res->shared_channel)
 		return example_next_completion_shared(res->side, res->conn, cq, wc);
 	return example_next_completion(res->side, cq, wc);
+}
+
+int
+example_next_expect(struct example_res *res, struct rpma_cq *cq, enum ibv_wc_opcode opcode,
+		struct ibv_wc *wc)
+{
+	if (example_next(res, cq, wc))
+		return -1;
+	if (wc->opcode != opcode) {
+		example_say(res->side, "ERROR: expected a completion with opcode %d, got opcode %d",
+			opcode, wc->opcode);
+		return -1;
+	}
+	return 0;
+}
+
+int
+example_mr_reg_msgs(struct example_res *res, void *recv_buf, void *send_buf, size_t size,
+		struct rpma_mr_local **recv_mr_ptr, struct rpma_mr_local **send_mr_ptr)
+{
+	if (example_mr_reg(res, recv_buf, size, RPMA_MR_USAGE_RECV, "recv", recv_mr_ptr))
+		return -1;
+	return example_mr_reg(res, send_buf, size, RPMA_MR_USAGE_SEND, "send", send_mr_ptr);
 }
 
 int

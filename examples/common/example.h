@@ -3,7 +3,8 @@
  *
  * Each example folder provides example_server() and example_client(); common/main.c runs
  * them as two threads of one process ("both", the default), or as one side only ("server" or
- * "client", for running them as separate processes or on separate hosts).
+ * "client", for running them as separate processes or on separate hosts), each with the
+ * resources of its side (struct example_res) set up before and released after.
  */
 #ifndef RPMA_SIM_EXAMPLES_EXAMPLE_H
 #define RPMA_SIM_EXAMPLES_EXAMPLE_H
@@ -17,9 +18,15 @@
 extern "C" {
 #endif
 
-/* provided by each example: return 0 on success */
-int example_server(const char *addr, const char *port);
-int example_client(const char *addr, const char *port);
+struct example_res;
+
+/*
+ * provided by each example: runs one side. The frame has started res with a peer on addr's
+ * device (example_begin) and releases whatever res holds afterwards (example_end, which says
+ * "done" if all went well), so a side returns at once on failure. Return 0 on success.
+ */
+int example_server(struct example_res *res, const char *addr, const char *port);
+int example_client(struct example_res *res, const char *addr, const char *port);
 
 /* the server calls this once it listens, so that an in-process client may connect */
 void example_server_listening(void);
@@ -107,7 +114,7 @@ int example_next_completion_shared(const char *side, struct rpma_conn *conn,
 /*
  * What one side of an example holds. example_begin() starts it with a peer, the helpers below
  * add to it, and example_end() releases whatever it holds at the end, on success and after a
- * failure alike, so that a side needs only one exit path.
+ * failure alike. The frame calls both around example_server() and example_client().
  */
 #define EXAMPLE_MRS_MAX 4
 
@@ -174,6 +181,14 @@ int example_get_cqs(struct example_res *res, struct rpma_cq **cq_ptr,
 
 /* example_next_completion, or example_next_completion_shared on a shared channel */
 int example_next(struct example_res *res, struct rpma_cq *cq, struct ibv_wc *wc);
+
+/* example_next, and checks that the completion has the expected opcode */
+int example_next_expect(struct example_res *res, struct rpma_cq *cq,
+		enum ibv_wc_opcode opcode, struct ibv_wc *wc);
+
+/* registers recv_buf (usage RECV, "recv") and send_buf (usage SEND, "send"), size bytes each */
+int example_mr_reg_msgs(struct example_res *res, void *recv_buf, void *send_buf, size_t size,
+		struct rpma_mr_local **recv_mr_ptr, struct rpma_mr_local **send_mr_ptr);
 
 /*
  * one round trip of a message ping-pong: posts a receive of len bytes into recv_mr, sends

@@ -29,6 +29,23 @@ example_server_listening(void)
 	pthread_mutex_unlock(&listening_mutex);
 }
 
+/* runs one side between example_begin() and example_end() */
+static int
+run_side(bool server, const char *addr, const char *port)
+{
+	struct example_res res;
+	int result = -1;
+
+	if (server) {
+		if (example_begin(&res, "server", addr, RPMA_UTIL_IBV_CONTEXT_LOCAL) == 0)
+			result = example_server(&res, addr, port);
+	} else {
+		if (example_begin(&res, "client", addr, RPMA_UTIL_IBV_CONTEXT_REMOTE) == 0)
+			result = example_client(&res, addr, port);
+	}
+	return example_end(&res, result);
+}
+
 struct side_args {
 	const char *addr;
 	const char *port;
@@ -39,7 +56,7 @@ static void *
 server_thread(void *arg)
 {
 	struct side_args *args = arg;
-	args->result = example_server(args->addr, args->port);
+	args->result = run_side(true, args->addr, args->port);
 	example_server_listening(); /* never leave the client waiting */
 	return NULL;
 }
@@ -86,9 +103,9 @@ main(int argc, char *argv[])
 	}
 
 	if (strcmp(mode, "server") == 0)
-		return example_server(addr, port) ? 1 : 0;
+		return run_side(true, addr, port) ? 1 : 0;
 	if (strcmp(mode, "client") == 0)
-		return example_client(addr, port) ? 1 : 0;
+		return run_side(false, addr, port) ? 1 : 0;
 	if (strcmp(mode, "both") != 0) {
 		fprintf(stderr, "usage: %s [both|server|client] [ADDR] [PORT]\n", argv[0]);
 		return 2;
@@ -105,7 +122,7 @@ main(int argc, char *argv[])
 		pthread_cond_wait(&listening_cond, &listening_mutex);
 	pthread_mutex_unlock(&listening_mutex);
 
-	int client = example_client(addr, port);
+	int client = run_side(false, addr, port);
 	pthread_join(thread, NULL);
 	if (client || server.result) {
 		printf("FAILED (server %s, client %s)\n", server.result ? "failed" : "ok",

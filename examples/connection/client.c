@@ -9,31 +9,23 @@
 #define SIDE "client"
 
 int
-example_client(const char *addr, const char *port)
+example_client(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
-	int ret, result = -1;
-
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE))
-		goto out;
+	int ret;
 
 	char hello[] = "Hello server, this is the client.";
 	struct rpma_conn_private_data pdata = {hello, sizeof(hello)};
 	example_say(SIDE, "saying: \"%s\"", hello);
-	if (example_connect(&res, addr, port, &pdata))
-		goto out;
+	if (example_connect(res, addr, port, &pdata))
+		return -1;
 
 	struct rpma_conn_private_data in;
-	if ((ret = rpma_conn_get_private_data(res.conn, &in))) {
-		example_fail(SIDE, "rpma_conn_get_private_data", ret);
-		goto out;
-	}
+	if ((ret = rpma_conn_get_private_data(res->conn, &in)))
+		return example_fail(SIDE, "rpma_conn_get_private_data", ret);
 	example_say(SIDE, "the server answered: \"%.*s\"", (int)in.len,
 		in.ptr ? (const char *)in.ptr : "");
 
 	/* example_end() disconnects and waits for the connection to close */
 	example_say(SIDE, "disconnecting");
-	result = 0;
-out:
-	return example_end(&res, result);
+	return 0;
 }

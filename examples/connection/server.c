@@ -10,25 +10,21 @@
 #define SIDE "server"
 
 int
-example_server(const char *addr, const char *port)
+example_server(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_conn_req *req = NULL;
-	int ret, result = -1;
+	int ret;
 
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL) ||
-			example_listen(&res, addr, port))
-		goto out;
+	if (example_listen(res, addr, port))
+		return -1;
 
-	if ((ret = rpma_ep_next_conn_req(res.ep, NULL, &req))) {
-		example_fail(SIDE, "rpma_ep_next_conn_req", ret);
-		goto out;
-	}
+	if ((ret = rpma_ep_next_conn_req(res->ep, NULL, &req)))
+		return example_fail(SIDE, "rpma_ep_next_conn_req", ret);
 	struct rpma_conn_private_data in;
 	if ((ret = rpma_conn_req_get_private_data(req, &in))) {
 		example_fail(SIDE, "rpma_conn_req_get_private_data", ret);
 		(void) rpma_conn_req_delete(&req);
-		goto out;
+		return -1;
 	}
 	example_say(SIDE, "a client asks to connect and says: \"%.*s\"", (int)in.len,
 		in.ptr ? (const char *)in.ptr : "");
@@ -36,13 +32,11 @@ example_server(const char *addr, const char *port)
 	char reply[] = "Welcome, client: this is the server.";
 	struct rpma_conn_private_data pdata = {reply, sizeof(reply)};
 	example_say(SIDE, "accepting, answering: \"%s\"", reply);
-	if (example_conn_req_connect(SIDE, &req, &pdata, &res.conn))
-		goto out;
+	if (example_conn_req_connect(SIDE, &req, &pdata, &res->conn))
+		return -1;
 
 	example_say(SIDE, "waiting for the client to disconnect");
-	if (example_wait_for_disconnect(SIDE, res.conn))
-		goto out;
-	result = 0;
-out:
-	return example_end(&res, result);
+	if (example_wait_for_disconnect(SIDE, res->conn))
+		return -1;
+	return 0;
 }

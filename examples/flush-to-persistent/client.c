@@ -13,36 +13,29 @@
 static char message[] = "This sentence survives a power failure (if flushed right).";
 
 int
-example_client(const char *addr, const char *port)
+example_client(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *src_mr = NULL;
 	struct rpma_cq *cq = NULL;
 	size_t offset = 0;
-	int ret, result = -1;
+	int ret;
 
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE))
-		goto out;
-	if (example_mr_reg(&res, message, sizeof(message), RPMA_MR_USAGE_WRITE_SRC, NULL,
+	if (example_mr_reg(res, message, sizeof(message), RPMA_MR_USAGE_WRITE_SRC, NULL,
 			&src_mr))
-		goto out;
+		return -1;
 
-	if (example_connect(&res, addr, port, NULL) ||
-			example_get_remote(&res, sizeof(message), &offset, NULL, true))
-		goto out;
-	struct rpma_mr_remote *dst_mr = res.remote_mr;
-	struct rpma_peer_cfg *pcfg = res.pcfg;
+	if (example_connect(res, addr, port, NULL) ||
+			example_get_remote(res, sizeof(message), &offset, NULL, true))
+		return -1;
+	struct rpma_mr_remote *dst_mr = res->remote_mr;
+	struct rpma_peer_cfg *pcfg = res->pcfg;
 
 	if (pcfg) {
 		bool direct = false;
-		if ((ret = rpma_peer_cfg_get_direct_write_to_pmem(pcfg, &direct))) {
-			example_fail(SIDE, "rpma_peer_cfg_get_direct_write_to_pmem", ret);
-			goto out;
-		}
-		if ((ret = rpma_conn_apply_remote_peer_cfg(res.conn, pcfg))) {
-			example_fail(SIDE, "rpma_conn_apply_remote_peer_cfg", ret);
-			goto out;
-		}
+		if ((ret = rpma_peer_cfg_get_direct_write_to_pmem(pcfg, &direct)))
+			return example_fail(SIDE, "rpma_peer_cfg_get_direct_write_to_pmem", ret);
+		if ((ret = rpma_conn_apply_remote_peer_cfg(res->conn, pcfg)))
+			return example_fail(SIDE, "rpma_conn_apply_remote_peer_cfg", ret);
 		example_say(SIDE, "applied the server's peer configuration: direct write to pmem "
 			"is %s", direct ? "on" : "off");
 	} else {
@@ -50,10 +43,8 @@ example_client(const char *addr, const char *port)
 	}
 
 	int flush_usage = 0;
-	if ((ret = rpma_mr_remote_get_flush_type(dst_mr, &flush_usage))) {
-		example_fail(SIDE, "rpma_mr_remote_get_flush_type", ret);
-		goto out;
-	}
+	if ((ret = rpma_mr_remote_get_flush_type(dst_mr, &flush_usage)))
+		return example_fail(SIDE, "rpma_mr_remote_get_flush_type", ret);
 	enum rpma_flush_type type;
 	const char *type_name;
 	if (flush_usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) {
@@ -64,32 +55,25 @@ example_client(const char *addr, const char *port)
 		type_name = "RPMA_FLUSH_TYPE_VISIBILITY";
 	} else {
 		example_say(SIDE, "ERROR: the server's memory may not be flushed");
-		goto out;
+		return -1;
 	}
 	example_say(SIDE, "the server's memory is registered for %s", type_name);
 
-	if (example_get_cqs(&res, &cq, NULL))
-		goto out;
+	if (example_get_cqs(res, &cq, NULL))
+		return -1;
 
 	/* the write reports only a failure; the flush completes once the write has landed */
-	if ((ret = rpma_write(res.conn, dst_mr, offset, src_mr, 0, sizeof(message),
-			RPMA_F_COMPLETION_ON_ERROR, NULL))) {
-		example_fail(SIDE, "rpma_write", ret);
-		goto out;
-	}
+	if ((ret = rpma_write(res->conn, dst_mr, offset, src_mr, 0, sizeof(message),
+			RPMA_F_COMPLETION_ON_ERROR, NULL)))
+		return example_fail(SIDE, "rpma_write", ret);
 	example_say(SIDE, "wrote \"%s\" to the server's memory", message);
-	if ((ret = rpma_flush(res.conn, dst_mr, offset, sizeof(message), type,
-			RPMA_F_COMPLETION_ALWAYS, NULL))) {
-		example_fail(SIDE, "rpma_flush", ret);
-		goto out;
-	}
+	if ((ret = rpma_flush(res->conn, dst_mr, offset, sizeof(message), type,
+			RPMA_F_COMPLETION_ALWAYS, NULL)))
+		return example_fail(SIDE, "rpma_flush", ret);
 	struct ibv_wc wc;
 	if (example_wait_completion(SIDE, cq, &wc))
-		goto out;
+		return -1;
 	example_say(SIDE, "flushed it with %s: the write is %s", type_name,
 		type == RPMA_FLUSH_TYPE_PERSISTENT ? "persistent" : "visible");
-	result = 0;
-
-out:
-	return example_end(&res, result);
+	return 0;
 }

@@ -6,7 +6,7 @@
 #include "examples/flush-to-persistent/server.h"
 
 int
-example_server(const char *addr, const char *port)
+example_server(struct example_res *res, const char *addr, const char *port)
 {
-	return flush_server(addr, port, false);
+	return flush_server(res, addr, port, false);
 }

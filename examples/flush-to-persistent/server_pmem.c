@@ -7,7 +7,7 @@
 #include "examples/flush-to-persistent/server.h"
 
 int
-example_server(const char *addr, const char *port)
+example_server(struct example_res *res, const char *addr, const char *port)
 {
-	return flush_server(addr, port, true);
+	return flush_server(res, addr, port, true);
 }

@@ -5,17 +5,6 @@
  * wait with rpma_conn_wait, and when an event brings no new completion (rpma_cq_get_wc says
  * RPMA_E_NO_COMPLETION) they simply wait again.
  */
-#include "examples/common/example.h"
 #include "examples/messages-ping-pong/ping_pong.h"
 
-int
-example_server(const char *addr, const char *port)
-{
-	return ping_pong_server(addr, port, true);
-}
-
-int
-example_client(const char *addr, const char *port)
-{
-	return ping_pong_client(addr, port, true);
-}
+const bool ping_pong_shared_channel = true;

@@ -22,11 +22,10 @@ ping_pong(struct example_res *res, int number, const char *addr, const char *por
 		struct rpma_mr_local *recv_mr, struct rpma_mr_local *send_mr)
 {
 	struct rpma_cq *cq = NULL;
-	int result = -1;
 
 	example_say(SIDE, "client %d:", number);
 	if (example_connect(res, addr, port, NULL) || example_get_cqs(res, &cq, NULL))
-		goto out;
+		return -1;
 
 	uint64_t counter = (uint64_t)number * 100;
 	for (int round = 1; round <= ROUNDS; round++) {
@@ -35,35 +34,29 @@ ping_pong(struct example_res *res, int number, const char *addr, const char *por
 			counter);
 		/* the receive for the answer is posted before the send */
 		if (example_send_and_recv(res, cq, send_mr, recv_mr, MSG_SIZE))
-			goto out;
+			return -1;
 		example_say(SIDE, "client %d, message %d: received %" PRIu64, number, round,
 			recv_buf);
 		counter = recv_buf + 1;
 	}
 	example_say(SIDE, "client %d: %d round trips done, my counter is %" PRIu64, number,
 		ROUNDS, counter);
-	result = 0;
-out:
-	return example_conn_close(res, result);
+	/* this client leaves; after a failure the frame's example_end() closes the connection */
+	return example_conn_close(res, 0);
 }
 
 int
-example_client(const char *addr, const char *port)
+example_client(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *recv_mr = NULL, *send_mr = NULL;
-	int result = -1;
 
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE) ||
-			example_mr_reg(&res, &recv_buf, MSG_SIZE, RPMA_MR_USAGE_RECV, "recv",
-				&recv_mr) ||
-			example_mr_reg(&res, &send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, "send",
+	if (example_mr_reg(res, &recv_buf, MSG_SIZE, RPMA_MR_USAGE_RECV, "recv", &recv_mr) ||
+			example_mr_reg(res, &send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, "send",
 				&send_mr))
-		goto out;
-
-	result = 0;
-	for (int number = 1; number <= CLIENTS && result == 0; number++)
-		result = ping_pong(&res, number, addr, port, recv_mr, send_mr);
-out:
-	return example_end(&res, result);
+		return -1;
+	for (int number = 1; number <= CLIENTS; number++) {
+		if (ping_pong(res, number, addr, port, recv_mr, send_mr))
+			return -1;
+	}
+	return 0;
 }

@@ -64,12 +64,8 @@ serve_client(struct example_res *res, int number, struct rpma_cq *rcq,
 		if ((ret = rpma_send(res->conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
 				NULL)))
 			return example_fail(SIDE, "rpma_send", ret);
-		if (example_next_completion(SIDE, cq, &wc))
+		if (example_next_expect(res, cq, IBV_WC_SEND, &wc))
 			return -1;
-		if (wc.opcode != IBV_WC_SEND) {
-			example_say(SIDE, "ERROR: unexpected completion: opcode %d", wc.opcode);
-			return -1;
-		}
 	}
 	return 0;
 }
@@ -104,46 +100,40 @@ make_srq(struct example_res *res, struct rpma_mr_local *recv_mr, struct rpma_cq 
 }
 
 int
-example_server(const char *addr, const char *port)
+example_server(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *recv_mr = NULL, *send_mr = NULL;
 	struct rpma_cq *rcq = NULL;
-	int ret, result = -1;
+	int ret;
 
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL) ||
-			example_mr_reg(&res, recv_slots, sizeof(recv_slots), RPMA_MR_USAGE_RECV,
+	if (example_mr_reg(res, recv_slots, sizeof(recv_slots), RPMA_MR_USAGE_RECV,
 				"recv", &recv_mr) ||
-			example_mr_reg(&res, &send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, "send",
+			example_mr_reg(res, &send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, "send",
 				&send_mr))
-		goto out;
+		return -1;
 
 	/* the shared receive queue, with a receive CQ of its own */
-	if (make_srq(&res, recv_mr, &rcq))
-		goto out;
+	if (make_srq(res, recv_mr, &rcq))
+		return -1;
 
 	/* every connection made with this configuration receives through the SRQ */
-	if (example_conn_cfg_new(&res, 0, false))
-		goto out;
-	if ((ret = rpma_conn_cfg_set_srq(res.cfg, res.srq))) {
-		example_fail(SIDE, "rpma_conn_cfg_set_srq", ret);
-		goto out;
-	}
-	if (example_listen(&res, addr, port))
-		goto out;
+	if (example_conn_cfg_new(res, 0, false))
+		return -1;
+	if ((ret = rpma_conn_cfg_set_srq(res->cfg, res->srq)))
+		return example_fail(SIDE, "rpma_conn_cfg_set_srq", ret);
+	if (example_listen(res, addr, port))
+		return -1;
 
 	for (int number = 1; number <= CLIENTS; number++) {
-		if (example_accept(&res, NULL))
-			goto out;
+		if (example_accept(res, NULL))
+			return -1;
 		example_say(SIDE, "client %d connected", number);
-		if (serve_client(&res, number, rcq, recv_mr, send_mr))
-			goto out;
+		if (serve_client(res, number, rcq, recv_mr, send_mr))
+			return -1;
 		example_say(SIDE, "client %d: answered all %d messages", number, ROUNDS);
-		if (example_wait_for_disconnect(SIDE, res.conn) || example_conn_close(&res, 0))
-			goto out;
+		if (example_wait_for_disconnect(SIDE, res->conn) || example_conn_close(res, 0))
+			return -1;
 	}
 	example_say(SIDE, "served %d clients through one shared receive queue", CLIENTS);
-	result = 0;
-out:
-	return example_end(&res, result);
+	return 0;
 }

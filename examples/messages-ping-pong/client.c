@@ -5,54 +5,43 @@
  * that rpma_cq_wait refuses its CQ.
  */
 #include <inttypes.h>
-#include <string.h>
 
 #include "examples/common/example.h"
 #include "examples/messages-ping-pong/ping_pong.h"
 
 #define SIDE "client"
-#define ROUNDS 5
-#define MSG_SIZE sizeof(uint64_t)
 
 static uint64_t recv_buf, send_buf;
 
 int
-ping_pong_client(const char *addr, const char *port, bool shared_channel)
+example_client(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *recv_mr = NULL, *send_mr = NULL;
 	struct rpma_cq *cq = NULL;
-	int result = -1;
 
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE) ||
-			example_mr_reg(&res, &recv_buf, MSG_SIZE, RPMA_MR_USAGE_RECV, "recv",
-				&recv_mr) ||
-			example_mr_reg(&res, &send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, "send",
-				&send_mr))
-		goto out;
+	if (example_mr_reg_msgs(res, &recv_buf, &send_buf, MSG_SIZE, &recv_mr, &send_mr))
+		return -1;
 
 	/* with a shared channel, the connection's completions are reported through it */
-	if (shared_channel && example_conn_cfg_new(&res, 0, true))
-		goto out;
-	if (example_connect(&res, addr, port, NULL) || example_get_cqs(&res, &cq, NULL))
-		goto out;
+	if (ping_pong_shared_channel && example_conn_cfg_new(res, 0, true))
+		return -1;
+	if (example_connect(res, addr, port, NULL) || example_get_cqs(res, &cq, NULL))
+		return -1;
 
 	/* a CQ on a shared channel cannot be waited for by itself */
-	if (shared_channel && example_expect_shared_channel(&res, cq))
-		goto out;
+	if (ping_pong_shared_channel && example_expect_shared_channel(res, cq))
+		return -1;
 
 	uint64_t counter = 0;
 	for (int round = 1; round <= ROUNDS; round++) {
 		send_buf = counter;
 		example_say(SIDE, "message %d: sending %" PRIu64, round, counter);
 		/* the receive for the answer is posted before the send */
-		if (example_send_and_recv(&res, cq, send_mr, recv_mr, MSG_SIZE))
-			goto out;
+		if (example_send_and_recv(res, cq, send_mr, recv_mr, MSG_SIZE))
+			return -1;
 		example_say(SIDE, "message %d: received %" PRIu64, round, recv_buf);
 		counter = recv_buf + 1;
 	}
 	example_say(SIDE, "%d round trips done, my counter is %" PRIu64, ROUNDS, counter);
-	result = 0;
-out:
-	return example_end(&res, result);
+	return 0;
 }

@@ -1,18 +1,21 @@
 /*
- * ping_pong.h -- the messages-ping-pong example's two sides, shared by its two variants: each
- * CQ with its own completion channel (cq_wait.c) and one channel shared by the connection's
- * CQs (messages-ping-pong-shared-channel/shared_channel.c).
+ * ping_pong.h -- what the two sides of the messages-ping-pong example share; client.c and
+ * server.c also make messages-ping-pong-shared-channel, where shared_channel.c turns the
+ * shared completion channel on (cq_wait.c leaves it off here).
  */
 #ifndef MESSAGES_PING_PONG_PING_PONG_H
 #define MESSAGES_PING_PONG_PING_PONG_H
 
 #include <stdbool.h>
+#include <stdint.h>
+
+#define ROUNDS 5
+#define MSG_SIZE sizeof(uint64_t)
 
 /*
- * run one side; shared_channel says whether the connection's completions come through a
- * shared completion channel, waited for with rpma_conn_wait instead of rpma_cq_wait
+ * whether the connection's completions come through a shared completion channel, waited for
+ * with rpma_conn_wait instead of rpma_cq_wait
  */
-int ping_pong_server(const char *addr, const char *port, bool shared_channel);
-int ping_pong_client(const char *addr, const char *port, bool shared_channel);
+extern const bool ping_pong_shared_channel;
 
 #endif /* MESSAGES_PING_PONG_PING_PONG_H */

@@ -4,51 +4,42 @@
  * counter plus one, posting the next receive before it answers.
  */
 #include <inttypes.h>
-#include <string.h>
 
 #include "examples/common/example.h"
 #include "examples/messages-ping-pong/ping_pong.h"
 
 #define SIDE "server"
-#define ROUNDS 5
-#define MSG_SIZE sizeof(uint64_t)
 
 static uint64_t recv_buf, send_buf;
 
 int
-ping_pong_server(const char *addr, const char *port, bool shared_channel)
+example_server(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *recv_mr = NULL, *send_mr = NULL;
 	struct rpma_cq *cq = NULL;
-	int ret, result = -1;
+	struct ibv_wc wc;
+	int ret;
 
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL) ||
-			example_mr_reg(&res, &recv_buf, MSG_SIZE, RPMA_MR_USAGE_RECV, "recv",
-				&recv_mr) ||
-			example_mr_reg(&res, &send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, "send",
-				&send_mr))
-		goto out;
+	if (example_mr_reg_msgs(res, &recv_buf, &send_buf, MSG_SIZE, &recv_mr, &send_mr))
+		return -1;
 
 	/* with a shared channel, the connection's completions are reported through it */
-	if (shared_channel && example_conn_cfg_new(&res, 0, true))
-		goto out;
-	if (example_listen(&res, addr, port))
-		goto out;
+	if (ping_pong_shared_channel && example_conn_cfg_new(res, 0, true))
+		return -1;
 
 	/* the client's first message must find a receive posted: post it before accepting */
-	if (example_accept_with_recvs(&res, recv_mr, MSG_SIZE, 1, NULL) ||
-			example_get_cqs(&res, &cq, NULL))
-		goto out;
+	if (example_listen(res, addr, port) ||
+			example_accept_with_recvs(res, recv_mr, MSG_SIZE, 1, NULL) ||
+			example_get_cqs(res, &cq, NULL))
+		return -1;
 
 	/* sends and receives complete on the same CQ, in whatever order they happen */
 	int send_pending = 0;
 	for (int round = 1; round <= ROUNDS; round++) {
 		int received = 0;
 		while (!received || send_pending) {
-			struct ibv_wc wc;
-			if (example_next(&res, cq, &wc))
-				goto out;
+			if (example_next(res, cq, &wc))
+				return -1;
 			if (wc.opcode == IBV_WC_SEND) {
 				send_pending = 0;
 			} else if (wc.opcode == IBV_WC_RECV && wc.byte_len == MSG_SIZE) {
@@ -56,7 +47,7 @@ ping_pong_server(const char *addr, const char *port, bool shared_channel)
 			} else {
 				example_say(SIDE, "ERROR: unexpected completion: opcode %d, %u bytes",
 					wc.opcode, wc.byte_len);
-				goto out;
+				return -1;
 			}
 		}
 		uint64_t counter = recv_buf;
@@ -64,30 +55,16 @@ ping_pong_server(const char *addr, const char *port, bool shared_channel)
 			round, counter, counter + 1);
 
 		if (round < ROUNDS &&
-				(ret = rpma_recv(res.conn, recv_mr, 0, MSG_SIZE, NULL))) {
-			example_fail(SIDE, "rpma_recv", ret);
-			goto out;
-		}
+				(ret = rpma_recv(res->conn, recv_mr, 0, MSG_SIZE, NULL)))
+			return example_fail(SIDE, "rpma_recv", ret);
 		send_buf = counter + 1;
-		if ((ret = rpma_send(res.conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
-				NULL))) {
-			example_fail(SIDE, "rpma_send", ret);
-			goto out;
-		}
+		if ((ret = rpma_send(res->conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
+				NULL)))
+			return example_fail(SIDE, "rpma_send", ret);
 		send_pending = 1;
 	}
-	struct ibv_wc wc;
-	if (example_next(&res, cq, &wc))
-		goto out;
-	if (wc.opcode != IBV_WC_SEND) {
-		example_say(SIDE, "ERROR: unexpected completion: opcode %d", wc.opcode);
-		goto out;
-	}
+	if (example_next_expect(res, cq, IBV_WC_SEND, &wc))
+		return -1;
 	example_say(SIDE, "answered all %d messages", ROUNDS);
-
-	if (example_wait_for_disconnect(SIDE, res.conn))
-		goto out;
-	result = 0;
-out:
-	return example_end(&res, result);
+	return example_wait_for_disconnect(SIDE, res->conn);
 }

@@ -41,9 +41,9 @@ write_message(int number, struct example_res *c, size_t offset, struct rpma_mr_l
 }
 
 int
-example_client(const char *addr, const char *port)
+example_client(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res, conns[CONNECTIONS];
+	struct example_res conns[CONNECTIONS];
 	struct rpma_mr_local *src_mr = NULL;
 	static char messages[CONNECTIONS][MESSAGE_SIZE];
 	int result = -1;
@@ -53,16 +53,15 @@ example_client(const char *addr, const char *port)
 	for (int i = 0; i < CONNECTIONS; i++)
 		snprintf(messages[i], MESSAGE_SIZE, "hello from connection %d", i + 1);
 
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE) ||
-			example_mr_reg(&res, messages, sizeof(messages), RPMA_MR_USAGE_WRITE_SRC,
-				NULL, &src_mr))
-		goto out;
+	if (example_mr_reg(res, messages, sizeof(messages), RPMA_MR_USAGE_WRITE_SRC, NULL,
+			&src_mr))
+		return -1;
 
 	/* each connection is a side of its own on the one peer: it holds a connection only */
 	for (int i = 0; i < CONNECTIONS; i++) {
 		struct example_res *c = &conns[i];
 		c->side = SIDE;
-		c->peer = res.peer;
+		c->peer = res->peer;
 		example_say(SIDE, "opening connection %d", i + 1);
 		if (example_connect(c, addr, port, NULL) ||
 				example_get_remote(c, MESSAGE_SIZE, &offsets[i], NULL, false))
@@ -83,5 +82,5 @@ out:
 		example_say(SIDE, "closing connection %d", i + 1);
 		result = example_conn_close(&conns[i], result);
 	}
-	return example_end(&res, result);
+	return result;
 }

@@ -114,25 +114,21 @@ handle_conn_events(struct client *client, int epfd, int *closed)
 }
 
 int
-example_server(const char *addr, const char *port)
+example_server(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *mr = NULL;
 	struct client clients[CLIENTS];
 	int epfd = -1, ep_fd = -1;
 	int ret, result = -1;
 
 	memset(clients, 0, sizeof(clients));
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL))
-		goto out;
-
 	memset(memory, 0, sizeof(memory));
-	if (example_mr_reg(&res, memory, sizeof(memory),
+	if (example_mr_reg(res, memory, sizeof(memory),
 			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, NULL, &mr))
 		goto out;
 
 	/* clients may connect from now on: their requests wait until the loop below takes them */
-	if (example_listen(&res, addr, port))
+	if (example_listen(res, addr, port))
 		goto out;
 	example_say(SIDE, "serving %d clients", CLIENTS);
 
@@ -140,7 +136,7 @@ example_server(const char *addr, const char *port)
 		example_say(SIDE, "ERROR: epoll_create1: %s", strerror(errno));
 		goto out;
 	}
-	if ((ret = rpma_ep_get_fd(res.ep, &ep_fd))) {
+	if ((ret = rpma_ep_get_fd(res->ep, &ep_fd))) {
 		example_fail(SIDE, "rpma_ep_get_fd", ret);
 		goto out;
 	}
@@ -165,7 +161,7 @@ example_server(const char *addr, const char *port)
 		for (int i = 0; i < n; i++) {
 			struct client *client = events[i].data.ptr;
 			if (client == NULL) {
-				if (handle_requests(res.ep, mr, clients, &accepted, epfd))
+				if (handle_requests(res->ep, mr, clients, &accepted, epfd))
 					goto out;
 				continue;
 			}
@@ -194,5 +190,5 @@ out:
 	}
 	if (epfd >= 0)
 		close(epfd);
-	return example_end(&res, result);
+	return result;
 }

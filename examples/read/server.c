@@ -12,30 +12,23 @@
 static char memory[64] = "The quick brown fox, read straight from the server's memory.";
 
 int
-example_server(const char *addr, const char *port)
+example_server(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *mr = NULL;
-	int result = -1;
-
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL))
-		goto out;
 
 	/* the client may read this memory, nothing else */
-	if (example_mr_reg(&res, memory, strlen(memory) + 1, RPMA_MR_USAGE_READ_SRC, NULL, &mr))
-		goto out;
+	if (example_mr_reg(res, memory, strlen(memory) + 1, RPMA_MR_USAGE_READ_SRC, NULL, &mr))
+		return -1;
 	example_say(SIDE, "my memory holds \"%s\" (%zu bytes with the terminating zero)",
 		memory, strlen(memory) + 1);
 
-	if (example_pack_mr(&res, mr, 0) || example_listen(&res, addr, port) ||
-			example_accept(&res, &res.pdata))
-		goto out;
+	if (example_pack_mr(res, mr, 0) || example_listen(res, addr, port) ||
+			example_accept(res, &res->pdata))
+		return -1;
 	example_say(SIDE, "sent the descriptor of my memory to the client as private data");
 
 	example_say(SIDE, "waiting for the client to read and disconnect");
-	if (example_wait_for_disconnect(SIDE, res.conn))
-		goto out;
-	result = 0;
-out:
-	return example_end(&res, result);
+	if (example_wait_for_disconnect(SIDE, res->conn))
+		return -1;
+	return 0;
 }

@@ -6,17 +6,6 @@
  * for a completion that was already taken (rpma_cq_get_wc then says RPMA_E_NO_COMPLETION):
  * the side just waits again.
  */
-#include "examples/common/example.h"
 #include "examples/receive-completion-queue/rcq.h"
 
-int
-example_server(const char *addr, const char *port)
-{
-	return rcq_server(addr, port, true);
-}
-
-int
-example_client(const char *addr, const char *port)
-{
-	return rcq_client(addr, port, true);
-}
+const bool rcq_shared_channel = true;

@@ -1,18 +1,21 @@
 /*
- * rcq.h -- the receive-completion-queue example's two sides, shared by its two variants: each
- * CQ with its own completion channel (cq_wait.c) and one channel shared by the connection's
- * main and receive CQs (receive-completion-queue-shared-channel/shared_channel.c).
+ * rcq.h -- what the two sides of the receive-completion-queue example share; client.c and
+ * server.c also make receive-completion-queue-shared-channel, where shared_channel.c turns
+ * the shared completion channel on (cq_wait.c leaves it off here).
  */
 #ifndef RECEIVE_COMPLETION_QUEUE_RCQ_H
 #define RECEIVE_COMPLETION_QUEUE_RCQ_H
 
 #include <stdbool.h>
 
+#define ROUNDS 3
+#define MSG_SIZE 16
+#define RCQ_SIZE 10
+
 /*
- * run one side; shared_channel says whether the connection's CQs share one completion
- * channel, waited for with rpma_conn_wait (which reports the CQ that fired)
+ * whether the connection's main CQ and receive CQ share one completion channel, waited for
+ * with rpma_conn_wait (which reports the CQ that fired)
  */
-int rcq_server(const char *addr, const char *port, bool shared_channel);
-int rcq_client(const char *addr, const char *port, bool shared_channel);
+extern const bool rcq_shared_channel;
 
 #endif /* RECEIVE_COMPLETION_QUEUE_RCQ_H */

@@ -16,40 +16,32 @@ static char message[] = "A message with an immediate value.";
 #define IMM_ALONE 0x0000beefu
 
 int
-example_client(const char *addr, const char *port)
+example_client(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *send_mr = NULL;
 	struct rpma_cq *cq = NULL;
 	struct ibv_wc wc;
-	int ret, result = -1;
+	int ret;
 
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE) ||
-			example_mr_reg(&res, message, sizeof(message), RPMA_MR_USAGE_SEND, NULL,
+	if (example_mr_reg(res, message, sizeof(message), RPMA_MR_USAGE_SEND, NULL,
 				&send_mr) ||
-			example_connect(&res, addr, port, NULL) || example_get_cqs(&res, &cq, NULL))
-		goto out;
+			example_connect(res, addr, port, NULL) || example_get_cqs(res, &cq, NULL))
+		return -1;
 
 	example_say(SIDE, "sending \"%s\" (%zu bytes) with immediate 0x%08x", message,
 		strlen(message), IMM_WITH_DATA);
-	if ((ret = rpma_send_with_imm(res.conn, send_mr, 0, strlen(message),
-			RPMA_F_COMPLETION_ALWAYS, IMM_WITH_DATA, NULL))) {
-		example_fail(SIDE, "rpma_send_with_imm", ret);
-		goto out;
-	}
+	if ((ret = rpma_send_with_imm(res->conn, send_mr, 0, strlen(message),
+			RPMA_F_COMPLETION_ALWAYS, IMM_WITH_DATA, NULL)))
+		return example_fail(SIDE, "rpma_send_with_imm", ret);
 	if (example_wait_completion(SIDE, cq, &wc))
-		goto out;
+		return -1;
 
 	example_say(SIDE, "sending 0 bytes with immediate 0x%08x", IMM_ALONE);
-	if ((ret = rpma_send_with_imm(res.conn, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS,
-			IMM_ALONE, NULL))) {
-		example_fail(SIDE, "rpma_send_with_imm", ret);
-		goto out;
-	}
+	if ((ret = rpma_send_with_imm(res->conn, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS,
+			IMM_ALONE, NULL)))
+		return example_fail(SIDE, "rpma_send_with_imm", ret);
 	if (example_wait_completion(SIDE, cq, &wc))
-		goto out;
+		return -1;
 	example_say(SIDE, "both sends completed");
-	result = 0;
-out:
-	return example_end(&res, result);
+	return 0;
 }

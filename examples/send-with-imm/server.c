@@ -16,36 +16,32 @@
 static char recv_slots[MESSAGES][MSG_SIZE];
 
 int
-example_server(const char *addr, const char *port)
+example_server(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *recv_mr = NULL;
 	struct rpma_cq *cq = NULL;
-	int result = -1;
 
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL))
-		goto out;
 	memset(recv_slots, 0, sizeof(recv_slots));
-	if (example_mr_reg(&res, recv_slots, sizeof(recv_slots), RPMA_MR_USAGE_RECV, NULL,
-			&recv_mr) || example_listen(&res, addr, port))
-		goto out;
+	if (example_mr_reg(res, recv_slots, sizeof(recv_slots), RPMA_MR_USAGE_RECV, NULL,
+			&recv_mr) || example_listen(res, addr, port))
+		return -1;
 
 	/* one receive per message; the completion's wr_id says which buffer got filled */
-	if (example_accept_with_recvs(&res, recv_mr, MSG_SIZE, MESSAGES, NULL) ||
-			example_get_cqs(&res, &cq, NULL))
-		goto out;
+	if (example_accept_with_recvs(res, recv_mr, MSG_SIZE, MESSAGES, NULL) ||
+			example_get_cqs(res, &cq, NULL))
+		return -1;
 
 	for (int i = 1; i <= MESSAGES; i++) {
 		struct ibv_wc wc;
 		if (example_next_completion(SIDE, cq, &wc))
-			goto out;
+			return -1;
 		if (wc.opcode != IBV_WC_RECV || wc.wr_id >= MESSAGES) {
 			example_say(SIDE, "ERROR: unexpected completion: opcode %d", wc.opcode);
-			goto out;
+			return -1;
 		}
 		if (!(wc.wc_flags & IBV_WC_WITH_IMM)) {
 			example_say(SIDE, "ERROR: message %d came without an immediate value", i);
-			goto out;
+			return -1;
 		}
 		uint32_t imm = ntohl(wc.imm_data);
 		const char *msg = recv_slots[wc.wr_id];
@@ -57,9 +53,7 @@ example_server(const char *addr, const char *port)
 				imm, wc.byte_len, (int)strnlen(msg, wc.byte_len), msg);
 	}
 
-	if (example_wait_for_disconnect(SIDE, res.conn))
-		goto out;
-	result = 0;
-out:
-	return example_end(&res, result);
+	if (example_wait_for_disconnect(SIDE, res->conn))
+		return -1;
+	return 0;
 }

@@ -12,38 +12,28 @@
 static char message[] = "Written with an immediate value.";
 
 int
-example_client(const char *addr, const char *port)
+example_client(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *src_mr = NULL;
 	struct rpma_cq *cq = NULL;
 	size_t offset = 0;
-	int ret, result = -1;
+	int ret;
 
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE) ||
-			example_mr_reg(&res, message, sizeof(message), RPMA_MR_USAGE_WRITE_SRC,
+	if (example_mr_reg(res, message, sizeof(message), RPMA_MR_USAGE_WRITE_SRC,
 				NULL, &src_mr) ||
-			example_connect(&res, addr, port, NULL) ||
-			example_get_remote(&res, sizeof(message), &offset, NULL, false) ||
-			example_get_cqs(&res, &cq, NULL))
-		goto out;
+			example_connect(res, addr, port, NULL) ||
+			example_get_remote(res, sizeof(message), &offset, NULL, false) ||
+			example_get_cqs(res, &cq, NULL))
+		return -1;
 
 	uint32_t imm = (uint32_t)strlen(message);
-	if ((ret = rpma_write_with_imm(res.conn, res.remote_mr, offset, src_mr, 0,
-			sizeof(message), RPMA_F_COMPLETION_ALWAYS, imm, NULL))) {
-		example_fail(SIDE, "rpma_write_with_imm", ret);
-		goto out;
-	}
+	if ((ret = rpma_write_with_imm(res->conn, res->remote_mr, offset, src_mr, 0,
+			sizeof(message), RPMA_F_COMPLETION_ALWAYS, imm, NULL)))
+		return example_fail(SIDE, "rpma_write_with_imm", ret);
 	struct ibv_wc wc;
-	if (example_wait_completion(SIDE, cq, &wc))
-		goto out;
-	if (wc.opcode != IBV_WC_RDMA_WRITE) {
-		example_say(SIDE, "ERROR: expected a write completion, got opcode %d", wc.opcode);
-		goto out;
-	}
+	if (example_next_expect(res, cq, IBV_WC_RDMA_WRITE, &wc))
+		return -1;
 	example_say(SIDE, "wrote \"%s\" (%zu bytes) to the server's memory with immediate %u",
 		message, sizeof(message), imm);
-	result = 0;
-out:
-	return example_end(&res, result);
+	return 0;
 }

@@ -18,34 +18,30 @@ static char memory[MEMORY_SIZE];
 static char recv_byte = '-';
 
 int
-example_server(const char *addr, const char *port)
+example_server(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *mr = NULL, *recv_mr = NULL;
 	struct rpma_cq *cq = NULL;
-	int result = -1;
 
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL))
-		goto out;
 	memset(memory, 0, sizeof(memory));
-	if (example_mr_reg(&res, memory, sizeof(memory), RPMA_MR_USAGE_WRITE_DST, "memory",
+	if (example_mr_reg(res, memory, sizeof(memory), RPMA_MR_USAGE_WRITE_DST, "memory",
 			&mr) ||
-			example_mr_reg(&res, &recv_byte, 1, RPMA_MR_USAGE_RECV, "recv", &recv_mr) ||
-			example_pack_mr(&res, mr, 0) || example_listen(&res, addr, port))
-		goto out;
+			example_mr_reg(res, &recv_byte, 1, RPMA_MR_USAGE_RECV, "recv", &recv_mr) ||
+			example_pack_mr(res, mr, 0) || example_listen(res, addr, port))
+		return -1;
 
 	/* the write with immediate needs a receive; 1 byte suffices, it will not be filled */
-	if (example_accept_with_recvs(&res, recv_mr, 1, 1, &res.pdata))
-		goto out;
+	if (example_accept_with_recvs(res, recv_mr, 1, 1, &res->pdata))
+		return -1;
 	example_say(SIDE, "sent the descriptor of my memory; posted a 1-byte receive");
 
 	struct ibv_wc wc;
-	if (example_get_cqs(&res, &cq, NULL) || example_wait_completion(SIDE, cq, &wc))
-		goto out;
+	if (example_get_cqs(res, &cq, NULL) || example_wait_completion(SIDE, cq, &wc))
+		return -1;
 	if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc.wc_flags & IBV_WC_WITH_IMM)) {
 		example_say(SIDE, "ERROR: expected IBV_WC_RECV_RDMA_WITH_IMM, got opcode %d",
 			wc.opcode);
-		goto out;
+		return -1;
 	}
 	example_say(SIDE, "got IBV_WC_RECV_RDMA_WITH_IMM: immediate %u, byte_len %u",
 		ntohl(wc.imm_data), wc.byte_len);
@@ -53,9 +49,7 @@ example_server(const char *addr, const char *port)
 	example_say(SIDE, "my memory now holds \"%s\"", memory);
 	example_say(SIDE, "my 1-byte receive buffer still holds '%c'", recv_byte);
 
-	if (example_wait_for_disconnect(SIDE, res.conn))
-		goto out;
-	result = 0;
-out:
-	return example_end(&res, result);
+	if (example_wait_for_disconnect(SIDE, res->conn))
+		return -1;
+	return 0;
 }

@@ -1,6 +1,6 @@
 /*
  * client.c -- the write example, client side: writes a string into the server's memory with
- * rpma_write, then reads it back with rpma_read and compares. On one connection a read
+ * rpma_write, then reads it back with rpma_read and compares-> On one connection a read
  * completes only after every earlier write has been placed, so the read-back sees the write
  * and proves it reached the server's memory.
  */
@@ -14,59 +14,45 @@
 static const char message[] = "Written by the client with rpma_write.";
 
 int
-example_client(const char *addr, const char *port)
+example_client(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *src_mr = NULL, *dst_mr = NULL;
 	static char src[BUFFER_SIZE], dst[BUFFER_SIZE];
 	struct rpma_cq *cq = NULL;
 	size_t offset = 0;
-	int ret, result = -1;
-
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_REMOTE))
-		goto out;
+	int ret;
 
 	/* src: what the client writes; dst: where the read-back lands */
 	memset(src, 0, sizeof(src));
 	memset(dst, 0, sizeof(dst));
 	memcpy(src, message, sizeof(message));
-	if (example_mr_reg(&res, src, sizeof(src), RPMA_MR_USAGE_WRITE_SRC, "src", &src_mr) ||
-			example_mr_reg(&res, dst, sizeof(dst), RPMA_MR_USAGE_READ_DST, "dst",
+	if (example_mr_reg(res, src, sizeof(src), RPMA_MR_USAGE_WRITE_SRC, "src", &src_mr) ||
+			example_mr_reg(res, dst, sizeof(dst), RPMA_MR_USAGE_READ_DST, "dst",
 				&dst_mr))
-		goto out;
+		return -1;
 
-	if (example_connect(&res, addr, port, NULL) ||
-			example_get_remote(&res, sizeof(message), &offset, NULL, false) ||
-			example_get_cqs(&res, &cq, NULL))
-		goto out;
+	if (example_connect(res, addr, port, NULL) ||
+			example_get_remote(res, sizeof(message), &offset, NULL, false) ||
+			example_get_cqs(res, &cq, NULL))
+		return -1;
 
 	/* the write reports only a failure; the read after it tells when it has landed */
-	if ((ret = rpma_write(res.conn, res.remote_mr, offset, src_mr, 0, sizeof(message),
-			RPMA_F_COMPLETION_ON_ERROR, NULL))) {
-		example_fail(SIDE, "rpma_write", ret);
-		goto out;
-	}
+	if ((ret = rpma_write(res->conn, res->remote_mr, offset, src_mr, 0, sizeof(message),
+			RPMA_F_COMPLETION_ON_ERROR, NULL)))
+		return example_fail(SIDE, "rpma_write", ret);
 	example_say(SIDE, "wrote \"%s\" to the server's memory", src);
 
-	if ((ret = rpma_read(res.conn, dst_mr, 0, res.remote_mr, offset, sizeof(message),
-			RPMA_F_COMPLETION_ALWAYS, NULL))) {
-		example_fail(SIDE, "rpma_read", ret);
-		goto out;
-	}
+	if ((ret = rpma_read(res->conn, dst_mr, 0, res->remote_mr, offset, sizeof(message),
+			RPMA_F_COMPLETION_ALWAYS, NULL)))
+		return example_fail(SIDE, "rpma_read", ret);
 	struct ibv_wc wc;
-	if (example_wait_completion(SIDE, cq, &wc))
-		goto out;
-	if (wc.opcode != IBV_WC_RDMA_READ) {
-		example_say(SIDE, "ERROR: expected a read completion, got opcode %d", wc.opcode);
-		goto out;
-	}
+	if (example_next_expect(res, cq, IBV_WC_RDMA_READ, &wc))
+		return -1;
 	example_say(SIDE, "read back \"%s\" from the server's memory", dst);
 	if (memcmp(src, dst, sizeof(message)) != 0) {
 		example_say(SIDE, "ERROR: what I read back differs from what I wrote");
-		goto out;
+		return -1;
 	}
 	example_say(SIDE, "the read-back matches what I wrote");
-	result = 0;
-out:
-	return example_end(&res, result);
+	return 0;
 }

@@ -13,34 +13,27 @@
 static char memory[MEMORY_SIZE];
 
 int
-example_server(const char *addr, const char *port)
+example_server(struct example_res *res, const char *addr, const char *port)
 {
-	struct example_res res;
 	struct rpma_mr_local *mr = NULL;
-	int result = -1;
-
-	if (example_begin(&res, SIDE, addr, RPMA_UTIL_IBV_CONTEXT_LOCAL))
-		goto out;
 
 	/* the client may write this memory and read it back */
 	memset(memory, 0, sizeof(memory));
-	if (example_mr_reg(&res, memory, sizeof(memory),
+	if (example_mr_reg(res, memory, sizeof(memory),
 			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, NULL, &mr))
-		goto out;
+		return -1;
 	example_say(SIDE, "my memory holds \"%s\" (%zu bytes, all zero)", memory,
 		sizeof(memory));
 
-	if (example_pack_mr(&res, mr, 0) || example_listen(&res, addr, port) ||
-			example_accept(&res, &res.pdata))
-		goto out;
+	if (example_pack_mr(res, mr, 0) || example_listen(res, addr, port) ||
+			example_accept(res, &res->pdata))
+		return -1;
 	example_say(SIDE, "sent the descriptor of my memory to the client as private data");
 
 	example_say(SIDE, "waiting for the client to write and disconnect");
-	if (example_wait_for_disconnect(SIDE, res.conn))
-		goto out;
+	if (example_wait_for_disconnect(SIDE, res->conn))
+		return -1;
 	memory[MEMORY_SIZE - 1] = '\0';
 	example_say(SIDE, "the client has left; my memory now holds \"%s\"", memory);
-	result = 0;
-out:
-	return example_end(&res, result);
+	return 0;
 }

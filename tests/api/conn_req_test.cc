@@ -172,9 +172,7 @@ TEST_F(ConnReqTest, NewWithConfig) {
 TEST_F(ConnReqTest, DeleteNullReqPtr) { EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_delete(nullptr)); }
 
 TEST_F(ConnReqTest, DeleteNullReq) {
-  rpma_conn_req *req = nullptr;
-  EXPECT_EQ(0, rpma_conn_req_delete(&req));
-  EXPECT_EQ(nullptr, req);
+  ExpectDeleteOfNullObjectReturnsZero(rpma_conn_req_delete);
 }
 
 TEST_F(ConnReqTest, DeleteIncomingRequestRejectsTheClient) {

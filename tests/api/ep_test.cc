@@ -78,9 +78,7 @@ TEST_F(EpTest, ListenAddressNotOwnedByHost) {
 TEST_F(EpTest, ShutdownNullEpPtr) { EXPECT_EQ(RPMA_E_INVAL, rpma_ep_shutdown(nullptr)); }
 
 TEST_F(EpTest, ShutdownNullEp) {
-  rpma_ep *ep = nullptr;
-  EXPECT_EQ(0, rpma_ep_shutdown(&ep));
-  EXPECT_EQ(nullptr, ep);
+  ExpectDeleteOfNullObjectReturnsZero(rpma_ep_shutdown);
 }
 
 TEST_F(EpTest, ShutdownSetsNull) {

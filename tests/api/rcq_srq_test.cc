@@ -313,9 +313,7 @@ TEST_F(RcqSrqTest, ConnReqRecvWithSrqIsProvider) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
   rpma_conn_cfg *cfg = NewCfg(0);
   Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
-  rpma_conn_req *client_req = nullptr;
-  ASSERT_EQ(0, rpma_conn_req_new(pair_.peer, kLoopback, pair_.port.c_str(), nullptr, &client_req));
-  ASSERT_EQ(0, rpma_conn_req_connect(&client_req, nullptr, &pair_.client));
+  ASSERT_NO_FATAL_FAILURE(ClientConnect(pair_.peer, pair_.port, nullptr, nullptr, &pair_.client));
   rpma_conn_req *server_req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NextConnReq(pair_.ep, cfg, &server_req));
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_conn_req_recv(server_req, dst->mr, 0, 8, Ctx(1)));

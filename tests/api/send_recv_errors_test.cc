@@ -318,9 +318,7 @@ TEST_F(SendRecvTest, ConnReqRecvBeforeAcceptReceivesFirstMessage) {
   ASSERT_NO_FATAL_FAILURE(pair_.Listen());
   Buffer *src = Source(24, 0x11);
   Buffer *dst = Register(64, RPMA_MR_USAGE_RECV, 0xEE);
-  rpma_conn_req *client_req = nullptr;
-  ASSERT_EQ(0, rpma_conn_req_new(pair_.peer, kLoopback, pair_.port.c_str(), nullptr, &client_req));
-  ASSERT_EQ(0, rpma_conn_req_connect(&client_req, nullptr, &pair_.client));
+  ASSERT_NO_FATAL_FAILURE(ClientConnect(pair_.peer, pair_.port, nullptr, nullptr, &pair_.client));
   rpma_conn_req *server_req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NextConnReq(pair_.ep, nullptr, &server_req));
   ASSERT_EQ(0, rpma_conn_req_recv(server_req, dst->mr, 16, 24, Ctx(0x5150)));

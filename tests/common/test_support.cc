@@ -93,14 +93,20 @@ void ExpectNoPendingEvent(rpma_conn *conn) {
   EXPECT_FALSE(IsReadableNow(fd)) << "an unexpected connection event is pending";
 }
 
-void ConnectOnce(rpma_peer *peer, rpma_ep *ep, const std::string &port, const PairOptions &options,
-                 rpma_conn **client, rpma_conn **server) {
+void ClientConnect(rpma_peer *peer, const std::string &port, const rpma_conn_cfg *cfg,
+                   const rpma_conn_private_data *pdata, rpma_conn **client) {
   rpma_conn_req *client_req = nullptr;
-  ASSERT_EQ(0, rpma_conn_req_new(peer, kLoopback, port.c_str(), options.client_cfg, &client_req));
+  ASSERT_EQ(0, rpma_conn_req_new(peer, kLoopback, port.c_str(), cfg, &client_req));
   ASSERT_NE(nullptr, client_req);
-  ASSERT_EQ(0, rpma_conn_req_connect(&client_req, options.client_pdata, client));
+  ASSERT_EQ(0, rpma_conn_req_connect(&client_req, pdata, client));
   ASSERT_EQ(nullptr, client_req);
   ASSERT_NE(nullptr, *client);
+}
+
+void ConnectOnce(rpma_peer *peer, rpma_ep *ep, const std::string &port, const PairOptions &options,
+                 rpma_conn **client, rpma_conn **server) {
+  ASSERT_NO_FATAL_FAILURE(
+      ClientConnect(peer, port, options.client_cfg, options.client_pdata, client));
 
   rpma_conn_req *server_req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NextConnReq(ep, options.server_cfg, &server_req));
@@ -296,13 +302,11 @@ void ConnectedPair::Teardown() {
   if (client != nullptr && server != nullptr) {
     ASSERT_NO_FATAL_FAILURE(DisconnectAndDelete(&client, &server));
   }
-  if (client != nullptr) {
-    ASSERT_EQ(0, rpma_conn_delete(&client));
-    ASSERT_EQ(nullptr, client);
-  }
-  if (server != nullptr) {
-    ASSERT_EQ(0, rpma_conn_delete(&server));
-    ASSERT_EQ(nullptr, server);
+  for (rpma_conn **conn : {&client, &server}) {
+    if (*conn != nullptr) {
+      ASSERT_EQ(0, rpma_conn_delete(conn));
+      ASSERT_EQ(nullptr, *conn);
+    }
   }
   if (ep != nullptr) {
     ASSERT_EQ(0, rpma_ep_shutdown(&ep));
@@ -315,10 +319,8 @@ void ConnectedPair::Teardown() {
 }
 
 void ConnectAndGetRejected(rpma_peer *peer, rpma_ep *ep, const std::string &port, bool disconnect) {
-  rpma_conn_req *req = nullptr;
-  ASSERT_EQ(0, rpma_conn_req_new(peer, kLoopback, port.c_str(), nullptr, &req));
   rpma_conn *client = nullptr;
-  ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
+  ASSERT_NO_FATAL_FAILURE(ClientConnect(peer, port, nullptr, nullptr, &client));
   rpma_conn_req *incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(NextConnReq(ep, nullptr, &incoming));
   ASSERT_EQ(0, rpma_conn_req_delete(&incoming));

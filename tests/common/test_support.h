@@ -60,6 +60,12 @@ struct PairOptions {
   const rpma_conn_private_data *server_pdata = nullptr;  // server's rpma_conn_req_connect
 };
 
+// The client's half of ConnectOnce: rpma_conn_req_new towards 127.0.0.1:port with `cfg` and
+// rpma_conn_req_connect with `pdata` (both may be NULL), every result asserted; *client is the
+// new connection. Use with ASSERT_NO_FATAL_FAILURE.
+void ClientConnect(rpma_peer *peer, const std::string &port, const rpma_conn_cfg *cfg,
+                   const rpma_conn_private_data *pdata, rpma_conn **client);
+
 // Connects a new client of `peer` to the endpoint `ep` listening on 127.0.0.1:port, in one thread:
 // rpma_conn_req_new + rpma_conn_req_connect on the client, rpma_ep_next_conn_req +
 // rpma_conn_req_connect on the server, then ESTABLISHED on both. Every return code is asserted;

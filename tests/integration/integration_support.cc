@@ -1,0 +1,104 @@
+// integration_support.cc -- see integration_support.h.
+#include "tests/integration/integration_support.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace integration {
+
+long long NowMs() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<long long>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
+}
+
+std::string FreeTcpPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  sockaddr_in sin;
+  memset(&sin, 0, sizeof(sin));
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(sin);
+  std::string port;
+  if (bind(fd, reinterpret_cast<sockaddr *>(&sin), sizeof(sin)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr *>(&sin), &len) == 0)
+    port = std::to_string(ntohs(sin.sin_port));
+  close(fd);
+  return port;
+}
+
+bool WaitReadable(int fd, int timeout_ms) {
+  long long deadline = NowMs() + timeout_ms;
+  for (;;) {
+    long long left = deadline - NowMs();
+    if (left < 0) left = 0;
+    pollfd p = {fd, POLLIN, 0};
+    int n = poll(&p, 1, static_cast<int>(left));
+    if (n > 0) return (p.revents & (POLLIN | POLLHUP)) != 0;
+    if (n == 0) return false;
+    if (errno != EINTR) return false;
+  }
+}
+
+bool WriteAll(int fd, const void *data, size_t size) {
+  const char *p = static_cast<const char *>(data);
+  while (size > 0) {
+    ssize_t n = write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool ReadLine(int fd, int timeout_ms, std::string *line) {
+  long long deadline = NowMs() + timeout_ms;
+  line->clear();
+  for (;;) {
+    long long left = deadline - NowMs();
+    if (left <= 0 || !WaitReadable(fd, static_cast<int>(left))) return false;
+    char c;
+    ssize_t n = read(fd, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    if (c == '\n') return true;
+    line->push_back(c);
+  }
+}
+
+int NextEvent(rpma_conn *conn, int timeout_ms, rpma_conn_event *event) {
+  int fd = -1;
+  int ret = rpma_conn_get_event_fd(conn, &fd);
+  if (ret) return ret;
+  if (!WaitReadable(fd, timeout_ms)) return RPMA_E_NO_EVENT;
+  return rpma_conn_next_event(conn, event);
+}
+
+int NextCompletion(rpma_cq *cq, int timeout_ms, ibv_wc *wc) {
+  int fd = -1;
+  int ret = rpma_cq_get_fd(cq, &fd);
+  if (ret) return ret;
+  long long deadline = NowMs() + timeout_ms;
+  for (;;) {
+    memset(wc, 0, sizeof(*wc));
+    ret = rpma_cq_get_wc(cq, 1, wc, nullptr);
+    if (ret != RPMA_E_NO_COMPLETION) return ret;
+    long long left = deadline - NowMs();
+    if (left <= 0) return RPMA_E_NO_COMPLETION;
+    // After rpma_cq_wait re-arms the CQ, every completion not yet taken is either in the CQ
+    // (taken above) or raises a new event on the fd: no completion is missed.
+    if (!WaitReadable(fd, static_cast<int>(left))) continue;
+    ret = rpma_cq_wait(cq);
+    if (ret && ret != RPMA_E_NO_COMPLETION) return ret;
+  }
+}
+
+}  // namespace integration

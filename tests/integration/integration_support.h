@@ -1,0 +1,48 @@
+// integration_support.h -- small helpers of the integration tests that use nothing but
+// <librpma.h> and POSIX, and no gtest (so forked or exec'ed child processes can use them too).
+#ifndef RPMA_SIM_TESTS_INTEGRATION_INTEGRATION_SUPPORT_H_
+#define RPMA_SIM_TESTS_INTEGRATION_INTEGRATION_SUPPORT_H_
+
+#include <infiniband/verbs.h>
+#include <librpma.h>
+
+#include <string>
+
+namespace integration {
+
+// The longest any test waits for something that should happen promptly: only a safety net.
+constexpr int kSafetyTimeoutMs = 10000;
+
+constexpr const char kLoopback[] = "127.0.0.1";
+
+// A TCP port of 127.0.0.1 that was free a moment ago (bind to port 0, getsockname, close), as
+// a decimal string; "" if that failed.
+std::string FreeTcpPort();
+
+// Waits up to timeout_ms until fd is readable (poll(2), POLLIN or POLLHUP). False on timeout
+// or error.
+bool WaitReadable(int fd, int timeout_ms);
+
+// Writes all of [data, data + size) to fd; false on error.
+bool WriteAll(int fd, const void *data, size_t size);
+
+// Reads one '\n'-terminated line (without the '\n') from fd, waiting at most timeout_ms in
+// all. False on timeout, error or end of file before the '\n'.
+bool ReadLine(int fd, int timeout_ms, std::string *line);
+
+// Waits (up to timeout_ms) for the connection's next event and takes it with
+// rpma_conn_next_event. Returns RPMA_E_NO_EVENT on timeout, else what rpma_conn_next_event
+// returned.
+int NextEvent(rpma_conn *conn, int timeout_ms, rpma_conn_event *event);
+
+// Takes the next completion of cq (rpma_cq_get_wc of one), waiting up to timeout_ms with the
+// CQ's fd and rpma_cq_wait. Returns 0 (and *wc), RPMA_E_NO_COMPLETION on timeout, or another
+// error of rpma_cq_get_wc / rpma_cq_wait.
+int NextCompletion(rpma_cq *cq, int timeout_ms, ibv_wc *wc);
+
+// Milliseconds on a monotonic clock.
+long long NowMs();
+
+}  // namespace integration
+
+#endif  // RPMA_SIM_TESTS_INTEGRATION_INTEGRATION_SUPPORT_H_
