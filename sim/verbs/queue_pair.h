@@ -93,7 +93,9 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   // Executes `inbound` unless it must wait for a receive; returns false if it waits.
   bool ExecuteInboundLocked(InboundRequest& inbound);
   Outcome ExecuteOneSided(const InboundRequest& inbound, std::vector<uint8_t>* read_data);
-  Outcome ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive);
+  // Places a message in `receive`; *receiver_status is what the receive completes with.
+  Outcome ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive,
+                         ibv_wc_status* receiver_status);
   bool TakeReceiveLocked(ReceiveRequest* request);
   void CompleteReceiveLocked(const ReceiveRequest& request, ibv_wc_status status,
                              ibv_wc_opcode opcode, uint32_t byte_len, const SendRequest* sender);

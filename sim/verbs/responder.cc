@@ -65,21 +65,26 @@ bool QueuePair::ExecuteInboundLocked(InboundRequest& inbound) {
 
   Outcome outcome;
   std::vector<uint8_t> read_data;
+  ibv_wc_status receiver_status = IBV_WC_SUCCESS;  // of the receive consumed, if any
+  ibv_wc_opcode receiver_opcode = IBV_WC_RECV;
   if (request.opcode == SendOpcode::kSend) {
-    outcome = ExecuteMessage(inbound, receive);
+    outcome = ExecuteMessage(inbound, receive, &receiver_status);
   } else {
     outcome = ExecuteOneSided(inbound, &read_data);
-    if (request.with_imm) {
-      if (outcome.status == IBV_WC_SUCCESS)
-        CompleteReceiveLocked(receive, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
-                              static_cast<uint32_t>(request.length), &request);
-      else
-        CompleteReceiveLocked(receive, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, nullptr);
-    }
+    receiver_opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+    if (outcome.status != IBV_WC_SUCCESS) receiver_status = IBV_WC_WR_FLUSH_ERR;
   }
+  // The outcome leaves before the receiver's completion appears: an application that
+  // reacts to its receive (by disconnecting, say) cannot overtake the acknowledgement.
   std::shared_ptr<ResponseSink> reply = inbound.reply;
   reply->RespondLocked(inbound.sequence, outcome, read_data.empty() ? nullptr : read_data.data(),
                        read_data.size());
+  if (NeedsReceive(request)) {
+    bool placed = receiver_status == IBV_WC_SUCCESS;
+    CompleteReceiveLocked(receive, receiver_status, placed ? receiver_opcode : IBV_WC_RECV,
+                          placed ? static_cast<uint32_t>(request.length) : 0,
+                          placed ? &request : nullptr);
+  }
   // A remote access or receive error puts the responder's queue pair in error too.
   if (outcome.status != IBV_WC_SUCCESS) EnterErrorLocked();
   return true;
@@ -146,33 +151,28 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
   return outcome;
 }
 
-Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive) {
+Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive,
+                                  ibv_wc_status* receiver_status) {
   const SendRequest& request = inbound.request;
   MemoryRegionTable& table = MemoryRegionTable::Get();
   auto table_lock = table.LockShared();
   Outcome outcome;
-  ibv_wc_status receiver_status = IBV_WC_SUCCESS;
   const uint8_t* source = nullptr;
   if (request.length > receive.length) {
-    receiver_status = IBV_WC_LOC_LEN_ERR;
+    *receiver_status = IBV_WC_LOC_LEN_ERR;
     outcome.status = IBV_WC_REM_INV_REQ_ERR;
   } else if (request.length > 0 &&
              (!table.IsRegisteredLocked(*receive.region) || receive.region->pd != pd() ||
               !receive.region->ContainsOffset(receive.offset, request.length) ||
               (receive.region->access & IBV_ACCESS_LOCAL_WRITE) == 0)) {
-    receiver_status = IBV_WC_LOC_PROT_ERR;
+    *receiver_status = IBV_WC_LOC_PROT_ERR;
     outcome.status = IBV_WC_REM_OP_ERR;
   } else if (request.length > 0 && (source = SourceBytes(table, inbound)) == nullptr) {
-    receiver_status = IBV_WC_WR_FLUSH_ERR;
+    *receiver_status = IBV_WC_WR_FLUSH_ERR;
     outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
   }
-  if (receiver_status != IBV_WC_SUCCESS) {
-    CompleteReceiveLocked(receive, receiver_status, IBV_WC_RECV, 0, nullptr);
-    return outcome;
-  }
-  if (request.length > 0) memcpy(receive.region->addr + receive.offset, source, request.length);
-  CompleteReceiveLocked(receive, IBV_WC_SUCCESS, IBV_WC_RECV,
-                        static_cast<uint32_t>(request.length), &request);
+  if (*receiver_status == IBV_WC_SUCCESS && request.length > 0)
+    memcpy(receive.region->addr + receive.offset, source, request.length);
   return outcome;
 }
 
