@@ -12,10 +12,10 @@ boost::asio::io_context& IoContext() {
 }
 
 void EnsureProgressEngine() {
+  // Keeps run() going for as long as the process lives.
+  using Guard = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
+  static Guard guard(IoContext().get_executor());
   static const bool started = [] {
-    using Guard = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
-    static Guard* guard = new Guard(IoContext().get_executor());  // keeps run() going
-    (void)guard;
     std::thread([] { IoContext().run(); }).detach();
     return true;
   }();

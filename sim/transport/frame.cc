@@ -7,10 +7,8 @@ void EncodeFrameHeader(FrameType type, uint32_t body_length, uint8_t out[kFrameH
   std::vector<uint8_t> header;
   ByteWriter writer(&header);
   writer.U32(kFrameMagic);
-  writer.U8(static_cast<uint8_t>(kProtocolVersion));
-  writer.U8(static_cast<uint8_t>(kProtocolVersion >> 8));
-  writer.U8(static_cast<uint8_t>(type));
-  writer.U8(static_cast<uint8_t>(static_cast<uint16_t>(type) >> 8));
+  writer.U16(kProtocolVersion);
+  writer.U16(static_cast<uint16_t>(type));
   writer.U32(body_length);
   writer.U32(0);  // reserved
   for (size_t i = 0; i < kFrameHeaderSize; ++i) out[i] = header[i];
@@ -20,8 +18,8 @@ bool DecodeFrameHeader(const uint8_t in[kFrameHeaderSize], FrameType* type, uint
                        std::string* error) {
   ByteReader reader(in, kFrameHeaderSize);
   uint32_t magic = reader.U32();
-  uint16_t version = static_cast<uint16_t>(reader.U8() | reader.U8() << 8);
-  uint16_t raw_type = static_cast<uint16_t>(reader.U8() | reader.U8() << 8);
+  uint16_t version = reader.U16();
+  uint16_t raw_type = reader.U16();
   uint32_t length = reader.U32();
   if (magic != kFrameMagic) {
     *error = "bad magic (not an rpma-sim peer)";

@@ -46,6 +46,7 @@ class ByteWriter {
  public:
   explicit ByteWriter(std::vector<uint8_t>* out) : out_(out) {}
   void U8(uint8_t v) { out_->push_back(v); }
+  void U16(uint16_t v) { Le(v, 2); }
   void U32(uint32_t v) { Le(v, 4); }
   void U64(uint64_t v) { Le(v, 8); }
   void Bytes(const void* data, size_t len) {
@@ -66,6 +67,7 @@ class ByteReader {
  public:
   ByteReader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
   uint8_t U8() { return static_cast<uint8_t>(Le(1)); }
+  uint16_t U16() { return static_cast<uint16_t>(Le(2)); }
   uint32_t U32() { return static_cast<uint32_t>(Le(4)); }
   uint64_t U64() { return Le(8); }
   // Returns a pointer to the next `len` bytes and skips them, or nullptr past the end.
