@@ -169,7 +169,9 @@ class MalformedPeerTest : public ::testing::TestWithParam<Garbage> {
     ASSERT_EQ(0, fcntl(fd, F_SETFL, flags | O_NONBLOCK));
     rpma_conn_req *req = nullptr;
     EXPECT_EQ(RPMA_E_NO_EVENT, rpma_ep_next_conn_req(ep_, nullptr, &req));
-    if (req != nullptr) EXPECT_EQ(0, rpma_conn_req_delete(&req));
+    if (req != nullptr) {
+      EXPECT_EQ(0, rpma_conn_req_delete(&req));
+    }
   }
 
   // A normal client connects to the endpoint, writes into the server's memory, reads it back
