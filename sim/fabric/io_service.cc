@@ -2,9 +2,28 @@
 #include "sim/fabric/io_service.h"
 
 #include <boost/asio/executor_work_guard.hpp>
+#include <stdlib.h>
+
 #include <thread>
 
 namespace rpma_sim {
+
+// Keeps the progress engine's run() going until the process exits. Globals with external
+// linkage, so they stay roots that leak checkers see.
+using ProgressGuard = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
+ProgressGuard* g_progress_guard = nullptr;
+std::thread* g_progress_thread = nullptr;
+
+namespace {
+
+// Runs at exit, before the statics Asio's thread uses are destroyed (they were constructed
+// before this was registered): the engine's thread must not be inside run() by then.
+void StopProgressEngine() {
+  IoContext().stop();
+  if (g_progress_thread->joinable()) g_progress_thread->join();
+}
+
+}  // namespace
 
 boost::asio::io_context& IoContext() {
   static boost::asio::io_context* context = new boost::asio::io_context();
@@ -12,11 +31,10 @@ boost::asio::io_context& IoContext() {
 }
 
 void EnsureProgressEngine() {
-  // Keeps run() going for as long as the process lives.
-  using Guard = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
-  static Guard guard(IoContext().get_executor());
   static const bool started = [] {
-    std::thread([] { IoContext().run(); }).detach();
+    g_progress_guard = new ProgressGuard(IoContext().get_executor());
+    g_progress_thread = new std::thread([] { IoContext().run(); });
+    atexit(StopProgressEngine);
     return true;
   }();
   (void)started;
