@@ -8,6 +8,7 @@
 #include "sim/cm/tcp_session.h"
 #include "sim/common/log.h"
 #include "sim/fabric/config.h"
+#include "sim/transport/socket_stream.h"
 #include "sim/verbs/inproc_link.h"
 
 namespace rpma_sim {
@@ -77,7 +78,7 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
     std::lock_guard<std::mutex> lock(CmMutex());
     if (state_ != State::kIdle) return Status::kProvider;
     state_ = State::kConnecting;
-    // Only auto and inproc connect in process; tcp (and shm, until it exists) use TCP.
+    // Only auto and inproc connect in process; tcp and shm go through a TCP connection.
     bool in_process = transport == TransportKind::kAuto || transport == TransportKind::kInproc;
     std::shared_ptr<Listener> listener = in_process ? Listener::FindLocked(destination) : nullptr;
     if (listener) {
@@ -99,9 +100,18 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
 
 Status CmId::ConnectOverTcp(const SocketAddress& destination,
                             const std::vector<uint8_t>& private_data) {
-  std::shared_ptr<TcpWire> wire;
+  // Not under the CM lock: connecting and creating a segment take time.
+  std::unique_ptr<SocketStream> stream;
   bool refused = false;
-  Status status = TcpWire::Connect(destination, &refused, &wire);  // not under the CM lock
+  Status status = SocketStream::Connect(destination, &refused, &stream);
+  std::shared_ptr<ShmSegment> segment;
+  TransportKind transport = GetTransport();
+  bool shm_required = transport == TransportKind::kShm;
+  if (status == Status::kOk && (shm_required || (transport == TransportKind::kAuto &&
+                                                 HostOwnsAddress(destination)))) {
+    // A peer of this host: offer a segment for the data path.
+    if (ShmSegment::Create(&segment) != Status::kOk && shm_required) status = Status::kProvider;
+  }
   std::lock_guard<std::mutex> lock(CmMutex());
   if (state_ != State::kConnecting) return Status::kOk;  // destroyed meanwhile
   if (status != Status::kOk) {
@@ -110,11 +120,12 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
     PushLocked(CmEvent{refused ? CmEventType::kRejected : CmEventType::kUnreachable, nullptr, {}});
     return Status::kOk;
   }
+  auto wire = std::make_shared<FrameWire>(std::move(stream));
   session_ = std::make_shared<TcpSession>(wire, std::weak_ptr<Listener>());
   session_->BindId(shared_from_this());
   session_->BindQueuePair(qp_);
   wire->Start(session_);
-  session_->Send(FrameType::kHello, private_data);
+  session_->SendHello(private_data, std::move(segment), shm_required);
   return Status::kOk;
 }
 
@@ -132,7 +143,7 @@ Status CmId::Accept(const std::vector<uint8_t>& private_data) {
   if (session_) {
     session_->BindQueuePair(qp_);
     qp_->Connect(session_->link());
-    session_->Send(FrameType::kAccept, private_data);
+    session_->SendAccept(private_data);
     state_ = State::kConnected;
     PushLocked(CmEvent{CmEventType::kEstablished, nullptr, {}});
     return Status::kOk;

@@ -9,6 +9,7 @@
 #include "sim/cm/cm_id.h"
 #include "sim/cm/cm_lock.h"
 #include "sim/cm/tcp_session.h"
+#include "sim/transport/socket_stream.h"
 #include "sim/common/log.h"
 #include "sim/fabric/io_service.h"
 
@@ -63,7 +64,7 @@ void Listener::AcceptNext() {
                                 boost::asio::ip::tcp::socket socket) {
     if (self->shut_down_) return;
     if (!error) {
-      auto wire = std::make_shared<TcpWire>(std::move(socket));
+      auto wire = std::make_shared<FrameWire>(std::make_unique<SocketStream>(std::move(socket)));
       wire->Start(std::make_shared<TcpSession>(wire, self));
     } else {
       SIM_LOG_WARNING("accept on %s: %s", self->address_.ToString().c_str(),

@@ -1,15 +1,33 @@
-// tcp_session.cc -- routing a wire's frames to the CM id and the queue pair.
+// tcp_session.cc -- routing a connection's frames to the CM id and the queue pair, and
+// moving its data path to shared memory.
 #include "sim/cm/tcp_session.h"
 
 #include "sim/cm/cm_id.h"
 #include "sim/cm/cm_lock.h"
 #include "sim/cm/listener.h"
 #include "sim/common/log.h"
+#include "sim/fabric/config.h"
 #include "sim/verbs/execution_lock.h"
 
 namespace rpma_sim {
 
-TcpSession::TcpSession(std::shared_ptr<TcpWire> wire, std::weak_ptr<Listener> listener)
+// Frames from the shared-memory wire go where the TCP wire's go; its end is the end of the
+// connection.
+class TcpSession::SharedMemoryHandler : public WireHandler {
+ public:
+  explicit SharedMemoryHandler(std::shared_ptr<TcpSession> session)
+      : session_(std::move(session)) {}
+  void OnFrame(Frame frame) override { session_->OnFrame(std::move(frame)); }
+  void OnWireClosed(const std::string& reason) override {
+    session_->wire_->Abort();
+    session_->Ended(reason);
+  }
+
+ private:
+  std::shared_ptr<TcpSession> session_;
+};
+
+TcpSession::TcpSession(std::shared_ptr<FrameWire> wire, std::weak_ptr<Listener> listener)
     : wire_(std::move(wire)),
       link_(std::make_shared<WireLink>(wire_)),
       listener_(std::move(listener)) {}
@@ -21,15 +39,71 @@ void TcpSession::BindQueuePair(const std::shared_ptr<QueuePair>& qp) {
   qp_ = qp;
 }
 
-void TcpSession::Send(FrameType type, std::vector<uint8_t> body) {
-  wire_->Send(type, std::move(body));
+bool TcpSession::over_shared_memory() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return shm_wire_ != nullptr;
 }
 
-void TcpSession::Close() { wire_->Close(); }
+void TcpSession::SendHello(std::vector<uint8_t> private_data, std::shared_ptr<ShmSegment> segment,
+                           bool required) {
+  HelloMessage hello;
+  hello.private_data = std::move(private_data);
+  if (segment) {
+    hello.has_offer = true;
+    hello.offer = ShmOffer{segment->name(), segment->nonce(), required};
+    std::lock_guard<std::mutex> lock(mutex_);
+    segment_ = std::move(segment);
+  }
+  wire_->Send(FrameType::kHello, EncodeHello(hello));
+}
+
+void TcpSession::SendAccept(std::vector<uint8_t> private_data) {
+  std::shared_ptr<ShmSegment> segment;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    segment = segment_;
+  }
+  AcceptMessage accept{std::move(private_data), segment != nullptr};
+  wire_->Send(FrameType::kAccept, EncodeAccept(accept));
+  if (segment) StartReading(MoveToSharedMemory(std::move(segment)));
+}
+
+void TcpSession::Send(FrameType type, std::vector<uint8_t> body) {
+  link_->SendFrame(type, std::move(body));
+}
+
+void TcpSession::Close() {
+  std::shared_ptr<FrameWire> shm_wire;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shm_wire = shm_wire_;
+  }
+  // The shared-memory wire closes the TCP one once its last frame is in the ring.
+  if (shm_wire)
+    shm_wire->Close();
+  else
+    wire_->Close();
+}
+
+void TcpSession::Flush() {
+  std::shared_ptr<FrameWire> shm_wire;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shm_wire = shm_wire_;
+  }
+  if (shm_wire) shm_wire->Flush(kFlushTimeoutMs);
+  wire_->Flush(kFlushTimeoutMs);
+}
 
 void TcpSession::Malformed(const std::string& what) {
   SIM_LOG_ERROR("malformed message from %s: %s; closing the connection", peer().c_str(),
                 what.c_str());
+  std::shared_ptr<FrameWire> shm_wire;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shm_wire = shm_wire_;
+  }
+  if (shm_wire) shm_wire->Abort();
   wire_->Abort();
 }
 
@@ -38,11 +112,13 @@ void TcpSession::OnFrame(Frame frame) {
     case FrameType::kHello:
       OnHello(std::move(frame));
       return;
+    case FrameType::kAccept:
+      OnAccept(std::move(frame));
+      return;
     case FrameType::kRequest:
     case FrameType::kResponse:
       OnDataFrame(frame);
       return;
-    case FrameType::kAccept:
     case FrameType::kReject:
     case FrameType::kDisconnect:
       break;
@@ -53,40 +129,108 @@ void TcpSession::OnFrame(Frame frame) {
     id = id_.lock();
   }
   if (!id) return;  // the id is gone: nobody to tell
-  if (frame.type == FrameType::kAccept) {
-    if (frame.body.size() > kMaxAcceptPrivateData) return Malformed("private data too long");
-    id->OnPeerAccepted(std::move(frame.body));
-  } else if (frame.type == FrameType::kReject) {
+  if (frame.type == FrameType::kReject) {
     id->OnPeerRejected();
   } else {
     id->OnPeerDisconnected();
   }
 }
 
+std::shared_ptr<ShmSegment> TcpSession::TakeOffer(const HelloMessage& hello) {
+  if (!hello.has_offer) return nullptr;
+  if (GetTransport() == TransportKind::kTcp && !hello.offer.required) return nullptr;
+  std::shared_ptr<ShmSegment> segment;
+  if (ShmSegment::Open(hello.offer.name, hello.offer.nonce, &segment) != Status::kOk)
+    return nullptr;
+  segment->ProbePeer();
+  return segment;
+}
+
 void TcpSession::OnHello(Frame frame) {
+  HelloMessage hello;
+  std::string error;
+  if (!DecodeHello(frame.body, kMaxConnectPrivateData, &hello, &error)) return Malformed(error);
+  std::shared_ptr<ShmSegment> segment = TakeOffer(hello);  // not under the CM lock
   std::shared_ptr<Listener> listener = listener_.lock();
-  std::shared_ptr<CmId> incoming;
+  std::lock_guard<std::mutex> lock(CmMutex());
+  if (!id_.expired()) return Malformed("a second HELLO");
+  if (!listener || listener->shut_down() || (hello.offer.required && !segment)) {
+    if (listener && hello.offer.required && !segment)
+      SIM_LOG_WARNING("%s asks for shared memory, which this host cannot give it: rejected",
+                      peer().c_str());
+    Send(FrameType::kReject);
+    Close();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> session_lock(mutex_);
+    segment_ = segment;
+  }
+  std::shared_ptr<CmId> incoming = CmId::NewIncomingOverWire(shared_from_this());
+  id_ = incoming;
+  listener->DeliverLocked(
+      CmEvent{CmEventType::kConnectRequest, incoming, std::move(hello.private_data)});
+}
+
+void TcpSession::OnAccept(Frame frame) {
+  AcceptMessage accept;
+  std::string error;
+  if (!DecodeAccept(frame.body, kMaxAcceptPrivateData, &accept, &error)) return Malformed(error);
+  std::shared_ptr<ShmSegment> segment;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    segment = segment_;
+    if (!accept.shared_memory) segment_.reset();
+  }
+  if (segment) segment->Unlink();  // answered: the server mapped it or will not
+  std::shared_ptr<FrameWire> shm_wire;
+  if (accept.shared_memory) {
+    if (!segment || over_shared_memory()) return Malformed("an accept over a segment not offered");
+    segment->ProbePeer();
+    shm_wire = MoveToSharedMemory(segment);  // before the application can post
+  }
+  std::shared_ptr<CmId> id;
   {
     std::lock_guard<std::mutex> lock(CmMutex());
-    if (!id_.expired()) return Malformed("a second HELLO");
-    if (frame.body.size() > kMaxConnectPrivateData) return Malformed("private data too long");
-    if (!listener || listener->shut_down()) {
-      Send(FrameType::kReject);
-      Close();
-      return;
-    }
-    incoming = CmId::NewIncomingOverWire(shared_from_this());
-    id_ = incoming;
-    listener->DeliverLocked(
-        CmEvent{CmEventType::kConnectRequest, incoming, std::move(frame.body)});
+    id = id_.lock();
   }
+  if (id) id->OnPeerAccepted(std::move(accept.private_data));
+  // Only now: the server's first requests must find the queue pair connected.
+  if (shm_wire) StartReading(shm_wire);
+}
+
+std::shared_ptr<FrameWire> TcpSession::MoveToSharedMemory(std::shared_ptr<ShmSegment> segment) {
+  std::weak_ptr<FrameWire> tcp = wire_;
+  auto stream = std::make_unique<ShmStream>(segment, wire_->peer(), [tcp] {
+    if (auto wire = tcp.lock()) wire->Close();
+  });
+  ShmStream* raw_stream = stream.get();
+  auto shm_wire = std::make_shared<FrameWire>(std::move(stream));
+  link_->UseSharedMemory(shm_wire, segment);
+  bool tcp_closed;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shm_wire_ = shm_wire;
+    shm_stream_ = raw_stream;
+    tcp_closed = tcp_closed_;
+  }
+  if (tcp_closed) raw_stream->PeerGone();
+  SIM_LOG_INFO("connection with %s moved to shared memory (payloads %s)", peer().c_str(),
+               segment->PeerReachesUs() || segment->WeReachPeer() ? "by process_vm where large"
+                                                                  : "through the segment");
+  return shm_wire;
+}
+
+void TcpSession::StartReading(const std::shared_ptr<FrameWire>& shm_wire) {
+  shm_wire->Start(std::make_shared<SharedMemoryHandler>(shared_from_this()));
 }
 
 void TcpSession::OnDataFrame(const Frame& frame) {
   std::string error;
   if (frame.type == FrameType::kRequest) {
     InboundRequest inbound;
-    if (!WireLink::DecodeRequest(frame, &inbound, &error)) return Malformed(error);
+    if (!WireLink::DecodeRequest(frame, link_->ReferencePeerPid(), &inbound, &error))
+      return Malformed(error);
     inbound.reply = link_;
     std::lock_guard<std::mutex> lock(ExecutionMutex());
     std::shared_ptr<QueuePair> qp = qp_.lock();
@@ -105,6 +249,22 @@ void TcpSession::OnDataFrame(const Frame& frame) {
 }
 
 void TcpSession::OnWireClosed(const std::string& reason) {
+  ShmStream* shm_stream;
+  std::shared_ptr<ShmSegment> offered;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tcp_closed_ = true;
+    shm_stream = shm_stream_;
+    if (!shm_stream) offered = segment_;
+  }
+  if (offered) offered->Unlink();
+  // Over shared memory the watch has fired: the reader takes what the peer left in the
+  // ring, then ends the connection.
+  if (shm_stream) return shm_stream->PeerGone();
+  Ended(reason);
+}
+
+void TcpSession::Ended(const std::string& reason) {
   std::shared_ptr<CmId> id;
   {
     std::lock_guard<std::mutex> lock(CmMutex());

@@ -1,16 +1,23 @@
-// tcp_session.h -- one connection's TCP wire as the connection manager and the queue pair
-// see it: routes arriving frames (CM messages to the CM id, work requests and outcomes to
-// the queue pair) and sends the CM messages of its id.
+// tcp_session.h -- one connection to a peer process as the connection manager and the
+// queue pair see it: routes arriving frames (CM messages to the CM id, work requests and
+// outcomes to the queue pair) and sends the CM messages of its id.
 //
-// A server-side session starts without an id: its first frame must be a HELLO, which makes
-// it an incoming connection request on its listener.
+// Every session starts on a TCP connection. A server-side session starts without an id: its
+// first frame must be a HELLO, which makes it an incoming connection request on its
+// listener. When the HELLO offers a shared-memory segment the server can open (the same
+// host), the connection moves to it at ACCEPT: every later frame, both ways, goes through
+// the segment, and the TCP connection stays open only to learn when the peer is gone.
 #ifndef RPMA_SIM_CM_TCP_SESSION_H_
 #define RPMA_SIM_CM_TCP_SESSION_H_
 
 #include <memory>
+#include <mutex>
 #include <vector>
 
-#include "sim/transport/tcp_wire.h"
+#include "sim/cm/connect_messages.h"
+#include "sim/transport/frame_wire.h"
+#include "sim/transport/shm_segment.h"
+#include "sim/transport/shm_stream.h"
 #include "sim/verbs/queue_pair.h"
 #include "sim/verbs/wire_link.h"
 
@@ -22,36 +29,58 @@ class Listener;
 class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSession> {
  public:
   // A client's session (its id binds itself), or a server's, waiting for HELLO.
-  TcpSession(std::shared_ptr<TcpWire> wire, std::weak_ptr<Listener> listener);
+  TcpSession(std::shared_ptr<FrameWire> wire, std::weak_ptr<Listener> listener);
 
   void BindId(const std::shared_ptr<CmId>& id);
   // Work requests arriving on the wire go to `qp`; its own go out through link().
   void BindQueuePair(const std::shared_ptr<QueuePair>& qp);
   const std::shared_ptr<WireLink>& link() const { return link_; }
 
-  // CM messages to the peer (queued; never blocks).
+  // Client: the connect request, offering `segment` (may be null) for the data path.
+  void SendHello(std::vector<uint8_t> private_data, std::shared_ptr<ShmSegment> segment,
+                 bool required);
+  // Server: accepts; the data path moves to the offered segment if it was taken.
+  void SendAccept(std::vector<uint8_t> private_data);
+  // Other CM messages to the peer (queued; never blocks).
   void Send(FrameType type, std::vector<uint8_t> body = {});
-  // Sends what is queued, then closes the wire.
+  // Sends what is queued, then closes the connection.
   void Close();
-  // Waits until what is queued was sent (see TcpWire::Flush). Not under the CM lock.
-  void Flush() { wire_->Flush(kFlushTimeoutMs); }
+  // Waits until what is queued was sent (see FrameWire::Flush). Not under the CM lock.
+  void Flush();
   static constexpr int kFlushTimeoutMs = 2000;
   const std::string& peer() const { return wire_->peer(); }
+  bool over_shared_memory();
 
-  // WireHandler (the wire's reader thread).
+  // WireHandler (the TCP wire's reader thread).
   void OnFrame(Frame frame) override;
   void OnWireClosed(const std::string& reason) override;
 
  private:
+  class SharedMemoryHandler;
+
   void OnHello(Frame frame);
+  void OnAccept(Frame frame);
   void OnDataFrame(const Frame& frame);
   void Malformed(const std::string& what);
+  // Takes the client's offer if this host can (server); null otherwise.
+  std::shared_ptr<ShmSegment> TakeOffer(const HelloMessage& hello);
+  // Sends every later frame through `segment`; returns the wire that reads it.
+  std::shared_ptr<FrameWire> MoveToSharedMemory(std::shared_ptr<ShmSegment> segment);
+  void StartReading(const std::shared_ptr<FrameWire>& shm_wire);
+  // The connection is over (the TCP wire ended, or the shared-memory one did).
+  void Ended(const std::string& reason);
 
-  std::shared_ptr<TcpWire> wire_;
+  std::shared_ptr<FrameWire> wire_;  // TCP
   std::shared_ptr<WireLink> link_;
   std::weak_ptr<Listener> listener_;
   std::weak_ptr<CmId> id_;        // guarded by the CM lock
   std::weak_ptr<QueuePair> qp_;   // guarded by the execution lock
+
+  std::mutex mutex_;
+  std::shared_ptr<ShmSegment> segment_;     // offered (client) or taken (server)
+  std::shared_ptr<FrameWire> shm_wire_;     // once the data path moved to the segment
+  ShmStream* shm_stream_ = nullptr;         // owned by shm_wire_
+  bool tcp_closed_ = false;
 };
 
 }  // namespace rpma_sim

@@ -33,11 +33,7 @@ TransportKind TransportFromEnvironment() {
     return TransportKind::kAuto;
   if (strcasecmp(value, "inproc") == 0) return TransportKind::kInproc;
   if (strcasecmp(value, "tcp") == 0) return TransportKind::kTcp;
-  if (strcasecmp(value, "shm") == 0) {
-    SIM_LOG_WARNING("RPMA_SIM_TRANSPORT=shm: the shared-memory transport is not available yet; "
-                    "using tcp");
-    return TransportKind::kShm;
-  }
+  if (strcasecmp(value, "shm") == 0) return TransportKind::kShm;
   SIM_LOG_WARNING("RPMA_SIM_TRANSPORT=%s is not one of auto, inproc, shm, tcp; using auto",
                   value);
   return TransportKind::kAuto;
@@ -58,6 +54,11 @@ TransportKind GetTransport() {
 void SetTransport(TransportKind transport) {
   std::lock_guard<std::mutex> lock(g_mutex);
   Transport() = transport;
+}
+
+bool ShmProcessVmEnabled() {
+  static const bool enabled = EnvFlag("RPMA_SIM_SHM_PROCESS_VM", true);
+  return enabled;
 }
 
 bool EnvFlag(const char* name, bool fallback) {

@@ -24,14 +24,18 @@ void SetDeviceCaps(const DeviceCaps& caps);
 
 // How a connection reaches its peer (RPMA_SIM_TRANSPORT=auto|inproc|shm|tcp).
 enum class TransportKind {
-  kAuto,    // the same process: in process; otherwise TCP
+  kAuto,    // the same process: in process; an address of this host: shm; otherwise TCP
   kInproc,  // only peers of this process can be reached
-  kShm,     // processes of one host (not available yet: falls back to TCP, with a warning)
+  kShm,     // shared memory, even to a listener of this process; only peers of this host
   kTcp,     // always TCP, even to a listener of this process
 };
 
 TransportKind GetTransport();
 void SetTransport(TransportKind transport);
+
+// Whether the shared-memory transport may move payloads with process_vm_readv/writev
+// (RPMA_SIM_SHM_PROCESS_VM, default yes); otherwise they go through the segment.
+bool ShmProcessVmEnabled();
 
 // Parses a boolean environment value ("1", "yes", "on", "true" / "0", "no", "off", "false").
 // Returns `fallback` when the variable is unset or not one of those words.

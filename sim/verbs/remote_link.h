@@ -35,13 +35,22 @@ class ResponseSink {
                              size_t length) = 0;
 };
 
+// A buffer in the requester's process that the responder reaches with process_vm
+// (shared-memory transport).
+struct PeerBuffer {
+  int pid = 0;  // 0: none
+  uint64_t address = 0;
+};
+
 // A work request as the responder sees it.
 struct InboundRequest {
   // In process, `request.local` is the requester's own buffer: bytes are copied straight
-  // from or to it. Over a transport, `payload` carries a write's or send's bytes instead.
+  // from or to it. Over a transport, `payload` carries a write's or send's bytes instead,
+  // or `peer_buffer` says where in the requester they are (and where a read's bytes go).
   SendRequest request;
   uint64_t sequence = 0;
   std::vector<uint8_t> payload;
+  PeerBuffer peer_buffer;
   std::shared_ptr<ResponseSink> reply;
 
   bool carries_payload() const { return !request.local; }

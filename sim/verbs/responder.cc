@@ -3,6 +3,7 @@
 // waiting for one: RNR), and the statuses hardware reports to both sides.
 #include <string.h>
 
+#include "sim/transport/process_vm.h"
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
@@ -22,13 +23,20 @@ uint8_t* FindRemote(const MemoryRegionTable& table, const ProtectionDomain* pd, 
   return reinterpret_cast<uint8_t*>(address);
 }
 
-// Where a write's or send's bytes come from: the transport's payload, or (in process) the
-// requester's own buffer, which must still be registered.
-const uint8_t* SourceBytes(const MemoryRegionTable& table, const InboundRequest& inbound) {
-  if (inbound.carries_payload()) return inbound.payload.data();
+// Copies a write's or send's bytes to `target`: from the requester's process (process_vm),
+// from the transport's payload, or (in process) from the requester's own buffer, which must
+// still be registered. False if the requester's buffer is gone.
+bool FetchSource(const MemoryRegionTable& table, const InboundRequest& inbound, uint8_t* target) {
   const SendRequest& request = inbound.request;
-  if (!table.IsRegisteredLocked(*request.local)) return nullptr;
-  return request.local->addr + request.local_offset;
+  const PeerBuffer& peer = inbound.peer_buffer;
+  if (peer.pid != 0) return ReadFromProcess(peer.pid, peer.address, target, request.length);
+  if (inbound.carries_payload()) {
+    memcpy(target, inbound.payload.data(), request.length);
+    return true;
+  }
+  if (!table.IsRegisteredLocked(*request.local)) return false;
+  memcpy(target, request.local->addr + request.local_offset, request.length);
+  return true;
 }
 
 bool NeedsReceive(const SendRequest& request) {
@@ -102,12 +110,8 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
       remote = FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_WRITE, &outcome.status);
       if (remote == nullptr) break;
-      const uint8_t* source = SourceBytes(table, inbound);
-      if (source == nullptr) {
+      if (!FetchSource(table, inbound, remote))
         outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
-        break;
-      }
-      memcpy(remote, source, request.length);
       break;
     }
     case SendOpcode::kRead: {
@@ -115,7 +119,11 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
       remote = FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_READ, &outcome.status);
       if (remote == nullptr) break;
-      if (inbound.carries_payload()) {
+      const PeerBuffer& peer = inbound.peer_buffer;
+      if (peer.pid != 0) {
+        if (!WriteToProcess(peer.pid, peer.address, remote, request.length))
+          outcome.status = IBV_WC_LOC_PROT_ERR;
+      } else if (inbound.carries_payload()) {
         read_data->assign(remote, remote + request.length);
       } else if (table.IsRegisteredLocked(*request.local)) {
         memcpy(request.local->addr + request.local_offset, remote, request.length);
@@ -157,7 +165,6 @@ Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRe
   MemoryRegionTable& table = MemoryRegionTable::Get();
   auto table_lock = table.LockShared();
   Outcome outcome;
-  const uint8_t* source = nullptr;
   if (request.length > receive.length) {
     *receiver_status = IBV_WC_LOC_LEN_ERR;
     outcome.status = IBV_WC_REM_INV_REQ_ERR;
@@ -167,12 +174,11 @@ Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRe
               (receive.region->access & IBV_ACCESS_LOCAL_WRITE) == 0)) {
     *receiver_status = IBV_WC_LOC_PROT_ERR;
     outcome.status = IBV_WC_REM_OP_ERR;
-  } else if (request.length > 0 && (source = SourceBytes(table, inbound)) == nullptr) {
+  } else if (request.length > 0 &&
+             !FetchSource(table, inbound, receive.region->addr + receive.offset)) {
     *receiver_status = IBV_WC_WR_FLUSH_ERR;
     outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
   }
-  if (*receiver_status == IBV_WC_SUCCESS && request.length > 0)
-    memcpy(receive.region->addr + receive.offset, source, request.length);
   return outcome;
 }
 

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "sim/transport/process_vm.h"
 #include "sim/verbs/memory_region.h"
 
 namespace rpma_sim {
@@ -12,29 +13,66 @@ bool CarriesBytes(SendOpcode opcode) {
   return opcode == SendOpcode::kWrite || opcode == SendOpcode::kSend;
 }
 
+// REQUEST flags (PROTOCOL.md).
+constexpr uint8_t kByReference = 1;  // the payload stays at an address in the requester
+
 }  // namespace
+
+bool WireLink::SendFrame(FrameType type, std::vector<uint8_t> body) {
+  return wire()->Send(type, std::move(body));
+}
+
+std::shared_ptr<FrameWire> WireLink::wire() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return wire_;
+}
+
+void WireLink::UseSharedMemory(std::shared_ptr<FrameWire> wire,
+                               std::shared_ptr<ShmSegment> segment) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  wire_ = std::move(wire);
+  segment_ = std::move(segment);
+}
+
+int WireLink::ReferencePeerPid() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return segment_ && segment_->WeReachPeer() ? segment_->peer_pid() : 0;
+}
+
+bool WireLink::ByReference(const SendRequest& request) {
+  if (request.length < kProcessVmThreshold || request.opcode == SendOpcode::kAtomicWrite ||
+      request.opcode == SendOpcode::kFlush)
+    return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return segment_ && segment_->PeerReachesUs();
+}
 
 void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
   std::vector<uint8_t> body;
-  bool with_bytes = CarriesBytes(request.opcode);
+  bool by_reference = ByReference(request);
+  bool with_bytes = CarriesBytes(request.opcode) && !by_reference;
   body.reserve(64 + (with_bytes ? request.length : 0));
   ByteWriter writer(&body);
   writer.U64(sequence);
   writer.U8(static_cast<uint8_t>(request.opcode));
   writer.U8(request.with_imm ? 1 : 0);
   writer.U8(static_cast<uint8_t>(request.flush_kind));
-  writer.U8(0);
+  writer.U8(by_reference ? kByReference : 0);
   writer.U32(request.imm_data);
   writer.U32(request.rkey);
   writer.U64(request.remote_addr);
   writer.U64(request.length);
   writer.Bytes(request.inline_data, sizeof(request.inline_data));
-  if (with_bytes && request.length > 0) {
+  if (by_reference) {
+    // The responder moves the bytes from or to this buffer, which RDMA's rules keep in
+    // place until the request completes.
+    writer.U64(reinterpret_cast<uintptr_t>(request.local->addr + request.local_offset));
+  } else if (with_bytes && request.length > 0) {
     // The requester checked its buffer just now, under the same execution lock.
     auto lock = MemoryRegionTable::Get().LockShared();
     writer.Bytes(request.local->addr + request.local_offset, request.length);
   }
-  wire_->Send(FrameType::kRequest, std::move(body));
+  wire()->Send(FrameType::kRequest, std::move(body));
 }
 
 void WireLink::RespondLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
@@ -46,17 +84,18 @@ void WireLink::RespondLocked(uint64_t sequence, const Outcome& outcome, const ui
   writer.U32(static_cast<uint32_t>(outcome.status));
   writer.U32(0);
   if (read_data != nullptr) writer.Bytes(read_data, length);
-  wire_->Send(FrameType::kResponse, std::move(body));
+  wire()->Send(FrameType::kResponse, std::move(body));
 }
 
-bool WireLink::DecodeRequest(const Frame& frame, InboundRequest* inbound, std::string* error) {
+bool WireLink::DecodeRequest(const Frame& frame, int reference_pid, InboundRequest* inbound,
+                             std::string* error) {
   ByteReader reader(frame.body.data(), frame.body.size());
   SendRequest& request = inbound->request;
   inbound->sequence = reader.U64();
   uint8_t opcode = reader.U8();
   uint8_t with_imm = reader.U8();
   uint8_t flush_kind = reader.U8();
-  reader.U8();
+  uint8_t flags = reader.U8();
   request.imm_data = reader.U32();
   request.rkey = reader.U32();
   request.remote_addr = reader.U64();
@@ -66,7 +105,8 @@ bool WireLink::DecodeRequest(const Frame& frame, InboundRequest* inbound, std::s
     *error = "truncated request";
     return false;
   }
-  if (opcode > static_cast<uint8_t>(SendOpcode::kSend) || with_imm > 1 || flush_kind > 1) {
+  if (opcode > static_cast<uint8_t>(SendOpcode::kSend) || with_imm > 1 || flush_kind > 1 ||
+      (flags & ~kByReference) != 0) {
     *error = "unknown request kind";
     return false;
   }
@@ -74,6 +114,16 @@ bool WireLink::DecodeRequest(const Frame& frame, InboundRequest* inbound, std::s
   request.with_imm = with_imm != 0;
   request.flush_kind = static_cast<FlushKind>(flush_kind);
   memcpy(request.inline_data, inline_data, sizeof(request.inline_data));
+  if (flags & kByReference) {
+    bool fits = request.opcode == SendOpcode::kRead || CarriesBytes(request.opcode);
+    inbound->peer_buffer.address = reader.U64();
+    inbound->peer_buffer.pid = reference_pid;
+    if (!reader.ok() || reader.remaining() != 0 || reference_pid == 0 || !fits) {
+      *error = "a request by address this side cannot follow";
+      return false;
+    }
+    return true;
+  }
   size_t expected_bytes = CarriesBytes(request.opcode) ? request.length : 0;
   if (reader.remaining() != expected_bytes) {
     *error = "request length does not match its bytes";

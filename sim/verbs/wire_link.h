@@ -1,24 +1,39 @@
-// wire_link.h -- work requests and their outcomes carried over a TCP wire.
+// wire_link.h -- work requests and their outcomes carried over a wire (TCP, or a
+// shared-memory segment once the connection switched to one).
 //
 // The requester's end encodes each work request as a REQUEST frame (a write's or send's bytes
 // travel with it); the responder's end answers with a RESPONSE frame (a read's bytes travel
-// with it). Both ends of a connection use the same WireLink over their own wire. The frame
-// bodies are laid out in sim/transport/PROTOCOL.md.
+// with it). Over shared memory, where the responder may reach the requester's memory
+// (process_vm), a large payload stays where it is and the frame names its address instead.
+// Both ends of a connection use the same WireLink over their own wire. The frame bodies are
+// laid out in sim/transport/PROTOCOL.md.
 #ifndef RPMA_SIM_VERBS_WIRE_LINK_H_
 #define RPMA_SIM_VERBS_WIRE_LINK_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "sim/transport/frame.h"
-#include "sim/transport/tcp_wire.h"
+#include "sim/transport/frame_wire.h"
+#include "sim/transport/shm_segment.h"
 #include "sim/verbs/remote_link.h"
 
 namespace rpma_sim {
 
 class WireLink : public RemoteLink, public ResponseSink {
  public:
-  explicit WireLink(std::shared_ptr<TcpWire> wire) : wire_(std::move(wire)) {}
+  explicit WireLink(std::shared_ptr<FrameWire> wire) : wire_(std::move(wire)) {}
+
+  // Queues any frame (connection management too) on the wire the connection uses now.
+  bool SendFrame(FrameType type, std::vector<uint8_t> body);
+
+  // From now on frames go through `wire`, which runs over `segment`.
+  void UseSharedMemory(std::shared_ptr<FrameWire> wire, std::shared_ptr<ShmSegment> segment);
+
+  // The process whose memory a REQUEST may name by address (the shared-memory peer this
+  // side can reach), or 0: then such a request is malformed.
+  int ReferencePeerPid();
 
   // Requester: encodes and queues a REQUEST frame.
   void SubmitLocked(const SendRequest& request, uint64_t sequence) override;
@@ -27,15 +42,23 @@ class WireLink : public RemoteLink, public ResponseSink {
   void RespondLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
                      size_t length) override;
 
-  // Decodes a REQUEST body. False (with the reason) if it is malformed.
-  static bool DecodeRequest(const Frame& frame, InboundRequest* inbound, std::string* error);
+  // Decodes a REQUEST body; a payload named by address is in process `reference_pid`.
+  // False (with the reason) if it is malformed.
+  static bool DecodeRequest(const Frame& frame, int reference_pid, InboundRequest* inbound,
+                            std::string* error);
 
   // Decodes a RESPONSE body; *data points into the frame. False if it is malformed.
   static bool DecodeResponse(const Frame& frame, uint64_t* sequence, Outcome* outcome,
                              const uint8_t** data, size_t* length, std::string* error);
 
  private:
-  std::shared_ptr<TcpWire> wire_;
+  std::shared_ptr<FrameWire> wire();
+  // Whether `request`'s payload may stay in this process for the responder to fetch.
+  bool ByReference(const SendRequest& request);
+
+  std::mutex mutex_;
+  std::shared_ptr<FrameWire> wire_;        // guarded by mutex_
+  std::shared_ptr<ShmSegment> segment_;    // guarded by mutex_
 };
 
 }  // namespace rpma_sim

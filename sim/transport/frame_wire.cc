@@ -1,17 +1,13 @@
-// tcp_wire.cc -- connecting, the reader and writer threads, and closing a wire.
-#include "sim/transport/tcp_wire.h"
+// frame_wire.cc -- the reader and writer threads of a wire, and closing it.
+#include "sim/transport/frame_wire.h"
 
-#include <errno.h>
-#include <netinet/tcp.h>
-#include <string.h>
-#include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
 #include "sim/common/log.h"
-#include "sim/fabric/io_service.h"
 
 namespace rpma_sim {
 namespace {
@@ -20,56 +16,26 @@ namespace {
 // must really send it before the memory is taken.
 constexpr size_t kReadChunk = 4 << 20;
 
-boost::asio::ip::tcp::endpoint ToEndpoint(const SocketAddress& address) {
-  boost::asio::ip::tcp::endpoint endpoint;
-  endpoint.resize(address.length);
-  memcpy(endpoint.data(), &address.storage, address.length);
-  return endpoint;
-}
-
 }  // namespace
 
-Status TcpWire::Connect(const SocketAddress& address, bool* refused,
-                        std::shared_ptr<TcpWire>* wire) {
-  boost::asio::ip::tcp::socket socket(IoContext());
-  boost::system::error_code error;
-  socket.connect(ToEndpoint(address), error);
-  if (error) {
-    *refused = error == boost::asio::error::connection_refused;
-    SIM_LOG_INFO("connect to %s: %s", address.ToString().c_str(), error.message().c_str());
-    return Status::kProvider;
-  }
-  *wire = std::make_shared<TcpWire>(std::move(socket));
-  return Status::kOk;
-}
+FrameWire::FrameWire(std::unique_ptr<ByteStream> stream) : stream_(std::move(stream)) {}
 
-TcpWire::TcpWire(boost::asio::ip::tcp::socket socket)
-    : socket_(std::move(socket)), fd_(socket_.native_handle()) {
-  boost::system::error_code error;
-  socket_.set_option(boost::asio::ip::tcp::no_delay(true), error);
-  auto remote = socket_.remote_endpoint(error);
-  peer_ = error ? "?" : remote.address().to_string() + ":" + std::to_string(remote.port());
-}
+FrameWire::~FrameWire() = default;
 
-TcpWire::~TcpWire() {
-  boost::system::error_code ignored;
-  socket_.close(ignored);
-}
-
-void TcpWire::Start(std::shared_ptr<WireHandler> handler) {
+void FrameWire::Start(std::shared_ptr<WireHandler> handler) {
   auto self = shared_from_this();
   std::thread([self, handler]() mutable { self->ReadLoop(std::move(handler)); }).detach();
   std::thread([self] { self->WriteLoop(); }).detach();
 }
 
-bool TcpWire::Send(FrameType type, std::vector<uint8_t> body) {
+bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (closing_) return false;
   Outgoing out{Frame{type, std::move(body)}, 0};
   if (outbound_.empty() && !writing_) {
     // Nothing ahead of it: send right here without waiting (no thread hop); whatever the
     // socket does not take now goes to the writer thread.
-    if (!WriteFrame(&out, MSG_DONTWAIT)) return false;
+    if (!WriteFrame(&out, /*dont_wait=*/true)) return false;
     if (out.sent == kFrameHeaderSize + out.frame.body.size()) return true;
   }
   outbound_.push_back(std::move(out));
@@ -77,45 +43,30 @@ bool TcpWire::Send(FrameType type, std::vector<uint8_t> body) {
   return true;
 }
 
-void TcpWire::Close() {
+void FrameWire::Close() {
   std::lock_guard<std::mutex> lock(mutex_);
   closing_ = true;
   wake_writer_.notify_one();
 }
 
-void TcpWire::Abort() {
+void FrameWire::Abort() {
   aborted_ = true;
   Close();
-  ::shutdown(fd_, SHUT_RDWR);
+  stream_->Shutdown();
 }
 
-bool TcpWire::ReadExactly(uint8_t* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::recv(fd_, data, size, 0);
-    if (n > 0) {
-      data += n;
-      size -= static_cast<size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-void TcpWire::ReadLoop(std::shared_ptr<WireHandler> handler) {
+void FrameWire::ReadLoop(std::shared_ptr<WireHandler> handler) {
   std::string reason;
   for (;;) {
     uint8_t header[kFrameHeaderSize];
-    if (!ReadExactly(header, sizeof(header))) {
+    if (!stream_->ReadExactly(header, sizeof(header))) {
       reason = "the connection ended";
       break;
     }
     Frame frame;
     uint32_t length = 0;
     if (!DecodeFrameHeader(header, &frame.type, &length, &reason)) {
-      SIM_LOG_ERROR("malformed frame from %s: %s; closing the connection", peer_.c_str(),
+      SIM_LOG_ERROR("malformed frame from %s: %s; closing the connection", peer().c_str(),
                     reason.c_str());
       reason = "malformed frame: " + reason;
       break;
@@ -125,7 +76,7 @@ void TcpWire::ReadLoop(std::shared_ptr<WireHandler> handler) {
       size_t start = frame.body.size();
       size_t piece = std::min<size_t>(kReadChunk, length - start);
       frame.body.resize(start + piece);
-      complete = ReadExactly(frame.body.data() + start, piece);
+      complete = stream_->ReadExactly(frame.body.data() + start, piece);
     }
     if (!complete) {
       reason = "the connection ended inside a frame";
@@ -137,7 +88,7 @@ void TcpWire::ReadLoop(std::shared_ptr<WireHandler> handler) {
   handler->OnWireClosed(reason);
 }
 
-bool TcpWire::WriteFrame(Outgoing* out, int flags) {
+bool FrameWire::WriteFrame(Outgoing* out, bool dont_wait) {
   const Frame& frame = out->frame;
   uint8_t header[kFrameHeaderSize];
   EncodeFrameHeader(frame.type, static_cast<uint32_t>(frame.body.size()), header);
@@ -146,7 +97,6 @@ bool TcpWire::WriteFrame(Outgoing* out, int flags) {
   size_t total = sizeof(header) + frame.body.size();
   size_t& sent = out->sent;
   while (sent < total) {
-    msghdr message{};
     iovec remaining[2];
     int count = 0;
     size_t skip = sent;
@@ -160,18 +110,15 @@ bool TcpWire::WriteFrame(Outgoing* out, int flags) {
       skip = 0;
       ++count;
     }
-    message.msg_iov = remaining;
-    message.msg_iovlen = count;
-    ssize_t n = ::sendmsg(fd_, &message, MSG_NOSIGNAL | flags);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (flags & MSG_DONTWAIT) && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
-    if (n <= 0) return false;
+    ssize_t n = stream_->Write(remaining, count, dont_wait);
+    if (n < 0) return false;
+    if (n == 0 && dont_wait) return true;
     sent += static_cast<size_t>(n);
   }
   return true;
 }
 
-void TcpWire::WriteLoop() {
+void FrameWire::WriteLoop() {
   for (;;) {
     Outgoing out;
     {
@@ -184,15 +131,15 @@ void TcpWire::WriteLoop() {
       outbound_.pop_front();
       writing_ = true;
     }
-    if (!WriteFrame(&out, 0)) break;
+    if (!WriteFrame(&out, /*dont_wait=*/false)) break;
   }
-  ::shutdown(fd_, SHUT_RDWR);  // the reader sees the end and tells the handler
+  stream_->Shutdown();  // the reader sees the end and tells the handler
   std::lock_guard<std::mutex> lock(mutex_);
   writer_done_ = true;
   drained_.notify_all();
 }
 
-void TcpWire::Flush(int timeout_ms) {
+void FrameWire::Flush(int timeout_ms) {
   std::unique_lock<std::mutex> lock(mutex_);
   drained_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
                     [this] { return writer_done_ || (outbound_.empty() && !writing_); });

@@ -1,22 +1,21 @@
-// tcp_wire.h -- one TCP connection carrying frames, with its own reader and writer threads.
+// frame_wire.h -- frames carried over one ByteStream (a TCP socket or a shared-memory
+// segment), with the wire's own reader and writer threads.
 //
 // The reader thread delivers each complete, validated frame to the wire's handler; a peer
 // that sends garbage, a frame that is too large, or breaks the connection ends the wire
 // (OnWireClosed says why) and nothing else. The writer thread sends queued frames, so Send
 // never blocks the caller on the network: callers may hold the simulator's locks.
-#ifndef RPMA_SIM_TRANSPORT_TCP_WIRE_H_
-#define RPMA_SIM_TRANSPORT_TCP_WIRE_H_
+#ifndef RPMA_SIM_TRANSPORT_FRAME_WIRE_H_
+#define RPMA_SIM_TRANSPORT_FRAME_WIRE_H_
 
 #include <atomic>
-#include <boost/asio/ip/tcp.hpp>
 #include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 
-#include "sim/common/status.h"
-#include "sim/fabric/address.h"
+#include "sim/transport/byte_stream.h"
 #include "sim/transport/frame.h"
 
 namespace rpma_sim {
@@ -30,18 +29,13 @@ class WireHandler {
   virtual void OnWireClosed(const std::string& reason) = 0;
 };
 
-class TcpWire : public std::enable_shared_from_this<TcpWire> {
+class FrameWire : public std::enable_shared_from_this<FrameWire> {
  public:
-  // Connects to `address`. On failure *refused says whether nobody listened there
-  // (ECONNREFUSED) rather than the host being unreachable.
-  static Status Connect(const SocketAddress& address, bool* refused,
-                        std::shared_ptr<TcpWire>* wire);
+  explicit FrameWire(std::unique_ptr<ByteStream> stream);
+  ~FrameWire();
 
-  explicit TcpWire(boost::asio::ip::tcp::socket socket);
-  ~TcpWire();
-
-  TcpWire(const TcpWire&) = delete;
-  TcpWire& operator=(const TcpWire&) = delete;
+  FrameWire(const FrameWire&) = delete;
+  FrameWire& operator=(const FrameWire&) = delete;
 
   // Starts the threads; frames go to `handler`, kept alive until OnWireClosed returns.
   void Start(std::shared_ptr<WireHandler> handler);
@@ -60,7 +54,8 @@ class TcpWire : public std::enable_shared_from_this<TcpWire> {
   // with the simulator's locks held.
   void Flush(int timeout_ms);
 
-  const std::string& peer() const { return peer_; }
+  const std::string& peer() const { return stream_->peer(); }
+  ByteStream* stream() const { return stream_.get(); }
 
  private:
   // A frame on its way out, and how many of its bytes (header included) already left.
@@ -71,14 +66,11 @@ class TcpWire : public std::enable_shared_from_this<TcpWire> {
 
   void ReadLoop(std::shared_ptr<WireHandler> handler);
   void WriteLoop();
-  bool ReadExactly(uint8_t* data, size_t size);
-  // Sends the rest of `out`; with `flags` MSG_DONTWAIT it stops when the socket is full.
+  // Sends the rest of `out`; with `dont_wait` it stops when the stream is full.
   // False on a connection error.
-  bool WriteFrame(Outgoing* out, int flags);
+  bool WriteFrame(Outgoing* out, bool dont_wait);
 
-  boost::asio::ip::tcp::socket socket_;
-  int fd_;
-  std::string peer_;
+  std::unique_ptr<ByteStream> stream_;
 
   std::mutex mutex_;
   std::condition_variable wake_writer_;
@@ -92,4 +84,4 @@ class TcpWire : public std::enable_shared_from_this<TcpWire> {
 
 }  // namespace rpma_sim
 
-#endif  // RPMA_SIM_TRANSPORT_TCP_WIRE_H_
+#endif  // RPMA_SIM_TRANSPORT_FRAME_WIRE_H_

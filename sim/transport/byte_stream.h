@@ -1,0 +1,40 @@
+// byte_stream.h -- an ordered, reliable byte stream between two processes: a TCP socket
+// (socket_stream.h) or a pair of rings in a shared-memory segment (shm_stream.h).
+//
+// A FrameWire carries frames over any ByteStream; the stream only moves bytes.
+#ifndef RPMA_SIM_TRANSPORT_BYTE_STREAM_H_
+#define RPMA_SIM_TRANSPORT_BYTE_STREAM_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <string>
+
+namespace rpma_sim {
+
+class ByteStream {
+ public:
+  virtual ~ByteStream() = default;
+
+  // Reads exactly `size` bytes, waiting for them; false once the stream ended or broke.
+  // One reader thread at a time.
+  virtual bool ReadExactly(uint8_t* data, size_t size) = 0;
+
+  // Writes from `parts`. With `dont_wait` it takes what fits now (possibly nothing);
+  // otherwise it waits until it took something. Returns the bytes taken, or -1 when the
+  // stream is broken. One writer at a time.
+  virtual ssize_t Write(const iovec* parts, int count, bool dont_wait) = 0;
+
+  // Ends the stream both ways after the bytes already written: the peer reads them, then
+  // the end. A blocked reader or writer of this side returns.
+  virtual void Shutdown() = 0;
+
+  // Who is at the other end, for log lines.
+  virtual const std::string& peer() const = 0;
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_TRANSPORT_BYTE_STREAM_H_

@@ -1,0 +1,194 @@
+// shm_segment.cc -- creating, opening, checking and removing connection segments.
+#include "sim/transport/shm_segment.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/interprocess/shared_memory_object.hpp>
+#include <random>
+
+#include "sim/common/log.h"
+#include "sim/fabric/config.h"
+#include "sim/transport/process_vm.h"
+
+namespace rpma_sim {
+
+namespace bip = boost::interprocess;
+
+constexpr uint64_t kSegmentMagic = 0x314d48534d535052;  // "RPSMSHM1"
+constexpr uint32_t kSegmentVersion = 1;
+// Each direction's ring: large enough to keep a 1 MiB transfer moving without a wakeup
+// per chunk.
+constexpr size_t kRingCapacity = 4 << 20;
+
+struct SegmentHeader {
+  uint64_t magic;
+  uint32_t version;
+  uint32_t ring_capacity;
+  uint64_t nonce;
+  std::atomic<int32_t> pid[2];            // indexed by ShmSegment::Side
+  std::atomic<uint64_t> base[2];          // where each side mapped the segment
+  std::atomic<uint32_t> reaches_peer[2];  // side i may move bytes in and out of the other
+  RingControl ring[2];                    // ring[kClient] carries client -> server
+};
+
+namespace {
+
+constexpr size_t kDataOffset = (sizeof(SegmentHeader) + 4095) / 4096 * 4096;
+constexpr size_t kSegmentSize = kDataOffset + 2 * kRingCapacity;
+
+std::atomic<uint32_t> g_counter{0};
+
+// "rpma-sim-<pid>-<counter>-<random>": the pid tells RemoveStale whose it is.
+std::string NewName() {
+  std::random_device random;
+  char name[96];
+  snprintf(name, sizeof(name), "%s%d-%u-%08x", ShmSegment::kNamePrefix, static_cast<int>(getpid()),
+           g_counter.fetch_add(1), random());
+  return name;
+}
+
+// The creator's pid of a name we made, or 0 if `name` is not one of ours.
+int CreatorOf(const std::string& name) {
+  size_t prefix = strlen(ShmSegment::kNamePrefix);
+  if (name.compare(0, prefix, ShmSegment::kNamePrefix) != 0) return 0;
+  int pid = 0;
+  size_t i = prefix;
+  for (; i < name.size() && isdigit(static_cast<unsigned char>(name[i])); ++i)
+    pid = pid * 10 + (name[i] - '0');
+  if (i == prefix || i >= name.size() || name[i] != '-' || name.size() > 64) return 0;
+  for (char c : name)
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '-') return 0;
+  return pid;
+}
+
+uint64_t RandomNonce() {
+  std::random_device random;
+  return (static_cast<uint64_t>(random()) << 32) | random();
+}
+
+}  // namespace
+
+ShmSegment::ShmSegment(std::string name, Side side, bip::mapped_region region)
+    : name_(std::move(name)), side_(side), region_(std::move(region)) {
+  auto* base = static_cast<uint8_t*>(region_.get_address());
+  header_ = reinterpret_cast<SegmentHeader*>(base);
+  uint8_t* data = base + kDataOffset;
+  ShmRing client_to_server(&header_->ring[kClient], data, kRingCapacity);
+  ShmRing server_to_client(&header_->ring[kServer], data + kRingCapacity, kRingCapacity);
+  inbound_ = side == kClient ? server_to_client : client_to_server;
+  outbound_ = side == kClient ? client_to_server : server_to_client;
+  header_->pid[side].store(getpid());
+  header_->base[side].store(reinterpret_cast<uintptr_t>(base));
+}
+
+ShmSegment::~ShmSegment() {
+  // Whoever is still reading our direction learns that nothing more comes.
+  outbound_.CloseAsProducer();
+  inbound_.CloseAsConsumer();
+  Unlink();
+}
+
+Status ShmSegment::Create(std::shared_ptr<ShmSegment>* out) {
+  RemoveStale();
+  std::string name = NewName();
+  try {
+    bip::permissions owner_only(0600);
+    bip::shared_memory_object object(bip::create_only, name.c_str(), bip::read_write,
+                                     owner_only);
+    object.truncate(kSegmentSize);
+    bip::mapped_region region(object, bip::read_write);
+    // The header's atomics start life here; the rest of a new segment is zeroes.
+    auto* header = new (region.get_address()) SegmentHeader{};
+    header->magic = kSegmentMagic;
+    header->version = kSegmentVersion;
+    header->ring_capacity = kRingCapacity;
+    header->nonce = RandomNonce();
+    out->reset(new ShmSegment(name, kClient, std::move(region)));
+  } catch (const bip::interprocess_exception& error) {
+    SIM_LOG_WARNING("cannot create shared memory segment %s: %s", name.c_str(), error.what());
+    bip::shared_memory_object::remove(name.c_str());
+    return Status::kProvider;
+  }
+  return Status::kOk;
+}
+
+Status ShmSegment::Open(const std::string& name, uint64_t nonce,
+                        std::shared_ptr<ShmSegment>* out) {
+  if (CreatorOf(name) == 0) {
+    SIM_LOG_ERROR("shared memory segment name '%s' is not one of rpma-sim's", name.c_str());
+    return Status::kProvider;
+  }
+  try {
+    bip::shared_memory_object object(bip::open_only, name.c_str(), bip::read_write);
+    bip::offset_t size = 0;
+    if (!object.get_size(size) || size != static_cast<bip::offset_t>(kSegmentSize)) {
+      SIM_LOG_ERROR("shared memory segment %s has the wrong size", name.c_str());
+      return Status::kProvider;
+    }
+    bip::mapped_region region(object, bip::read_write);
+    const auto* header = static_cast<const SegmentHeader*>(region.get_address());
+    if (header->magic != kSegmentMagic || header->version != kSegmentVersion ||
+        header->ring_capacity != kRingCapacity || header->nonce != nonce) {
+      SIM_LOG_ERROR("shared memory segment %s is not the one offered", name.c_str());
+      return Status::kProvider;
+    }
+    out->reset(new ShmSegment(name, kServer, std::move(region)));
+  } catch (const bip::interprocess_exception& error) {
+    // Another host (or another /dev/shm): the offer cannot be taken.
+    SIM_LOG_INFO("cannot open shared memory segment %s: %s", name.c_str(), error.what());
+    return Status::kProvider;
+  }
+  (*out)->Unlink();
+  return Status::kOk;
+}
+
+int ShmSegment::RemoveStale() {
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr) return 0;
+  int removed = 0;
+  while (dirent* entry = readdir(dir)) {
+    std::string name = entry->d_name;
+    int creator = CreatorOf(name);
+    if (creator <= 0 || kill(creator, 0) == 0 || errno != ESRCH) continue;
+    if (bip::shared_memory_object::remove(name.c_str())) {
+      SIM_LOG_INFO("removed stale shared memory segment %s (process %d is gone)", name.c_str(),
+                   creator);
+      ++removed;
+    }
+  }
+  closedir(dir);
+  return removed;
+}
+
+void ShmSegment::Unlink() {
+  if (unlinked_.exchange(true)) return;
+  bip::shared_memory_object::remove(name_.c_str());
+}
+
+uint64_t ShmSegment::nonce() const { return header_->nonce; }
+
+int ShmSegment::peer_pid() const { return header_->pid[1 - side_].load(); }
+
+bool ShmSegment::ProbePeer() {
+  bool reaches = false;
+  if (ShmProcessVmEnabled()) {
+    uint64_t magic = 0;
+    reaches = ReadFromProcess(peer_pid(), header_->base[1 - side_].load(), &magic,
+                              sizeof(magic)) &&
+              magic == kSegmentMagic;
+  }
+  header_->reaches_peer[side_].store(reaches ? 1 : 0);
+  return reaches;
+}
+
+bool ShmSegment::WeReachPeer() const { return header_->reaches_peer[side_].load() != 0; }
+
+bool ShmSegment::PeerReachesUs() const { return header_->reaches_peer[1 - side_].load() != 0; }
+
+}  // namespace rpma_sim

@@ -1,0 +1,80 @@
+// shm_segment.h -- the shared-memory segment of one connection between two processes of a
+// host: a header and two byte rings (client to server, server to client).
+//
+// The client creates it (Boost.Interprocess, mode 0600, a name that carries the creator's
+// pid and a random part) and offers its name and nonce in its connect request; the server
+// opens it, checks the nonce (which proves both sides see the same /dev/shm: the same
+// host), and removes the name at once: from then on only the two mappings keep it, so it
+// disappears with the connection however the processes end. The client removes the name
+// too when its request is answered, and a segment whose creator died before that is
+// removed by the next process that creates one (RemoveStale).
+#ifndef RPMA_SIM_TRANSPORT_SHM_SEGMENT_H_
+#define RPMA_SIM_TRANSPORT_SHM_SEGMENT_H_
+
+#include <stdint.h>
+
+#include <atomic>
+#include <boost/interprocess/mapped_region.hpp>
+#include <memory>
+#include <string>
+
+#include "sim/common/status.h"
+#include "sim/transport/shm_ring.h"
+
+namespace rpma_sim {
+
+struct SegmentHeader;
+
+class ShmSegment {
+ public:
+  enum Side { kClient = 0, kServer = 1 };
+
+  // Client: creates a new segment (after removing stale ones).
+  static Status Create(std::shared_ptr<ShmSegment>* out);
+  // Server: opens the segment `name` offered with `nonce`. kProvider (logged) if there is
+  // no such segment here, it is not one of ours, or the nonce differs.
+  static Status Open(const std::string& name, uint64_t nonce, std::shared_ptr<ShmSegment>* out);
+  // Removes the segments of processes that no longer exist; returns how many.
+  static int RemoveStale();
+  // The prefix of every segment name (as in /dev/shm/<name>).
+  static constexpr const char* kNamePrefix = "rpma-sim-";
+
+  ~ShmSegment();
+  ShmSegment(const ShmSegment&) = delete;
+  ShmSegment& operator=(const ShmSegment&) = delete;
+
+  // Removes the name (idempotent); the mappings stay valid.
+  void Unlink();
+
+  const std::string& name() const { return name_; }
+  uint64_t nonce() const;
+  Side side() const { return side_; }
+  int peer_pid() const;
+
+  // The ring this side reads and the one it writes.
+  ShmRing& inbound() { return inbound_; }
+  ShmRing& outbound() { return outbound_; }
+
+  // Checks whether this process may move bytes in and out of the peer's memory
+  // (process_vm_readv/writev; the kernel's ptrace rules decide) and records the answer in
+  // the header for the peer to read.
+  bool ProbePeer();
+  // Whether this side's probe succeeded, and whether the peer's did.
+  bool WeReachPeer() const;
+  bool PeerReachesUs() const;
+
+ private:
+  ShmSegment(std::string name, Side side, boost::interprocess::mapped_region region);
+
+  std::string name_;
+  Side side_;
+  boost::interprocess::mapped_region region_;
+  SegmentHeader* header_;
+  ShmRing inbound_;
+  ShmRing outbound_;
+  std::atomic<bool> unlinked_{false};
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_TRANSPORT_SHM_SEGMENT_H_

@@ -1,0 +1,37 @@
+// socket_stream.h -- a ByteStream over a connected TCP socket.
+#ifndef RPMA_SIM_TRANSPORT_SOCKET_STREAM_H_
+#define RPMA_SIM_TRANSPORT_SOCKET_STREAM_H_
+
+#include <boost/asio/ip/tcp.hpp>
+#include <memory>
+
+#include "sim/common/status.h"
+#include "sim/fabric/address.h"
+#include "sim/transport/byte_stream.h"
+
+namespace rpma_sim {
+
+class SocketStream : public ByteStream {
+ public:
+  // Connects to `address`. On failure *refused says whether nobody listened there
+  // (ECONNREFUSED) rather than the host being unreachable.
+  static Status Connect(const SocketAddress& address, bool* refused,
+                        std::unique_ptr<SocketStream>* stream);
+
+  explicit SocketStream(boost::asio::ip::tcp::socket socket);
+  ~SocketStream() override;
+
+  bool ReadExactly(uint8_t* data, size_t size) override;
+  ssize_t Write(const iovec* parts, int count, bool dont_wait) override;
+  void Shutdown() override;
+  const std::string& peer() const override { return peer_; }
+
+ private:
+  boost::asio::ip::tcp::socket socket_;
+  int fd_;
+  std::string peer_;
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_TRANSPORT_SOCKET_STREAM_H_
