@@ -2,6 +2,7 @@
 #include "tests/integration/integration_support.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -10,7 +11,34 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fstream>
+
 namespace integration {
+
+bool MapsSharedMemorySegment() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("/dev/shm/rpma-sim-") != std::string::npos) return true;
+  return false;
+}
+
+int SegmentNamesOf(int pid) {
+  std::string prefix = "rpma-sim-" + std::to_string(pid) + "-";
+  DIR *dir = opendir("/dev/shm");
+  if (dir == nullptr) return 0;
+  int count = 0;
+  while (dirent *entry = readdir(dir))
+    if (strncmp(entry->d_name, prefix.c_str(), prefix.size()) == 0) ++count;
+  closedir(dir);
+  return count;
+}
+
+bool SharedMemoryExpected() {
+  const char *transport = getenv("RPMA_SIM_TRANSPORT");
+  return transport == nullptr || *transport == '\0' || strcmp(transport, "auto") == 0 ||
+         strcmp(transport, "shm") == 0;
+}
 
 long long NowMs() {
   timespec now;

@@ -40,6 +40,17 @@ int NextEvent(rpma_conn *conn, int timeout_ms, rpma_conn_event *event);
 // error of rpma_cq_get_wc / rpma_cq_wait.
 int NextCompletion(rpma_cq *cq, int timeout_ms, ibv_wc *wc);
 
+// Whether this process maps a connection's shared-memory segment (/proc/self/maps names
+// /dev/shm/rpma-sim-...): its data path runs over shared memory.
+bool MapsSharedMemorySegment();
+
+// How many segment names of process `pid` exist in /dev/shm (rpma-sim-<pid>-...).
+int SegmentNamesOf(int pid);
+
+// Whether RPMA_SIM_TRANSPORT (as this test runs) lets a connection between two processes of
+// this host use shared memory: unset, auto or shm.
+bool SharedMemoryExpected();
+
 // Milliseconds on a monotonic clock.
 long long NowMs();
 

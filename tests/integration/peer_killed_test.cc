@@ -1,4 +1,7 @@
-// peer_killed_test.cc -- a connection over TCP whose peer process is killed (SIGKILL).
+// peer_killed_test.cc -- a connection between two processes whose peer process is killed
+// (SIGKILL). It runs once per transport (RPMA_SIM_TRANSPORT=tcp, shm, and unset: auto must
+// pick shared memory on one host); each run also checks which transport the connection
+// used (a mapped segment or none) and that no segment name is left behind.
 //
 // The other side runs in a child process: this binary re-executed (fork + exec of
 // /proc/self/exe) with --child-server or --child-client, so the child starts with a fresh
@@ -245,6 +248,7 @@ class Child {
   }
 
   bool started() const { return pid_ > 0 && pipe_ >= 0; }
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
@@ -279,6 +283,15 @@ void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_
 
 const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
 
+// The connection is established: it runs over the transport this test's environment asks
+// for, and the segment's name (if any) was removed once the server took it.
+void ExpectTransport(pid_t client_pid) {
+  EXPECT_EQ(integration::SharedMemoryExpected(), integration::MapsSharedMemorySegment())
+      << "RPMA_SIM_TRANSPORT=" << (getenv("RPMA_SIM_TRANSPORT") ? getenv("RPMA_SIM_TRANSPORT")
+                                                                  : "(unset)");
+  EXPECT_EQ(0, integration::SegmentNamesOf(client_pid));
+}
+
 TEST(PeerKilled, ServerKilledWithWritesOutstanding) {
   Child child("--child-server", {});
   ASSERT_TRUE(child.started());
@@ -298,6 +311,7 @@ TEST(PeerKilled, ServerKilledWithWritesOutstanding) {
   ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &conn));
   ASSERT_NO_FATAL_FAILURE(ExpectEvent(conn, RPMA_CONN_ESTABLISHED));
   ASSERT_NO_FATAL_FAILURE(child.ExpectLine("ESTABLISHED", nullptr));
+  ExpectTransport(getpid());
 
   rpma_conn_private_data pdata = {nullptr, 0};
   ASSERT_EQ(0, rpma_conn_get_private_data(conn, &pdata));
@@ -421,6 +435,7 @@ TEST(PeerKilled, ClientKilledWhileServerWaitsForAnEvent) {
   ASSERT_NO_FATAL_FAILURE(ExpectEvent(conn, RPMA_CONN_ESTABLISHED));
   ASSERT_NO_FATAL_FAILURE(child.ExpectLine("DONE", nullptr));
   EXPECT_STREQ(kChildMessage, region.data());
+  ExpectTransport(child.pid());
 
   // A receive that nothing will fill: the loss must flush it.
   ASSERT_EQ(0, rpma_recv(conn, mr, 4096, 64, Ctx(77)));

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# run_examples.sh -- runs every example program over the TCP transport and checks its output.
+# run_examples.sh -- runs every example program as two processes or forced onto TCP in one,
+# and checks its output.
 #
 # usage: run_examples.sh MODE BINARY...
 #   two-processes: `BINARY server 127.0.0.1 PORT` in one process and `BINARY client 127.0.0.1
-#                  PORT` in another (RPMA_SIM_TRANSPORT unset: auto must pick TCP);
+#                  PORT` in another, over the transport RPMA_SIM_TRANSPORT names (tcp or
+#                  shm; a forced shm connection fails rather than fall back);
 #   forced-tcp:    `BINARY both` (two threads of one process) with RPMA_SIM_TRANSPORT=tcp.
 #
 # Each example must exit 0 (both processes), every expect pattern of its example() in
@@ -37,8 +39,7 @@ if [ ! -f "$source_root/examples/example.bzl" ]; then
   exit 1
 fi
 
-# Two processes: the transport is left to auto, which must pick TCP.
-[ "$mode" = two-processes ] && unset RPMA_SIM_TRANSPORT
+echo "mode $mode, RPMA_SIM_TRANSPORT=${RPMA_SIM_TRANSPORT:-(unset)}"
 work=${TEST_TMPDIR:-$(mktemp -d)}
 listen_deadline_s=20   # the server must say "listening on" within this
 run_timeout_s=60       # each process must finish within this
