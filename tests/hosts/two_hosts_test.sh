@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # two_hosts_test.sh -- two hosts on one machine: network namespaces joined by a veth pair,
-# with link-local addresses (169.254.x.y). A server runs in one and a client in the other,
-# over TCP; the data must arrive end to end. The namespaces are removed whatever happens.
+# with link-local addresses (169.254.x.y). First the write example runs as server in one and
+# client in the other and its data must arrive end to end; then every example does, checked
+# by run_examples.sh. RPMA_SIM_TRANSPORT is left unset: auto must pick TCP, as the server's
+# address belongs to the other namespace. The namespaces are removed whatever happens.
 # Where creating namespaces is not permitted (not root, no CAP_SYS_ADMIN), the test reports
 # itself skipped with the reason.
+#
+# usage: two_hosts_test.sh RUN_EXAMPLES WRITE_BINARY EXAMPLE_BINARY...
 set -u
-binary=$1
+unset RPMA_SIM_TRANSPORT
+run_examples=$1
+binary=$2
+shift 2
 skip() {
   echo "SKIPPED: $*"
   # A test that cannot run here says so in its XML result too.
@@ -74,3 +81,7 @@ grep -q 'the client has left; my memory now holds "Written by the client with rp
   "$work/server.txt" || fail "the server's memory does not hold the client's bytes"
 grep -q "the read-back matches what I wrote" "$work/client.txt" || fail "read-back"
 echo "PASS: write and read-back between $addr_b and $addr_a over TCP across two namespaces"
+
+echo "--- every example, server in $ns_a ($addr_a), client in $ns_b"
+EXAMPLES_SERVER_NETNS="$ns_a" EXAMPLES_CLIENT_NETNS="$ns_b" EXAMPLES_SERVER_ADDR="$addr_a" \
+  bash "$run_examples" two-processes "$@" || fail "an example failed across the namespaces"

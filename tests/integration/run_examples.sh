@@ -5,7 +5,10 @@
 # usage: run_examples.sh MODE BINARY...
 #   two-processes: `BINARY server 127.0.0.1 PORT` in one process and `BINARY client 127.0.0.1
 #                  PORT` in another, over the transport RPMA_SIM_TRANSPORT names (tcp or
-#                  shm; a forced shm connection fails rather than fall back);
+#                  shm; a forced shm connection fails rather than fall back). Two hosts:
+#                  EXAMPLES_SERVER_NETNS and EXAMPLES_CLIENT_NETNS name network namespaces
+#                  to run each side in (ip netns exec), EXAMPLES_SERVER_ADDR the server's
+#                  address there (default 127.0.0.1);
 #   forced-tcp:    `BINARY both` (two threads of one process) with RPMA_SIM_TRANSPORT=tcp.
 #
 # Each example must exit 0 (both processes), every expect pattern of its example() in
@@ -40,6 +43,11 @@ if [ ! -f "$source_root/examples/example.bzl" ]; then
 fi
 
 echo "mode $mode, RPMA_SIM_TRANSPORT=${RPMA_SIM_TRANSPORT:-(unset)}"
+server_addr=${EXAMPLES_SERVER_ADDR:-127.0.0.1}
+server_prefix=()
+client_prefix=()
+[ -n "${EXAMPLES_SERVER_NETNS:-}" ] && server_prefix=(ip netns exec "$EXAMPLES_SERVER_NETNS")
+[ -n "${EXAMPLES_CLIENT_NETNS:-}" ] && client_prefix=(ip netns exec "$EXAMPLES_CLIENT_NETNS")
 work=${TEST_TMPDIR:-$(mktemp -d)}
 listen_deadline_s=20   # the server must say "listening on" within this
 run_timeout_s=60       # each process must finish within this
@@ -143,7 +151,7 @@ run_two_processes() {  # BINARY NAME
   for attempt in 1 2 3; do
     port=$(free_port) || { reasons+="cannot pick a free port; "; return; }
     : >"$server_out"
-    with_example_env "$binary" server 127.0.0.1 "$port" \
+    with_example_env "${server_prefix[@]}" "$binary" server "$server_addr" "$port" \
       >"$server_out" 2>&1 &
     server_pid=$!
     ticks=$((listen_deadline_s * 20))
@@ -171,7 +179,7 @@ run_two_processes() {  # BINARY NAME
   fi
 
   with_example_env timeout "$run_timeout_s" \
-    "$binary" client 127.0.0.1 "$port" >"$client_out" 2>&1
+    "${client_prefix[@]}" "$binary" client "$server_addr" "$port" >"$client_out" 2>&1
   local client_status=$? server_status
   if wait_bounded "$server_pid" "$run_timeout_s"; then
     wait "$server_pid"
