@@ -95,6 +95,15 @@ void TcpSession::Flush() {
   wire_->Flush(kFlushTimeoutMs);
 }
 
+void TcpSession::Progress() {
+  std::shared_ptr<FrameWire> shm_wire;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shm_wire = shm_wire_;
+  }
+  if (shm_wire) shm_wire->DeliverArrived();
+}
+
 void TcpSession::Malformed(const std::string& what) {
   SIM_LOG_ERROR("malformed message from %s: %s; closing the connection", peer().c_str(),
                 what.c_str());
@@ -215,6 +224,10 @@ std::shared_ptr<FrameWire> TcpSession::MoveToSharedMemory(std::shared_ptr<ShmSeg
     tcp_closed = tcp_closed_;
   }
   if (tcp_closed) raw_stream->PeerGone();
+  {
+    std::lock_guard<std::mutex> lock(ExecutionMutex());
+    if (std::shared_ptr<QueuePair> qp = qp_.lock()) qp->AddProgressSource(weak_from_this());
+  }
   SIM_LOG_INFO("connection with %s moved to shared memory (payloads %s)", peer().c_str(),
                segment->PeerReachesUs() || segment->WeReachPeer() ? "by process_vm where large"
                                                                   : "through the segment");

@@ -18,6 +18,7 @@
 #include "sim/transport/frame_wire.h"
 #include "sim/transport/shm_segment.h"
 #include "sim/transport/shm_stream.h"
+#include "sim/verbs/progress_source.h"
 #include "sim/verbs/queue_pair.h"
 #include "sim/verbs/wire_link.h"
 
@@ -26,7 +27,9 @@ namespace rpma_sim {
 class CmId;
 class Listener;
 
-class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSession> {
+class TcpSession : public WireHandler,
+                   public ProgressSource,
+                   public std::enable_shared_from_this<TcpSession> {
  public:
   // A client's session (its id binds itself), or a server's, waiting for HELLO.
   TcpSession(std::shared_ptr<FrameWire> wire, std::weak_ptr<Listener> listener);
@@ -50,6 +53,10 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   static constexpr int kFlushTimeoutMs = 2000;
   const std::string& peer() const { return wire_->peer(); }
   bool over_shared_memory();
+
+  // ProgressSource: over shared memory, an application polling its completion queue takes
+  // the frames that arrived.
+  void Progress() override;
 
   // WireHandler (the TCP wire's reader thread).
   void OnFrame(Frame frame) override;

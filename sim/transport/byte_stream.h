@@ -33,6 +33,17 @@ class ByteStream {
 
   // Who is at the other end, for log lines.
   virtual const std::string& peer() const = 0;
+
+  // Streams that can say how much arrived (shared memory) let another thread than the
+  // reader take whole frames without waiting (FrameWire::DeliverArrived). Available:
+  // bytes readable now; Peek copies the next `size` of them without taking them;
+  // WaitReadable waits until there is at least one byte (true) or the stream ended (false).
+  virtual bool CanPeek() const { return false; }
+  virtual size_t Available() { return 0; }
+  virtual bool Peek(uint8_t* /*data*/, size_t /*size*/) { return false; }
+  virtual bool WaitReadable() { return true; }
+  // Whether nothing more will arrive (what arrived may still be unread).
+  virtual bool Ended() { return false; }
 };
 
 }  // namespace rpma_sim

@@ -16,6 +16,10 @@ namespace {
 // must really send it before the memory is taken.
 constexpr size_t kReadChunk = 4 << 20;
 
+// While an application keeps calling DeliverArrived, the reader thread looks again this
+// often; once it stopped, at most this long passes before the reader thread takes over.
+constexpr auto kPollerActive = std::chrono::microseconds(100);
+
 }  // namespace
 
 FrameWire::FrameWire(std::unique_ptr<ByteStream> stream) : stream_(std::move(stream)) {}
@@ -55,37 +59,78 @@ void FrameWire::Abort() {
   stream_->Shutdown();
 }
 
+bool FrameWire::ReadFrame(Frame* frame, std::string* reason) {
+  uint8_t header[kFrameHeaderSize];
+  if (!stream_->ReadExactly(header, sizeof(header))) {
+    *reason = "the connection ended";
+    return false;
+  }
+  uint32_t length = 0;
+  if (!DecodeFrameHeader(header, &frame->type, &length, reason)) {
+    SIM_LOG_ERROR("malformed frame from %s: %s; closing the connection", peer().c_str(),
+                  reason->c_str());
+    *reason = "malformed frame: " + *reason;
+    return false;
+  }
+  while (frame->body.size() < length) {
+    size_t start = frame->body.size();
+    size_t piece = std::min<size_t>(kReadChunk, length - start);
+    frame->body.resize(start + piece);
+    if (!stream_->ReadExactly(frame->body.data() + start, piece)) {
+      *reason = "the connection ended inside a frame";
+      return false;
+    }
+  }
+  return true;
+}
+
 void FrameWire::ReadLoop(std::shared_ptr<WireHandler> handler) {
+  {
+    std::lock_guard<std::mutex> lock(read_mutex_);
+    handler_ = handler;
+  }
   std::string reason;
+  uint64_t polls_seen = 0;
   for (;;) {
-    uint8_t header[kFrameHeaderSize];
-    if (!stream_->ReadExactly(header, sizeof(header))) {
-      reason = "the connection ended";
-      break;
+    for (uint64_t polls; (polls = polls_.load(std::memory_order_relaxed)) != polls_seen &&
+                         !stream_->Ended();) {
+      polls_seen = polls;
+      std::this_thread::sleep_for(kPollerActive);
     }
+    // Waits without the lock: meanwhile a polling thread may take what arrives.
+    bool more = stream_->WaitReadable();
+    std::lock_guard<std::mutex> lock(read_mutex_);
+    if (more && stream_->CanPeek() && stream_->Available() == 0) continue;  // it did
     Frame frame;
-    uint32_t length = 0;
-    if (!DecodeFrameHeader(header, &frame.type, &length, &reason)) {
-      SIM_LOG_ERROR("malformed frame from %s: %s; closing the connection", peer().c_str(),
-                    reason.c_str());
-      reason = "malformed frame: " + reason;
-      break;
-    }
-    bool complete = true;
-    while (frame.body.size() < length && complete) {
-      size_t start = frame.body.size();
-      size_t piece = std::min<size_t>(kReadChunk, length - start);
-      frame.body.resize(start + piece);
-      complete = stream_->ReadExactly(frame.body.data() + start, piece);
-    }
-    if (!complete) {
-      reason = "the connection ended inside a frame";
+    if (!ReadFrame(&frame, &reason)) {
+      handler_.reset();
       break;
     }
     handler->OnFrame(std::move(frame));
   }
   Abort();  // stop the writer too
   handler->OnWireClosed(reason);
+}
+
+void FrameWire::DeliverArrived() {
+  if (!stream_->CanPeek()) return;
+  polls_.fetch_add(1, std::memory_order_relaxed);
+  std::unique_lock<std::mutex> lock(read_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  // A few at a time: the caller is an application polling for its completions.
+  for (int delivered = 0; delivered < 16 && handler_; ++delivered) {
+    uint8_t header[kFrameHeaderSize];
+    if (!stream_->Peek(header, sizeof(header))) return;
+    FrameType type;
+    uint32_t length = 0;
+    std::string reason;
+    // A malformed header, or a frame still arriving, is left to the reader thread.
+    if (!DecodeFrameHeader(header, &type, &length, &reason)) return;
+    if (stream_->Available() < kFrameHeaderSize + length) return;
+    Frame frame;
+    if (!ReadFrame(&frame, &reason)) return;
+    handler_->OnFrame(std::move(frame));
+  }
 }
 
 bool FrameWire::WriteFrame(Outgoing* out, bool dont_wait) {

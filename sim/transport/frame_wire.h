@@ -40,6 +40,11 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // Starts the threads; frames go to `handler`, kept alive until OnWireClosed returns.
   void Start(std::shared_ptr<WireHandler> handler);
 
+  // Delivers the frames that arrived whole, on the calling thread, unless the reader thread
+  // is reading right now; never waits. Only streams that can peek support it (others: a
+  // no-op).
+  void DeliverArrived();
+
   // Queues a frame for sending; false once the wire is closing.
   bool Send(FrameType type, std::vector<uint8_t> body);
 
@@ -65,12 +70,23 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   };
 
   void ReadLoop(std::shared_ptr<WireHandler> handler);
+  // Reads one frame, waiting for its bytes. False (with the reason) at the end or on a
+  // malformed header. Requires read_mutex_.
+  bool ReadFrame(Frame* frame, std::string* reason);
   void WriteLoop();
   // Sends the rest of `out`; with `dont_wait` it stops when the stream is full.
   // False on a connection error.
   bool WriteFrame(Outgoing* out, bool dont_wait);
 
   std::unique_ptr<ByteStream> stream_;
+
+  // Held while a frame is read and handled, so frames are handled one at a time, in order,
+  // whichever thread takes them.
+  std::mutex read_mutex_;
+  std::shared_ptr<WireHandler> handler_;  // guarded by read_mutex_; reset when reading ends
+  // How often DeliverArrived ran: while an application polls, the reader thread leaves the
+  // frames to it instead of spinning beside it for the same cores.
+  std::atomic<uint64_t> polls_{0};
 
   std::mutex mutex_;
   std::condition_variable wake_writer_;

@@ -14,11 +14,18 @@
 namespace rpma_sim {
 namespace {
 
-// A waiter spins (yielding the core) this long before it sleeps: a reply that comes
-// within it costs no wakeup.
-constexpr auto kSpin = std::chrono::microseconds(50);
+// A waiter first spins on the ring for kBusySpin, then yields the core between looks until
+// kSpin, then sleeps on the futex: a reply that comes within the spin costs no wakeup.
+constexpr auto kBusySpin = std::chrono::microseconds(20);
+constexpr auto kSpin = std::chrono::microseconds(200);
 // A sleeper wakes this often to ask whether it should give up.
 constexpr long kSleepNs = 20 * 1000 * 1000;
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 
 // The segment is shared between processes, so these are not FUTEX_PRIVATE.
 void FutexWait(std::atomic<uint32_t>* word, uint32_t expected) {
@@ -42,9 +49,14 @@ void Signal(std::atomic<uint32_t>* waiting, std::atomic<uint32_t>* signal) {
 // condition is checked, so a wake between the two is not lost.
 void Await(std::atomic<uint32_t>* waiting, std::atomic<uint32_t>* signal,
            const std::function<bool()>& ready) {
-  auto spin_end = std::chrono::steady_clock::now() + kSpin;
+  auto start = std::chrono::steady_clock::now();
   while (!ready()) {
-    if (std::chrono::steady_clock::now() < spin_end) {
+    auto spun = std::chrono::steady_clock::now() - start;
+    if (spun < kBusySpin) {
+      CpuRelax();
+      continue;
+    }
+    if (spun < kSpin) {
       sched_yield();
       continue;
     }
@@ -95,16 +107,27 @@ ssize_t ShmRing::TryRead(uint8_t* data, size_t size) {
   uint64_t tail = control_->tail.load(std::memory_order_relaxed);
   if (head - tail > capacity_) return -1;
   size_t taken = std::min(size, static_cast<size_t>(head - tail));
-  for (size_t done = 0; done < taken;) {
-    size_t at = static_cast<size_t>((tail + done) % capacity_);
-    size_t piece = std::min(taken - done, capacity_ - at);
-    memcpy(data + done, data_ + at, piece);
-    done += piece;
-  }
   if (taken == 0) return 0;
+  CopyOut(tail, data, taken);
   control_->tail.store(tail + taken, std::memory_order_seq_cst);
   Signal(&control_->producer_waiting, &control_->space_signal);
   return static_cast<ssize_t>(taken);
+}
+
+bool ShmRing::Peek(uint8_t* data, size_t size) const {
+  int64_t readable = Readable();
+  if (readable < 0 || static_cast<size_t>(readable) < size) return false;
+  CopyOut(control_->tail.load(std::memory_order_relaxed), data, size);
+  return true;
+}
+
+void ShmRing::CopyOut(uint64_t from, uint8_t* data, size_t size) const {
+  for (size_t done = 0; done < size;) {
+    size_t at = static_cast<size_t>((from + done) % capacity_);
+    size_t piece = std::min(size - done, capacity_ - at);
+    memcpy(data + done, data_ + at, piece);
+    done += piece;
+  }
 }
 
 void ShmRing::WaitForData(const std::function<bool()>& stop) {

@@ -45,6 +45,9 @@ class ShmRing {
   // if the control block is corrupt.
   ssize_t TryRead(uint8_t* data, size_t size);
 
+  // Consumer: copies the next `size` bytes without taking them; false if fewer are there.
+  bool Peek(uint8_t* data, size_t size) const;
+
   // Waits until there is data to read (consumer) or space to write (producer), or until
   // `stop` says to give up. Spins briefly, then sleeps on the futex, waking at least every
   // few milliseconds to ask `stop` again.
@@ -64,6 +67,9 @@ class ShmRing {
   int64_t Readable() const;
 
  private:
+  // Copies `size` bytes starting at counter `from` out of the data area.
+  void CopyOut(uint64_t from, uint8_t* data, size_t size) const;
+
   RingControl* control_ = nullptr;
   uint8_t* data_ = nullptr;
   size_t capacity_ = 0;

@@ -59,8 +59,10 @@ int CreatorOf(const std::string& name) {
   if (name.compare(0, prefix, ShmSegment::kNamePrefix) != 0) return 0;
   int pid = 0;
   size_t i = prefix;
-  for (; i < name.size() && isdigit(static_cast<unsigned char>(name[i])); ++i)
+  for (; i < name.size() && isdigit(static_cast<unsigned char>(name[i])); ++i) {
+    if (pid > 99999999) return 0;  // more digits than any pid has (and than an int holds)
     pid = pid * 10 + (name[i] - '0');
+  }
   if (i == prefix || i >= name.size() || name[i] != '-' || name.size() > 64) return 0;
   for (char c : name)
     if (!isalnum(static_cast<unsigned char>(c)) && c != '-') return 0;

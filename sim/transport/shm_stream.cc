@@ -36,6 +36,28 @@ bool ShmStream::ReadExactly(uint8_t* data, size_t size) {
   return true;
 }
 
+size_t ShmStream::Available() {
+  int64_t readable = segment_->inbound().Readable();
+  // A corrupt ring claims everything: the reader then reads, and reports it.
+  return readable < 0 ? SIZE_MAX : static_cast<size_t>(readable);
+}
+
+bool ShmStream::Peek(uint8_t* data, size_t size) { return segment_->inbound().Peek(data, size); }
+
+bool ShmStream::WaitReadable() {
+  ShmRing& ring = segment_->inbound();
+  auto stop = [this] { return stopped_.load() || peer_gone_.load(); };
+  for (;;) {
+    if (ring.Readable() != 0) return true;  // data, or a corrupt ring for the reader to report
+    if (stop() || ring.producer_closed()) return ring.Readable() != 0;
+    ring.WaitForData(stop);
+  }
+}
+
+bool ShmStream::Ended() {
+  return stopped_ || peer_gone_ || segment_->inbound().producer_closed();
+}
+
 ssize_t ShmStream::Write(const iovec* parts, int count, bool dont_wait) {
   ShmRing& ring = segment_->outbound();
   auto stop = [this] { return stopped_.load() || peer_gone_.load(); };

@@ -27,6 +27,11 @@ class ShmStream : public ByteStream {
   ssize_t Write(const iovec* parts, int count, bool dont_wait) override;
   void Shutdown() override;
   const std::string& peer() const override { return peer_; }
+  bool CanPeek() const override { return true; }
+  size_t Available() override;
+  bool Peek(uint8_t* data, size_t size) override;
+  bool WaitReadable() override;
+  bool Ended() override;
 
   // The peer's process or link is gone: nothing more will be written.
   void PeerGone();

@@ -1,6 +1,8 @@
 // completion_queue.cc -- pushing, polling and arming a completion queue.
 #include "sim/verbs/completion_queue.h"
 
+#include <algorithm>
+
 #include "sim/verbs/send_queue_slots.h"
 
 namespace rpma_sim {
@@ -27,8 +29,37 @@ void CompletionQueue::Push(const ibv_wc& wc, std::shared_ptr<SendQueueSlots> slo
 }
 
 int CompletionQueue::Poll(int max, ibv_wc* out) {
-  int count = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    int count = TakeLocked(max, out);
+    if (count > 0 || !has_sources_) return count;
+  }
+  Progress();
   std::lock_guard<std::mutex> lock(mutex_);
+  return TakeLocked(max, out);
+}
+
+void CompletionQueue::AddProgressSource(std::weak_ptr<ProgressSource> source) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  sources_.push_back(std::move(source));
+  has_sources_ = true;
+}
+
+void CompletionQueue::Progress() {
+  std::vector<std::shared_ptr<ProgressSource>> live;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto expired = [](const std::weak_ptr<ProgressSource>& s) { return s.expired(); };
+    sources_.erase(std::remove_if(sources_.begin(), sources_.end(), expired), sources_.end());
+    has_sources_ = !sources_.empty();
+    for (const auto& source : sources_)
+      if (auto locked = source.lock()) live.push_back(std::move(locked));
+  }
+  for (const auto& source : live) source->Progress();
+}
+
+int CompletionQueue::TakeLocked(int max, ibv_wc* out) {
+  int count = 0;
   while (count < max && !entries_.empty()) {
     Entry& entry = entries_.front();
     out[count++] = entry.wc;

@@ -9,11 +9,14 @@
 #include <infiniband/verbs.h>
 #include <stdint.h>
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "sim/verbs/completion_channel.h"
+#include "sim/verbs/progress_source.h"
 
 namespace rpma_sim {
 
@@ -36,8 +39,12 @@ class CompletionQueue {
   void Push(const ibv_wc& wc, std::shared_ptr<SendQueueSlots> slots = nullptr,
             uint64_t sequence = 0);
 
-  // Moves up to `max` completions into `out`; returns how many.
+  // Moves up to `max` completions into `out`; returns how many. When there are none, it
+  // first lets the progress sources of its connections handle what already arrived.
   int Poll(int max, ibv_wc* out);
+
+  // Adds a connection whose progress Poll may drive (kept until it expires).
+  void AddProgressSource(std::weak_ptr<ProgressSource> source);
 
   // Requests one event for the next completion (ibv_req_notify_cq).
   void Arm();
@@ -54,6 +61,12 @@ class CompletionQueue {
   std::mutex mutex_;
   std::deque<Entry> entries_;
   bool armed_ = false;
+  std::vector<std::weak_ptr<ProgressSource>> sources_;  // guarded by mutex_
+  std::atomic<bool> has_sources_{false};
+
+  int TakeLocked(int max, ibv_wc* out);
+  // Runs the live sources; forgets the expired ones.
+  void Progress();
 };
 
 }  // namespace rpma_sim

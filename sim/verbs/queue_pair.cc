@@ -1,6 +1,7 @@
 // queue_pair.cc -- creation, state transitions and receive posting of a queue pair.
 #include "sim/verbs/queue_pair.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "sim/common/log.h"
@@ -68,6 +69,15 @@ Status QueuePair::PostReceive(const ReceiveRequest& request) {
   }
   ReceivePostedLocked();
   return Status::kOk;
+}
+
+void QueuePair::AddProgressSource(const std::weak_ptr<ProgressSource>& source) {
+  CompletionQueue* cqs[] = {config_.send_cq.get(), config_.recv_cq.get(),
+                            config_.srq ? config_.srq->rcq().get() : nullptr};
+  for (size_t i = 0; i < 3; ++i) {
+    bool seen = cqs[i] == nullptr || std::find(cqs, cqs + i, cqs[i]) != cqs + i;
+    if (!seen) cqs[i]->AddProgressSource(source);
+  }
 }
 
 void QueuePair::Connect(std::shared_ptr<RemoteLink> link) {

@@ -63,6 +63,9 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   // Connects to the remote queue pair (RTR + RTS): work requests go over `link`.
   void Connect(std::shared_ptr<RemoteLink> link);
 
+  // Polling any completion queue of this queue pair may drive `source` (progress_source.h).
+  void AddProgressSource(const std::weak_ptr<ProgressSource>& source);
+
   // Moves to the error state and flushes everything outstanding.
   void EnterError();
 

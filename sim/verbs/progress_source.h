@@ -1,0 +1,22 @@
+// progress_source.h -- something that can move a connection forward on the thread that
+// polls a completion queue: frames that already arrived in a shared-memory ring are taken
+// there, instead of waiting for the connection's reader thread to be scheduled.
+//
+// This is how the initiator's own thread does the work (architecture.md): a busy-polling
+// application, as RDMA applications are, finds its completion without a thread hop.
+#ifndef RPMA_SIM_VERBS_PROGRESS_SOURCE_H_
+#define RPMA_SIM_VERBS_PROGRESS_SOURCE_H_
+
+namespace rpma_sim {
+
+class ProgressSource {
+ public:
+  virtual ~ProgressSource() = default;
+  // Handles what arrived and can be handled without waiting; never blocks. Called with no
+  // simulator lock held.
+  virtual void Progress() = 0;
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_VERBS_PROGRESS_SOURCE_H_
