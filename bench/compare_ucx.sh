@@ -7,8 +7,9 @@
 #
 # Needs ucx_perftest (Debian: apt-get install ucx-utils); installs nothing itself.
 # Every measurement is a server process and a client process on 127.0.0.1 with a fresh free
-# port: rpma-sim-perf with RPMA_SIM_TRANSPORT=tcp, and ucx_perftest with UCX_TLS=tcp,self and
-# UCX_TLS=sm,self. Pairs:
+# port: rpma-sim-perf with RPMA_SIM_TRANSPORT=tcp and =shm, and ucx_perftest with
+# UCX_TLS=tcp,self and UCX_TLS=sm,self; rpma-sim's tcp is compared with UCX's tcp, its shm
+# with UCX's sm. Pairs:
 #   write 64 B latency   rpma-sim-perf write_lat (post until its completion is polled)
 #                        vs ucp_put_lat (ping-pong, half the round trip)
 #   read 64 B latency    rpma-sim-perf read_lat vs ucp_get -O 1 (one get at a time)
@@ -16,8 +17,6 @@
 #   flush 64 B latency   rpma-sim-perf flush_lat (no ucx_perftest counterpart)
 #   write bandwidth      rpma-sim-perf write_bw vs ucp_put_bw, 4 KiB, 64 KiB and 1 MiB
 # Latencies are medians; bandwidths MiB/s (ucx_perftest's "MB/s" is 2^20 bytes per second).
-# rpma-sim has no shared-memory transport yet (RPMA_SIM_TRANSPORT=shm falls back to TCP), so
-# the UCX sm column is compared with rpma-sim's TCP numbers.
 #
 # Environment: LAT_ITERS (default 10000), BW_MIB (MiB streamed per bandwidth row, default 1024;
 # 200 to 20000 operations). About a minute in all.
@@ -130,19 +129,20 @@ run_client() {
 FAILED=0
 RESULT=
 
-# ours TEST SIZE ITERS: RESULT = the median latency (us) or bandwidth (MiB/s), or "n/a".
-# (Results go through a variable, not $(...), so that every pid is recorded in this shell.)
+# ours TRANSPORT TEST SIZE ITERS: RESULT = the median latency (us) or bandwidth (MiB/s), or
+# "n/a". (Results go through a variable, not $(...), so that every pid is recorded in this
+# shell.)
 ours() {
-  local test=$1 size=$2 iters=$3 port log out pid value
+  local transport=$1 test=$2 size=$3 iters=$4 port log out pid value
   RESULT=n/a
   port=$(free_port) || { FAILED=1; return; }
-  log=$WORK/ours-$test-$size.server
-  out=$WORK/ours-$test-$size.client
-  RPMA_SIM_TRANSPORT=tcp "$PERF" "$test" server $ADDR "$port" > "$log" 2>&1 &
+  log=$WORK/ours-$transport-$test-$size.server
+  out=$WORK/ours-$transport-$test-$size.client
+  RPMA_SIM_TRANSPORT=$transport "$PERF" "$test" server $ADDR "$port" > "$log" 2>&1 &
   pid=$!
   PIDS+=("$pid")
   if wait_ready "$pid" "$log" "listening on" "$port"; then
-    RPMA_SIM_TRANSPORT=tcp run_client "$out" "$PERF" "$test" client $ADDR "$port" \
+    RPMA_SIM_TRANSPORT=$transport run_client "$out" "$PERF" "$test" client $ADDR "$port" \
       -s "$size" -n "$iters"
   else
     echo "server never listened" > "$out"
@@ -153,7 +153,7 @@ ours() {
     *_bw) value=$(awk '$1 == "'"$test"'" { for (i = 2; i <= NF; i++) if ($i == "MiB/s") print $(i - 1) }' "$out") ;;
   esac
   if [[ -z "$value" ]]; then
-    echo "compare_ucx.sh: rpma-sim-perf $test -s $size failed:" >&2
+    echo "compare_ucx.sh: RPMA_SIM_TRANSPORT=$transport rpma-sim-perf $test -s $size failed:" >&2
     cat "$out" "$log" >&2
     FAILED=1
     return
@@ -213,13 +213,11 @@ human() {
 }
 
 ROWS=()
-row() {  # row OPERATION SIZE OURS UCX_TCP UCX_SM
-  local tcp_ratio=n/a sm_ratio=n/a
+row() {  # row OPERATION SIZE OURS_TCP UCX_TCP OURS_SHM UCX_SM
+  local tcp_ratio=- sm_ratio=-
   [[ $4 != - ]] && tcp_ratio=$(ratio "$3" "$4")
-  [[ $5 != - ]] && sm_ratio=$(ratio "$3" "$5")
-  [[ $4 == - ]] && tcp_ratio=-
-  [[ $5 == - ]] && sm_ratio=-
-  ROWS+=("| $1 | $(human "$2") | $3 | $4 | $tcp_ratio | $5 | $sm_ratio |")
+  [[ $6 != - ]] && sm_ratio=$(ratio "$5" "$6")
+  ROWS+=("| $1 | $(human "$2") | $3 | $4 | $tcp_ratio | $5 | $6 | $sm_ratio |")
   echo "measured: $1 $(human "$2")" >&2
 }
 
@@ -229,17 +227,19 @@ LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 # measure OPERATION SIZE OURS_TEST UCX_TEST ITERS [UCX flags]: one table row (UCX_TEST "-":
 # no counterpart).
 measure() {
-  local operation=$1 size=$2 ours_test=$3 ucx_test=$4 iters=$5 mine tcp=- sm=-
+  local operation=$1 size=$2 ours_test=$3 ucx_test=$4 iters=$5 ours_tcp ours_shm tcp=- sm=-
   shift 5
-  ours "$ours_test" "$size" "$iters"
-  mine=$RESULT
+  ours tcp "$ours_test" "$size" "$iters"
+  ours_tcp=$RESULT
+  ours shm "$ours_test" "$size" "$iters"
+  ours_shm=$RESULT
   if [[ $ucx_test != - ]]; then
     ucx tcp,self "$ucx_test" "$size" "$iters" "$@"
     tcp=$RESULT
     ucx sm,self "$ucx_test" "$size" "$iters" "$@"
     sm=$RESULT
   fi
-  row "$operation" "$size" "$mine" "$tcp" "$sm"
+  row "$operation" "$size" "$ours_tcp" "$tcp" "$ours_shm" "$sm"
 }
 
 measure "write latency (us)" 64 write_lat ucp_put_lat "$LAT_ITERS"
@@ -250,8 +250,8 @@ for size in 4096 65536 1048576; do
   measure "write bandwidth (MiB/s)" $size write_bw ucp_put_bw "$(bw_iters $size)"
 done
 
-echo "| operation | size | rpma-sim (tcp) | UCX tcp | ratio | UCX sm | ratio to sm (rpma-sim tcp; no shm yet) |"
-echo "|---|---|---|---|---|---|---|"
+echo "| operation | size | rpma-sim tcp | UCX tcp | ratio | rpma-sim shm | UCX sm | ratio |"
+echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${ROWS[@]}"
 echo
 echo "Ratios are rpma-sim / UCX: below 1 is better for latency, above 1 for bandwidth."

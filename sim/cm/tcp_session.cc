@@ -37,6 +37,7 @@ void TcpSession::BindId(const std::shared_ptr<CmId>& id) { id_ = id; }
 void TcpSession::BindQueuePair(const std::shared_ptr<QueuePair>& qp) {
   std::lock_guard<std::mutex> lock(ExecutionMutex());
   qp_ = qp;
+  if (qp) qp->AddProgressSource(weak_from_this());
 }
 
 bool TcpSession::over_shared_memory() {
@@ -96,12 +97,12 @@ void TcpSession::Flush() {
 }
 
 void TcpSession::Progress() {
-  std::shared_ptr<FrameWire> shm_wire;
+  std::shared_ptr<FrameWire> data_wire;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    shm_wire = shm_wire_;
+    data_wire = shm_wire_ ? shm_wire_ : wire_;
   }
-  if (shm_wire) shm_wire->DeliverArrived();
+  data_wire->DeliverArrived();
 }
 
 void TcpSession::Malformed(const std::string& what) {
@@ -224,10 +225,6 @@ std::shared_ptr<FrameWire> TcpSession::MoveToSharedMemory(std::shared_ptr<ShmSeg
     tcp_closed = tcp_closed_;
   }
   if (tcp_closed) raw_stream->PeerGone();
-  {
-    std::lock_guard<std::mutex> lock(ExecutionMutex());
-    if (std::shared_ptr<QueuePair> qp = qp_.lock()) qp->AddProgressSource(weak_from_this());
-  }
   SIM_LOG_INFO("connection with %s moved to shared memory (payloads %s)", peer().c_str(),
                segment->PeerReachesUs() || segment->WeReachPeer() ? "by process_vm where large"
                                                                   : "through the segment");

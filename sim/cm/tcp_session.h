@@ -54,8 +54,8 @@ class TcpSession : public WireHandler,
   const std::string& peer() const { return wire_->peer(); }
   bool over_shared_memory();
 
-  // ProgressSource: over shared memory, an application polling its completion queue takes
-  // the frames that arrived.
+  // ProgressSource: an application polling its completion queue takes the frames that
+  // arrived (on the segment, or on the socket).
   void Progress() override;
 
   // WireHandler (the TCP wire's reader thread).

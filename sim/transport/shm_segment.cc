@@ -3,13 +3,14 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <boost/interprocess/shared_memory_object.hpp>
 #include <random>
 
 #include "sim/common/log.h"
@@ -44,7 +45,8 @@ constexpr size_t kSegmentSize = kDataOffset + 2 * kRingCapacity;
 
 std::atomic<uint32_t> g_counter{0};
 
-// "rpma-sim-<pid>-<counter>-<random>": the pid tells RemoveStale whose it is.
+// "rpma-sim-<pid>-<counter>-<random>": the pid says whose it is (for people; RemoveStale
+// goes by the creator's lock).
 std::string NewName() {
   std::random_device random;
   char name[96];
@@ -53,7 +55,8 @@ std::string NewName() {
   return name;
 }
 
-// The creator's pid of a name we made, or 0 if `name` is not one of ours.
+// The creator's pid in a name we made (as its pid namespace saw it), or 0 if `name` is not
+// one of ours.
 int CreatorOf(const std::string& name) {
   size_t prefix = strlen(ShmSegment::kNamePrefix);
   if (name.compare(0, prefix, ShmSegment::kNamePrefix) != 0) return 0;
@@ -101,10 +104,12 @@ Status ShmSegment::Create(std::shared_ptr<ShmSegment>* out) {
   std::string name = NewName();
   try {
     bip::permissions owner_only(0600);
-    bip::shared_memory_object object(bip::create_only, name.c_str(), bip::read_write,
-                                     owner_only);
-    object.truncate(kSegmentSize);
-    bip::mapped_region region(object, bip::read_write);
+    auto object = std::make_unique<bip::shared_memory_object>(bip::create_only, name.c_str(),
+                                                              bip::read_write, owner_only);
+    if (flock(object->get_mapping_handle().handle, LOCK_SH) != 0)
+      throw bip::interprocess_exception("cannot lock the new segment");
+    object->truncate(kSegmentSize);
+    bip::mapped_region region(*object, bip::read_write);
     // The header's atomics start life here; the rest of a new segment is zeroes.
     auto* header = new (region.get_address()) SegmentHeader{};
     header->magic = kSegmentMagic;
@@ -112,6 +117,7 @@ Status ShmSegment::Create(std::shared_ptr<ShmSegment>* out) {
     header->ring_capacity = kRingCapacity;
     header->nonce = RandomNonce();
     out->reset(new ShmSegment(name, kClient, std::move(region)));
+    (*out)->object_ = std::move(object);
   } catch (const bip::interprocess_exception& error) {
     SIM_LOG_WARNING("cannot create shared memory segment %s: %s", name.c_str(), error.what());
     bip::shared_memory_object::remove(name.c_str());
@@ -150,6 +156,26 @@ Status ShmSegment::Open(const std::string& name, uint64_t nonce,
   return Status::kOk;
 }
 
+namespace {
+
+// Whether the segment `name` was left by a creator that is gone: nobody holds its lock, and
+// it is older than kStaleAfterSeconds.
+bool IsStale(const std::string& name) {
+  try {
+    bip::shared_memory_object object(bip::open_only, name.c_str(), bip::read_only);
+    int fd = object.get_mapping_handle().handle;
+    struct stat status;
+    if (fstat(fd, &status) != 0 ||
+        time(nullptr) - status.st_mtime < ShmSegment::kStaleAfterSeconds)
+      return false;
+    return flock(fd, LOCK_EX | LOCK_NB) == 0;  // released when `object` closes
+  } catch (const bip::interprocess_exception&) {
+    return false;  // gone meanwhile, or not ours to open
+  }
+}
+
+}  // namespace
+
 int ShmSegment::RemoveStale() {
   DIR* dir = opendir("/dev/shm");
   if (dir == nullptr) return 0;
@@ -157,10 +183,10 @@ int ShmSegment::RemoveStale() {
   while (dirent* entry = readdir(dir)) {
     std::string name = entry->d_name;
     int creator = CreatorOf(name);
-    if (creator <= 0 || kill(creator, 0) == 0 || errno != ESRCH) continue;
+    if (creator <= 0 || !IsStale(name)) continue;
     if (bip::shared_memory_object::remove(name.c_str())) {
-      SIM_LOG_INFO("removed stale shared memory segment %s (process %d is gone)", name.c_str(),
-                   creator);
+      SIM_LOG_INFO("removed stale shared memory segment %s (its creator, process %d, is gone)",
+                   name.c_str(), creator);
       ++removed;
     }
   }
@@ -171,6 +197,8 @@ int ShmSegment::RemoveStale() {
 void ShmSegment::Unlink() {
   if (unlinked_.exchange(true)) return;
   bip::shared_memory_object::remove(name_.c_str());
+  std::lock_guard<std::mutex> lock(object_mutex_);
+  object_.reset();  // closes the fd, and with it the lock
 }
 
 uint64_t ShmSegment::nonce() const { return header_->nonce; }

@@ -7,7 +7,10 @@
 // host), and removes the name at once: from then on only the two mappings keep it, so it
 // disappears with the connection however the processes end. The client removes the name
 // too when its request is answered, and a segment whose creator died before that is
-// removed by the next process that creates one (RemoveStale).
+// removed by the next process that creates one (RemoveStale). The creator holds a shared
+// flock on the segment until it removes the name: the kernel drops it when the process
+// dies, in whatever pid namespace it ran (Bazel's sandboxes, containers sharing /dev/shm),
+// so a segment nobody locks is one whose creator is gone.
 #ifndef RPMA_SIM_TRANSPORT_SHM_SEGMENT_H_
 #define RPMA_SIM_TRANSPORT_SHM_SEGMENT_H_
 
@@ -15,7 +18,9 @@
 
 #include <atomic>
 #include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "sim/common/status.h"
@@ -34,8 +39,12 @@ class ShmSegment {
   // Server: opens the segment `name` offered with `nonce`. kProvider (logged) if there is
   // no such segment here, it is not one of ours, or the nonce differs.
   static Status Open(const std::string& name, uint64_t nonce, std::shared_ptr<ShmSegment>* out);
-  // Removes the segments of processes that no longer exist; returns how many.
+  // Removes the segments whose creator no longer holds them (it died before the peer
+  // answered) and that are older than kStaleAfterSeconds; returns how many.
   static int RemoveStale();
+  // A segment is this old at least before it counts as stale: between creating it and
+  // taking its lock, a live creator holds no lock either.
+  static constexpr int kStaleAfterSeconds = 10;
   // The prefix of every segment name (as in /dev/shm/<name>).
   static constexpr const char* kNamePrefix = "rpma-sim-";
 
@@ -65,6 +74,10 @@ class ShmSegment {
 
  private:
   ShmSegment(std::string name, Side side, boost::interprocess::mapped_region region);
+
+  // The creator's handle on the named object, whose fd holds the flock; closed by Unlink.
+  std::unique_ptr<boost::interprocess::shared_memory_object> object_;
+  std::mutex object_mutex_;
 
   std::string name_;
   Side side_;

@@ -73,7 +73,8 @@ void ShmStream::Shutdown() {
   stopped_ = true;
   segment_->outbound().CloseAsProducer();
   segment_->inbound().CloseAsConsumer();
-  segment_->inbound().WakeConsumer();  // our own reader, if it sleeps
+  segment_->inbound().WakeConsumer();    // our own reader, if it sleeps
+  segment_->outbound().WakeProducer();   // and our own writer
   if (!shutdown_done_.exchange(true) && on_shutdown_) on_shutdown_();
 }
 

@@ -2,7 +2,9 @@
 #include "sim/transport/socket_stream.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "sim/common/log.h"
@@ -75,5 +77,32 @@ ssize_t SocketStream::Write(const iovec* parts, int count, bool dont_wait) {
 }
 
 void SocketStream::Shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+
+size_t SocketStream::Available() {
+  int bytes = 0;
+  return ioctl(fd_, FIONREAD, &bytes) == 0 && bytes > 0 ? static_cast<size_t>(bytes) : 0;
+}
+
+bool SocketStream::Peek(uint8_t* data, size_t size) {
+  return ::recv(fd_, data, size, MSG_PEEK | MSG_DONTWAIT) == static_cast<ssize_t>(size);
+}
+
+bool SocketStream::Ended() {
+  pollfd watch{fd_, POLLRDHUP, 0};
+  return ::poll(&watch, 1, 0) == 1 && (watch.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+bool SocketStream::WaitReadable() {
+  for (;;) {
+    pollfd watch{fd_, POLLIN | POLLRDHUP, 0};
+    int ready = ::poll(&watch, 1, -1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return false;
+    if (Available() > 0) return true;
+    // Nothing to read: either the end (or an error) is what there is, or a polling
+    // application took the bytes meanwhile.
+    if (Ended()) return false;
+  }
+}
 
 }  // namespace rpma_sim

@@ -1,4 +1,7 @@
 // socket_stream.h -- a ByteStream over a connected TCP socket.
+//
+// It can peek (MSG_PEEK, FIONREAD), so an application polling its completions takes frames
+// that arrived without waking the reader thread (FrameWire::DeliverArrived).
 #ifndef RPMA_SIM_TRANSPORT_SOCKET_STREAM_H_
 #define RPMA_SIM_TRANSPORT_SOCKET_STREAM_H_
 
@@ -25,6 +28,11 @@ class SocketStream : public ByteStream {
   ssize_t Write(const iovec* parts, int count, bool dont_wait) override;
   void Shutdown() override;
   const std::string& peer() const override { return peer_; }
+  bool CanPeek() const override { return true; }
+  size_t Available() override;
+  bool Peek(uint8_t* data, size_t size) override;
+  bool WaitReadable() override;
+  bool Ended() override;
 
  private:
   boost::asio::ip::tcp::socket socket_;
