@@ -103,7 +103,8 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
   // Not under the CM lock: connecting and creating a segment take time.
   std::unique_ptr<SocketStream> stream;
   bool refused = false;
-  Status status = SocketStream::Connect(destination, &refused, &stream);
+  Status status = SocketStream::Connect(destination, timeout_ms_, &refused, &stream);
+  if (status == Status::kOk) stream->WatchLiveness(timeout_ms_);
   std::shared_ptr<ShmSegment> segment;
   TransportKind transport = GetTransport();
   bool shm_required = transport == TransportKind::kShm;
@@ -141,6 +142,7 @@ Status CmId::Accept(const std::vector<uint8_t>& private_data) {
     return Status::kProvider;
   }
   if (session_) {
+    session_->WatchLiveness(timeout_ms_);
     session_->BindQueuePair(qp_);
     qp_->Connect(session_->link());
     session_->SendAccept(private_data);

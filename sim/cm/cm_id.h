@@ -54,6 +54,9 @@ class CmId : public std::enable_shared_from_this<CmId> {
   // Routes this id's future events to `channel` (rdma_migrate_id).
   void Migrate(std::shared_ptr<EventChannel> channel);
   void set_queue_pair(std::shared_ptr<QueuePair> qp);
+  // The connection's timeout (rpma_conn_cfg_set_timeout): how long a TCP connect may take,
+  // and about how long a silent peer keeps its connection.
+  void set_timeout_ms(int timeout_ms) { timeout_ms_ = timeout_ms; }
 
   // Client: sends a connect request to whoever listens on `destination`, in this process or
   // (as RPMA_SIM_TRANSPORT allows) over TCP. With nobody there the client's channel gets
@@ -98,6 +101,7 @@ class CmId : public std::enable_shared_from_this<CmId> {
   std::weak_ptr<CmId> remote_;             // the other side, in this process
   std::shared_ptr<TcpSession> session_;    // or the wire to it
   State state_ = State::kIdle;
+  int timeout_ms_ = 1000;
   std::condition_variable disconnect_answered_;  // with the CM lock
 };
 

@@ -29,6 +29,7 @@ Status ConnectionRequest::NewOutgoing(const std::shared_ptr<ProtectionDomain>& p
   status = ConnectionQueues::Create(pd, config, &queues);
   if (status != Status::kOk) return status;
   auto id = std::make_shared<CmId>(nullptr, queues.qp);
+  id->set_timeout_ms(config.timeout_ms);
   request->reset(new ConnectionRequest(false, std::move(queues), std::move(id)));
   (*request)->destination_ = destination;
   return Status::kOk;
@@ -45,6 +46,7 @@ Status ConnectionRequest::NewIncoming(const std::shared_ptr<ProtectionDomain>& p
     return status;
   }
   event.id->set_queue_pair(queues.qp);
+  event.id->set_timeout_ms(config.timeout_ms);
   request->reset(new ConnectionRequest(true, std::move(queues), std::move(event.id)));
   (*request)->private_data_ = std::move(event.private_data);
   return Status::kOk;

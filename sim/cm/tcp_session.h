@@ -53,6 +53,8 @@ class TcpSession : public WireHandler,
   static constexpr int kFlushTimeoutMs = 2000;
   const std::string& peer() const { return wire_->peer(); }
   bool over_shared_memory();
+  // See ByteStream::WatchLiveness: the TCP connection watches the peer on both transports.
+  void WatchLiveness(int timeout_ms) { wire_->stream()->WatchLiveness(timeout_ms); }
 
   // ProgressSource: an application polling its completion queue takes the frames that
   // arrived (on the segment, or on the socket).

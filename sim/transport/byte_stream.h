@@ -34,6 +34,10 @@ class ByteStream {
   // Who is at the other end, for log lines.
   virtual const std::string& peer() const = 0;
 
+  // Makes the stream end by itself when the peer stops answering for about `timeout_ms`
+  // (a link that broke without a word). Streams that cannot break so ignore it.
+  virtual void WatchLiveness(int /*timeout_ms*/) {}
+
   // Streams that can say how much arrived (shared memory) let another thread than the
   // reader take whole frames without waiting (FrameWire::DeliverArrived). Available:
   // bytes readable now; Peek copies the next `size` of them without taking them;

@@ -2,10 +2,13 @@
 #include "sim/transport/socket_stream.h"
 
 #include <errno.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+
+#include <algorithm>
 
 #include "sim/common/log.h"
 #include "sim/fabric/io_service.h"
@@ -22,13 +25,33 @@ boost::asio::ip::tcp::endpoint ToEndpoint(const SocketAddress& address) {
 
 }  // namespace
 
-Status SocketStream::Connect(const SocketAddress& address, bool* refused,
+Status SocketStream::Connect(const SocketAddress& address, int timeout_ms, bool* refused,
                              std::unique_ptr<SocketStream>* stream) {
+  boost::asio::ip::tcp::endpoint endpoint = ToEndpoint(address);
   boost::asio::ip::tcp::socket socket(IoContext());
   boost::system::error_code error;
-  socket.connect(ToEndpoint(address), error);
+  socket.open(endpoint.protocol(), error);
+  // The native connect: Boost's synchronous one waits for the kernel however long it takes.
+  if (!error) socket.native_non_blocking(true, error);
+  if (!error && ::connect(socket.native_handle(), endpoint.data(), endpoint.size()) != 0)
+    error = boost::system::error_code(errno, boost::system::system_category());
+  if (error.value() == EINPROGRESS) {
+    // The handshake is under way: wait for it at most timeout_ms (but 100 ms at least,
+    // so that a timeout of 0 still lets a connection on this host complete).
+    pollfd watch{socket.native_handle(), POLLOUT, 0};
+    int ready;
+    do {
+      ready = ::poll(&watch, 1, std::max(timeout_ms, 100));
+    } while (ready < 0 && errno == EINTR);
+    int so_error = ETIMEDOUT;
+    socklen_t length = sizeof(so_error);
+    if (ready == 1)
+      getsockopt(socket.native_handle(), SOL_SOCKET, SO_ERROR, &so_error, &length);
+    error = boost::system::error_code(so_error, boost::system::system_category());
+  }
+  if (!error) socket.native_non_blocking(false, error);
   if (error) {
-    *refused = error == boost::asio::error::connection_refused;
+    *refused = error.value() == ECONNREFUSED;
     SIM_LOG_INFO("connect to %s: %s", address.ToString().c_str(), error.message().c_str());
     return Status::kProvider;
   }
@@ -85,6 +108,16 @@ size_t SocketStream::Available() {
 
 bool SocketStream::Peek(uint8_t* data, size_t size) {
   return ::recv(fd_, data, size, MSG_PEEK | MSG_DONTWAIT) == static_cast<ssize_t>(size);
+}
+
+void SocketStream::WatchLiveness(int timeout_ms) {
+  int on = 1, idle_s = 1, interval_s = 1, probes = 3;
+  unsigned int user_timeout_ms = static_cast<unsigned int>(timeout_ms < 1000 ? 1000 : timeout_ms);
+  setsockopt(fd_, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  setsockopt(fd_, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
+  setsockopt(fd_, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));
+  setsockopt(fd_, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+  setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
 }
 
 bool SocketStream::Ended() {

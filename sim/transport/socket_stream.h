@@ -16,9 +16,9 @@ namespace rpma_sim {
 
 class SocketStream : public ByteStream {
  public:
-  // Connects to `address`. On failure *refused says whether nobody listened there
-  // (ECONNREFUSED) rather than the host being unreachable.
-  static Status Connect(const SocketAddress& address, bool* refused,
+  // Connects to `address`, giving up after `timeout_ms` (at least 100 ms). On failure *refused says whether
+  // nobody listened there (ECONNREFUSED) rather than the host being unreachable or silent.
+  static Status Connect(const SocketAddress& address, int timeout_ms, bool* refused,
                         std::unique_ptr<SocketStream>* stream);
 
   explicit SocketStream(boost::asio::ip::tcp::socket socket);
@@ -33,6 +33,9 @@ class SocketStream : public ByteStream {
   bool Peek(uint8_t* data, size_t size) override;
   bool WaitReadable() override;
   bool Ended() override;
+  // TCP keepalive probes after a second of silence, and TCP_USER_TIMEOUT: the kernel ends
+  // the connection when the peer has not answered for `timeout_ms` (at least a second).
+  void WatchLiveness(int timeout_ms) override;
 
  private:
   boost::asio::ip::tcp::socket socket_;

@@ -3,16 +3,22 @@
 # with link-local addresses (169.254.x.y). First the write example runs as server in one and
 # client in the other and its data must arrive end to end; then every example does, checked
 # by run_examples.sh. RPMA_SIM_TRANSPORT is left unset: auto must pick TCP, as the server's
-# address belongs to the other namespace. The namespaces are removed whatever happens.
+# address belongs to the other namespace. Last, a connection whose link goes down (no FIN,
+# no RST): both sides must get RPMA_CONN_LOST and their outstanding receive flushed, in a
+# few seconds (the connection's timeout, 1 s, after a second of silence; printed). Before
+# that, a connect to an address nobody has must end in RPMA_CONN_UNREACHABLE after the
+# connection's timeout.
+# The namespaces are removed whatever happens.
 # Where creating namespaces is not permitted (not root, no CAP_SYS_ADMIN), the test reports
 # itself skipped with the reason.
 #
-# usage: two_hosts_test.sh RUN_EXAMPLES WRITE_BINARY EXAMPLE_BINARY...
+# usage: two_hosts_test.sh RUN_EXAMPLES WRITE_BINARY LINK_WATCH EXAMPLE_BINARY...
 set -u
 unset RPMA_SIM_TRANSPORT
 run_examples=$1
 binary=$2
-shift 2
+link_watch=$3
+shift 3
 skip() {
   echo "SKIPPED: $*"
   # A test that cannot run here says so in its XML result too.
@@ -42,6 +48,7 @@ work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/hosts.XXXXXX")
 
 cleanup() {
   [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null
+  [ -n "${client_pid:-}" ] && kill "$client_pid" 2>/dev/null
   ip netns del "$ns_a" 2>/dev/null
   ip netns del "$ns_b" 2>/dev/null
   ip link del "$veth_a" 2>/dev/null
@@ -85,3 +92,54 @@ echo "PASS: write and read-back between $addr_b and $addr_a over TCP across two 
 echo "--- every example, server in $ns_a ($addr_a), client in $ns_b"
 EXAMPLES_SERVER_NETNS="$ns_a" EXAMPLES_CLIENT_NETNS="$ns_b" EXAMPLES_SERVER_ADDR="$addr_a" \
   bash "$run_examples" two-processes "$@" || fail "an example failed across the namespaces"
+
+addr_none="169.254.$octet.3"
+echo "--- a client in $ns_b connects to $addr_none, which nobody has"
+start_ns=$(date +%s%N)
+timeout 60 ip netns exec "$ns_b" "$link_watch" client "$addr_none" 7206 >"$work/nobody.txt" 2>&1
+nobody_ms=$((($(date +%s%N) - start_ns) / 1000000))
+cat "$work/nobody.txt"
+grep -q "^NOT ESTABLISHED: RPMA_CONN_UNREACHABLE" "$work/nobody.txt" ||
+  fail "connecting to an address nobody has did not end in RPMA_CONN_UNREACHABLE"
+# The connect gives up after the connection's timeout (1 s); the bound is generous.
+[ "$nobody_ms" -le 15000 ] || fail "the unreachable connect took ${nobody_ms} ms"
+echo "PASS: RPMA_CONN_UNREACHABLE after ${nobody_ms} ms"
+
+echo "--- the link between $ns_a and $ns_b goes down under an idle connection"
+# Waits (20 s at most, a safety net) until FILE has a line matching PATTERN or PID ends.
+wait_line() {  # FILE PATTERN PID
+  timeout 20 tail -n +1 --pid="$3" -f "$1" | grep -q -m1 "$2"
+  grep -q "$2" "$1"
+}
+port=7205
+ip netns exec "$ns_a" "$link_watch" server "$addr_a" "$port" >"$work/link_server.txt" 2>&1 &
+server_pid=$!
+wait_line "$work/link_server.txt" "listening on" "$server_pid" ||
+  { cat "$work/link_server.txt"; fail "link_watch server did not listen"; }
+ip netns exec "$ns_b" "$link_watch" client "$addr_a" "$port" >"$work/link_client.txt" 2>&1 &
+client_pid=$!
+wait_line "$work/link_client.txt" ESTABLISHED "$client_pid" &&
+  wait_line "$work/link_server.txt" ESTABLISHED "$server_pid" ||
+  { cat "$work/link_server.txt" "$work/link_client.txt"; fail "link_watch did not connect"; }
+start_ns=$(date +%s%N)
+ip -n "$ns_a" link set "$veth_a" down && ip -n "$ns_b" link set "$veth_b" down || fail "link down"
+wait "$client_pid"
+client_rc=$?
+client_ms=$((($(date +%s%N) - start_ns) / 1000000))
+wait "$server_pid"
+server_rc=$?
+server_ms=$((($(date +%s%N) - start_ns) / 1000000))
+client_pid=""
+server_pid=""
+echo "--- link_watch server (namespace $ns_a), exit $server_rc after ${server_ms} ms"
+cat "$work/link_server.txt"
+echo "--- link_watch client (namespace $ns_b), exit $client_rc after ${client_ms} ms"
+cat "$work/link_client.txt"
+for side in server client; do
+  grep -q "^EVENT RPMA_CONN_LOST" "$work/link_$side.txt" || fail "the $side did not lose its connection"
+  grep -q "^RECEIVE IBV_WC_WR_FLUSH_ERR" "$work/link_$side.txt" || fail "the $side's receive was not flushed"
+done
+[ "$client_rc" -eq 0 ] && [ "$server_rc" -eq 0 ] || fail "link_watch failed"
+# A generous bound (the machine may be slow); what it took is printed above.
+[ "$server_ms" -le 15000 ] || fail "the connection was lost only after ${server_ms} ms"
+echo "PASS: both sides lost the connection ${client_ms} ms (client) and ${server_ms} ms (server) after the link went down"
