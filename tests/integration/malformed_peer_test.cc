@@ -32,7 +32,7 @@ using integration::NextEvent;
 namespace {
 
 constexpr uint32_t kMagic = 0x4d535052;
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;
 constexpr uint16_t kHello = 1;
 constexpr uint16_t kRequest = 5;
 
@@ -72,7 +72,30 @@ std::vector<Garbage> AllGarbage() {
   hello.resize(hello.size() + 200, 'x');
   all.push_back({"hello_with_200_bytes_of_private_data", hello});
 
-  all.push_back({"hello_of_protocol_version_2", Header(kMagic, 2, kHello, 0)});
+  all.push_back({"hello_of_protocol_version_1", Header(kMagic, 1, kHello, 0)});
+  all.push_back({"hello_of_protocol_version_3", Header(kMagic, 3, kHello, 0)});
+
+  // HELLO bodies (PROTOCOL.md): private data length, private data, offer flag, offer.
+  auto hello_with = [](const std::vector<uint8_t> &body) {
+    std::vector<uint8_t> frame = Header(kMagic, kVersion, kHello, body.size());
+    frame.insert(frame.end(), body.begin(), body.end());
+    return frame;
+  };
+  all.push_back({"hello_without_its_offer_flag", hello_with({0})});
+  all.push_back({"hello_whose_private_data_runs_past_the_body", hello_with({40, 'x', 'y'})});
+  std::vector<uint8_t> long_name = {0, 1, 0};
+  PutLe(&long_name, 42, 8);  // nonce
+  long_name.push_back(100);  // name length over 64
+  long_name.resize(long_name.size() + 100, 'a');
+  all.push_back({"hello_offering_a_segment_name_of_100_bytes", hello_with(long_name)});
+  // A well-formed offer that must be taken (required), naming a segment that is not
+  // rpma-sim's: the server rejects and closes.
+  std::vector<uint8_t> foreign = {0, 1, 1};
+  PutLe(&foreign, 42, 8);
+  const std::string name = "not-ours";
+  foreign.push_back(static_cast<uint8_t>(name.size()));
+  foreign.insert(foreign.end(), name.begin(), name.end());
+  all.push_back({"hello_requiring_a_segment_that_is_not_ours", hello_with(foreign)});
 
   all.push_back({"unknown_frame_type_7", Header(kMagic, kVersion, 7, 0)});
 
