@@ -92,7 +92,8 @@ void TcpSession::Flush() {
     std::lock_guard<std::mutex> lock(mutex_);
     shm_wire = shm_wire_;
   }
-  if (shm_wire) shm_wire->Flush(kFlushTimeoutMs);
+  // A peer that stopped reading its ring cannot hold this side's writer thread forever.
+  if (shm_wire && !shm_wire->Flush(kFlushTimeoutMs)) shm_wire->Abort();
   wire_->Flush(kFlushTimeoutMs);
 }
 
@@ -239,7 +240,7 @@ void TcpSession::OnDataFrame(const Frame& frame) {
   std::string error;
   if (frame.type == FrameType::kRequest) {
     InboundRequest inbound;
-    if (!WireLink::DecodeRequest(frame, link_->ReferencePeerPid(), &inbound, &error))
+    if (!WireLink::DecodeRequest(frame, link_->ReferencePeer(), &inbound, &error))
       return Malformed(error);
     inbound.reply = link_;
     std::lock_guard<std::mutex> lock(ExecutionMutex());

@@ -45,6 +45,9 @@ class ByteStream {
   virtual bool CanPeek() const { return false; }
   virtual size_t Available() { return 0; }
   virtual bool Peek(uint8_t* /*data*/, size_t /*size*/) { return false; }
+  // Takes exactly `size` bytes that Available() said are there, without waiting; false if
+  // they were not all there after all (a corrupt stream: the caller ends it).
+  virtual bool TryReadExactly(uint8_t* /*data*/, size_t /*size*/) { return false; }
   virtual bool WaitReadable() { return true; }
   // Whether nothing more will arrive (what arrived may still be unread).
   virtual bool Ended() { return false; }

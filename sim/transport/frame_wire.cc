@@ -114,23 +114,33 @@ void FrameWire::ReadLoop(std::shared_ptr<WireHandler> handler) {
 
 void FrameWire::DeliverArrived() {
   if (!stream_->CanPeek()) return;
-  polls_.fetch_add(1, std::memory_order_relaxed);
   std::unique_lock<std::mutex> lock(read_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return;
   // A few at a time: the caller is an application polling for its completions.
-  for (int delivered = 0; delivered < 16 && handler_; ++delivered) {
+  int delivered = 0;
+  for (; delivered < 16 && handler_; ++delivered) {
     uint8_t header[kFrameHeaderSize];
-    if (!stream_->Peek(header, sizeof(header))) return;
-    FrameType type;
+    if (!stream_->Peek(header, sizeof(header))) break;
+    Frame frame;
     uint32_t length = 0;
     std::string reason;
     // A malformed header, or a frame still arriving, is left to the reader thread.
-    if (!DecodeFrameHeader(header, &type, &length, &reason)) return;
-    if (stream_->Available() < kFrameHeaderSize + length) return;
-    Frame frame;
-    if (!ReadFrame(&frame, &reason)) return;
+    if (!DecodeFrameHeader(header, &frame.type, &length, &reason)) break;
+    if (stream_->Available() < kFrameHeaderSize + length) break;
+    frame.body.resize(length);
+    if (!stream_->TryReadExactly(header, sizeof(header)) ||
+        !stream_->TryReadExactly(frame.body.data(), length)) {
+      SIM_LOG_ERROR("the stream from %s lost bytes it had announced; closing the connection",
+                    peer().c_str());
+      lock.unlock();
+      Abort();
+      return;
+    }
     handler_->OnFrame(std::move(frame));
   }
+  // Only a poller that takes frames makes the reader thread step aside: whatever it leaves
+  // (a frame still arriving, a malformed one) the reader thread must see to.
+  if (delivered > 0) polls_.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool FrameWire::WriteFrame(Outgoing* out, bool dont_wait) {
@@ -184,10 +194,10 @@ void FrameWire::WriteLoop() {
   drained_.notify_all();
 }
 
-void FrameWire::Flush(int timeout_ms) {
+bool FrameWire::Flush(int timeout_ms) {
   std::unique_lock<std::mutex> lock(mutex_);
-  drained_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                    [this] { return writer_done_ || (outbound_.empty() && !writing_); });
+  return drained_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                           [this] { return writer_done_ || (outbound_.empty() && !writing_); });
 }
 
 }  // namespace rpma_sim

@@ -56,8 +56,8 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
 
   // Waits (at most `timeout_ms`) until everything queued so far was handed to the kernel,
   // so that a goodbye is not lost when the process exits right after. Must not be called
-  // with the simulator's locks held.
-  void Flush(int timeout_ms);
+  // with the simulator's locks held. False if it timed out.
+  bool Flush(int timeout_ms);
 
   const std::string& peer() const { return stream_->peer(); }
   ByteStream* stream() const { return stream_.get(); }
@@ -84,8 +84,8 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // whichever thread takes them.
   std::mutex read_mutex_;
   std::shared_ptr<WireHandler> handler_;  // guarded by read_mutex_; reset when reading ends
-  // How often DeliverArrived ran: while an application polls, the reader thread leaves the
-  // frames to it instead of spinning beside it for the same cores.
+  // How often DeliverArrived took frames: while an application polls and takes them, the
+  // reader thread leaves the frames to it instead of spinning beside it for the same cores.
   std::atomic<uint64_t> polls_{0};
 
   std::mutex mutex_;

@@ -40,6 +40,9 @@ void FutexWakeAll(std::atomic<uint32_t>* word) {
 }
 
 void Signal(std::atomic<uint32_t>* waiting, std::atomic<uint32_t>* signal) {
+  // Pairs with the fence in Await: either the waiter sees the new counter, or this sees
+  // that it waits.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   if (waiting->load() == 0) return;
   signal->fetch_add(1);
   FutexWakeAll(signal);
@@ -62,6 +65,7 @@ void Await(std::atomic<uint32_t>* waiting, std::atomic<uint32_t>* signal,
     }
     uint32_t seen = signal->load();
     waiting->store(1);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     if (!ready()) FutexWait(signal, seen);
     waiting->store(0);
   }

@@ -11,7 +11,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
 #include <random>
+#include <set>
+#include <thread>
 
 #include "sim/common/log.h"
 #include "sim/fabric/config.h"
@@ -35,6 +39,8 @@ struct SegmentHeader {
   std::atomic<int32_t> pid[2];            // indexed by ShmSegment::Side
   std::atomic<uint64_t> base[2];          // where each side mapped the segment
   std::atomic<uint32_t> reaches_peer[2];  // side i may move bytes in and out of the other
+  std::atomic<uint32_t> references_open[2];    // side i's buffers may be named (1 at first)
+  std::atomic<uint32_t> references_in_use[2];  // copies to or from side i's buffers under way
   RingControl ring[2];                    // ring[kClient] carries client -> server
 };
 
@@ -44,6 +50,14 @@ constexpr size_t kDataOffset = (sizeof(SegmentHeader) + 4095) / 4096 * 4096;
 constexpr size_t kSegmentSize = kDataOffset + 2 * kRingCapacity;
 
 std::atomic<uint32_t> g_counter{0};
+
+// The segments mapped in this process, by name and side: lets ProbePeer tell a connection
+// within this process from a peer that only claims this process's pid.
+std::mutex g_open_mutex;
+std::set<std::pair<std::string, int>>& OpenSegments() {
+  static auto* open = new std::set<std::pair<std::string, int>>;
+  return *open;
+}
 
 // "rpma-sim-<pid>-<counter>-<random>": the pid says whose it is (for people; RemoveStale
 // goes by the creator's lock).
@@ -90,9 +104,16 @@ ShmSegment::ShmSegment(std::string name, Side side, bip::mapped_region region)
   outbound_ = side == kClient ? client_to_server : server_to_client;
   header_->pid[side].store(getpid());
   header_->base[side].store(reinterpret_cast<uintptr_t>(base));
+  header_->references_open[side].store(1);
+  std::lock_guard<std::mutex> lock(g_open_mutex);
+  OpenSegments().insert({name_, side_});
 }
 
 ShmSegment::~ShmSegment() {
+  {
+    std::lock_guard<std::mutex> lock(g_open_mutex);
+    OpenSegments().erase({name_, side_});
+  }
   // Whoever is still reading our direction learns that nothing more comes.
   outbound_.CloseAsProducer();
   inbound_.CloseAsConsumer();
@@ -137,6 +158,12 @@ Status ShmSegment::Open(const std::string& name, uint64_t nonce,
     bip::offset_t size = 0;
     if (!object.get_size(size) || size != static_cast<bip::offset_t>(kSegmentSize)) {
       SIM_LOG_ERROR("shared memory segment %s has the wrong size", name.c_str());
+      return Status::kProvider;
+    }
+    struct stat status;
+    if (fstat(object.get_mapping_handle().handle, &status) != 0 || status.st_uid != geteuid()) {
+      // Another user's segment: sharing memory (and process_vm) across users is refused.
+      SIM_LOG_ERROR("shared memory segment %s belongs to another user", name.c_str());
       return Status::kProvider;
     }
     bip::mapped_region region(object, bip::read_write);
@@ -203,21 +230,50 @@ void ShmSegment::Unlink() {
 
 uint64_t ShmSegment::nonce() const { return header_->nonce; }
 
-int ShmSegment::peer_pid() const { return header_->pid[1 - side_].load(); }
-
 bool ShmSegment::ProbePeer() {
+  int pid = header_->pid[1 - side_].load();
+  uint64_t base = header_->base[1 - side_].load();
   bool reaches = false;
-  if (ShmProcessVmEnabled()) {
-    uint64_t magic = 0;
-    reaches = ReadFromProcess(peer_pid(), header_->base[1 - side_].load(), &magic,
-                              sizeof(magic)) &&
-              magic == kSegmentMagic;
+  bool believable = pid > 0;
+  if (pid == getpid()) {
+    std::lock_guard<std::mutex> lock(g_open_mutex);
+    believable = OpenSegments().count({name_, 1 - side_}) != 0;
   }
+  if (believable && ShmProcessVmEnabled()) {
+    uint64_t magic = 0;
+    reaches = ReadFromProcess(pid, base, &magic, sizeof(magic)) && magic == kSegmentMagic;
+  }
+  peer_pid_ = believable ? pid : 0;
+  we_reach_peer_ = reaches;
   header_->reaches_peer[side_].store(reaches ? 1 : 0);
   return reaches;
 }
 
-bool ShmSegment::WeReachPeer() const { return header_->reaches_peer[side_].load() != 0; }
+template <typename Copy>
+bool ShmSegment::WithPeerReferences(Copy copy) {
+  if (!we_reach_peer_) return false;
+  std::atomic<uint32_t>& in_use = header_->references_in_use[1 - side_];
+  in_use.fetch_add(1);  // before the check: RevokeReferences then waits for this copy
+  bool done = header_->references_open[1 - side_].load() != 0 && copy();
+  in_use.fetch_sub(1);
+  return done;
+}
+
+bool ShmSegment::ReadPeerMemory(uint64_t address, void* local, size_t length) {
+  return WithPeerReferences([&] { return ReadFromProcess(peer_pid_, address, local, length); });
+}
+
+bool ShmSegment::WritePeerMemory(uint64_t address, const void* local, size_t length) {
+  return WithPeerReferences([&] { return WriteToProcess(peer_pid_, address, local, length); });
+}
+
+void ShmSegment::RevokeReferences() {
+  header_->references_open[side_].store(0);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (header_->references_in_use[side_].load() != 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+}
 
 bool ShmSegment::PeerReachesUs() const { return header_->reaches_peer[1 - side_].load() != 0; }
 

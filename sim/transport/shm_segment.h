@@ -58,19 +58,31 @@ class ShmSegment {
   const std::string& name() const { return name_; }
   uint64_t nonce() const;
   Side side() const { return side_; }
-  int peer_pid() const;
+  // The peer's pid as ProbePeer found it (0 before): never re-read from the segment, which
+  // the peer can write.
+  int peer_pid() const { return peer_pid_; }
 
   // The ring this side reads and the one it writes.
   ShmRing& inbound() { return inbound_; }
   ShmRing& outbound() { return outbound_; }
 
   // Checks whether this process may move bytes in and out of the peer's memory
-  // (process_vm_readv/writev; the kernel's ptrace rules decide) and records the answer in
-  // the header for the peer to read.
+  // (process_vm_readv/writev; the kernel's ptrace rules decide) and records the answer,
+  // here and in the header for the peer to read. A peer naming this very process is
+  // believed only if the other side of the segment is open in this process too.
   bool ProbePeer();
-  // Whether this side's probe succeeded, and whether the peer's did.
-  bool WeReachPeer() const;
+  // Whether this side's probe succeeded (kept here), and whether the peer says its did.
+  bool WeReachPeer() const { return we_reach_peer_; }
   bool PeerReachesUs() const;
+
+  // Copies between the peer's memory at `address` and `local` (process_vm), unless the peer
+  // revoked references to its buffers (RevokeReferences) or the kernel refuses. Only after
+  // a successful ProbePeer.
+  bool ReadPeerMemory(uint64_t address, void* local, size_t length);
+  bool WritePeerMemory(uint64_t address, const void* local, size_t length);
+  // This side's buffers may no longer be named: the peer's later copies fail, and one under
+  // way is waited for (a second at most), so that the caller may report its requests done.
+  void RevokeReferences();
 
  private:
   ShmSegment(std::string name, Side side, boost::interprocess::mapped_region region);
@@ -79,8 +91,14 @@ class ShmSegment {
   std::unique_ptr<boost::interprocess::shared_memory_object> object_;
   std::mutex object_mutex_;
 
+  // Runs `copy` while the peer allows references to its buffers (see RevokeReferences).
+  template <typename Copy>
+  bool WithPeerReferences(Copy copy);
+
   std::string name_;
   Side side_;
+  int peer_pid_ = 0;
+  bool we_reach_peer_ = false;
   boost::interprocess::mapped_region region_;
   SegmentHeader* header_;
   ShmRing inbound_;

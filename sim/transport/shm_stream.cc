@@ -44,6 +44,16 @@ size_t ShmStream::Available() {
 
 bool ShmStream::Peek(uint8_t* data, size_t size) { return segment_->inbound().Peek(data, size); }
 
+bool ShmStream::TryReadExactly(uint8_t* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = segment_->inbound().TryRead(data, size);
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
 bool ShmStream::WaitReadable() {
   ShmRing& ring = segment_->inbound();
   auto stop = [this] { return stopped_.load() || peer_gone_.load(); };

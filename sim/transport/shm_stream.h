@@ -30,6 +30,7 @@ class ShmStream : public ByteStream {
   bool CanPeek() const override { return true; }
   size_t Available() override;
   bool Peek(uint8_t* data, size_t size) override;
+  bool TryReadExactly(uint8_t* data, size_t size) override;
   bool WaitReadable() override;
   bool Ended() override;
 

@@ -120,6 +120,17 @@ void SocketStream::WatchLiveness(int timeout_ms) {
   setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
 }
 
+bool SocketStream::TryReadExactly(uint8_t* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::recv(fd_, data, size, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
 bool SocketStream::Ended() {
   pollfd watch{fd_, POLLRDHUP, 0};
   return ::poll(&watch, 1, 0) == 1 && (watch.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;

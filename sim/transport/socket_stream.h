@@ -31,6 +31,7 @@ class SocketStream : public ByteStream {
   bool CanPeek() const override { return true; }
   size_t Available() override;
   bool Peek(uint8_t* data, size_t size) override;
+  bool TryReadExactly(uint8_t* data, size_t size) override;
   bool WaitReadable() override;
   bool Ended() override;
   // TCP keepalive probes after a second of silence, and TCP_USER_TIMEOUT: the kernel ends

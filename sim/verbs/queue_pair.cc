@@ -95,6 +95,9 @@ void QueuePair::EnterError() {
 void QueuePair::EnterErrorLocked() {
   if (state_ == State::kError) return;
   state_ = State::kError;
+  // The responder may still be working through requests it received: from now on it must
+  // leave this side's buffers alone, since they are reported done below.
+  if (link_) link_->RevokeLocked();
   link_.reset();
   while (!in_flight_.empty()) {
     InFlight flushed = std::move(in_flight_.front());

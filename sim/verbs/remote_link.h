@@ -35,10 +35,12 @@ class ResponseSink {
                              size_t length) = 0;
 };
 
-// A buffer in the requester's process that the responder reaches with process_vm
-// (shared-memory transport).
+class ShmSegment;
+
+// A buffer in the requester's process that the responder reaches with process_vm, through
+// the connection's shared-memory segment (transport/shm_segment.h).
 struct PeerBuffer {
-  int pid = 0;  // 0: none
+  std::shared_ptr<ShmSegment> segment;  // null: none
   uint64_t address = 0;
 };
 
@@ -63,6 +65,10 @@ class RemoteLink {
 
   // Carries `request` to the responder. Requires the execution lock.
   virtual void SubmitLocked(const SendRequest& request, uint64_t sequence) = 0;
+
+  // The queue pair is about to report its outstanding requests flushed: afterwards the
+  // responder must not touch this side's buffers any more. Requires the execution lock.
+  virtual void RevokeLocked() {}
 };
 
 }  // namespace rpma_sim

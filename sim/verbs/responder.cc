@@ -3,7 +3,7 @@
 // waiting for one: RNR), and the statuses hardware reports to both sides.
 #include <string.h>
 
-#include "sim/transport/process_vm.h"
+#include "sim/transport/shm_segment.h"
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
@@ -29,7 +29,7 @@ uint8_t* FindRemote(const MemoryRegionTable& table, const ProtectionDomain* pd, 
 bool FetchSource(const MemoryRegionTable& table, const InboundRequest& inbound, uint8_t* target) {
   const SendRequest& request = inbound.request;
   const PeerBuffer& peer = inbound.peer_buffer;
-  if (peer.pid != 0) return ReadFromProcess(peer.pid, peer.address, target, request.length);
+  if (peer.segment) return peer.segment->ReadPeerMemory(peer.address, target, request.length);
   if (inbound.carries_payload()) {
     memcpy(target, inbound.payload.data(), request.length);
     return true;
@@ -120,8 +120,8 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
                           IBV_ACCESS_REMOTE_READ, &outcome.status);
       if (remote == nullptr) break;
       const PeerBuffer& peer = inbound.peer_buffer;
-      if (peer.pid != 0) {
-        if (!WriteToProcess(peer.pid, peer.address, remote, request.length))
+      if (peer.segment) {
+        if (!peer.segment->WritePeerMemory(peer.address, remote, request.length))
           outcome.status = IBV_WC_LOC_PROT_ERR;
       } else if (inbound.carries_payload()) {
         read_data->assign(remote, remote + request.length);

@@ -34,9 +34,18 @@ void WireLink::UseSharedMemory(std::shared_ptr<FrameWire> wire,
   segment_ = std::move(segment);
 }
 
-int WireLink::ReferencePeerPid() {
+std::shared_ptr<ShmSegment> WireLink::ReferencePeer() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return segment_ && segment_->WeReachPeer() ? segment_->peer_pid() : 0;
+  return segment_ && segment_->WeReachPeer() ? segment_ : nullptr;
+}
+
+void WireLink::RevokeLocked() {
+  std::shared_ptr<ShmSegment> segment;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    segment = segment_;
+  }
+  if (segment) segment->RevokeReferences();
 }
 
 bool WireLink::ByReference(const SendRequest& request) {
@@ -87,8 +96,8 @@ void WireLink::RespondLocked(uint64_t sequence, const Outcome& outcome, const ui
   wire()->Send(FrameType::kResponse, std::move(body));
 }
 
-bool WireLink::DecodeRequest(const Frame& frame, int reference_pid, InboundRequest* inbound,
-                             std::string* error) {
+bool WireLink::DecodeRequest(const Frame& frame, std::shared_ptr<ShmSegment> reference_peer,
+                             InboundRequest* inbound, std::string* error) {
   ByteReader reader(frame.body.data(), frame.body.size());
   SendRequest& request = inbound->request;
   inbound->sequence = reader.U64();
@@ -117,8 +126,8 @@ bool WireLink::DecodeRequest(const Frame& frame, int reference_pid, InboundReque
   if (flags & kByReference) {
     bool fits = request.opcode == SendOpcode::kRead || CarriesBytes(request.opcode);
     inbound->peer_buffer.address = reader.U64();
-    inbound->peer_buffer.pid = reference_pid;
-    if (!reader.ok() || reader.remaining() != 0 || reference_pid == 0 || !fits) {
+    inbound->peer_buffer.segment = std::move(reference_peer);
+    if (!reader.ok() || reader.remaining() != 0 || !inbound->peer_buffer.segment || !fits) {
       *error = "a request by address this side cannot follow";
       return false;
     }

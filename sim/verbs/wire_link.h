@@ -31,21 +31,23 @@ class WireLink : public RemoteLink, public ResponseSink {
   // From now on frames go through `wire`, which runs over `segment`.
   void UseSharedMemory(std::shared_ptr<FrameWire> wire, std::shared_ptr<ShmSegment> segment);
 
-  // The process whose memory a REQUEST may name by address (the shared-memory peer this
-  // side can reach), or 0: then such a request is malformed.
-  int ReferencePeerPid();
+  // The segment through which a REQUEST may name the requester's memory by address (when
+  // this side can reach the peer's memory), or null: then such a request is malformed.
+  std::shared_ptr<ShmSegment> ReferencePeer();
 
   // Requester: encodes and queues a REQUEST frame.
   void SubmitLocked(const SendRequest& request, uint64_t sequence) override;
+  // Requester: the peer may no longer reach this side's buffers (shared memory).
+  void RevokeLocked() override;
 
   // Responder: encodes and queues a RESPONSE frame.
   void RespondLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
                      size_t length) override;
 
-  // Decodes a REQUEST body; a payload named by address is in process `reference_pid`.
-  // False (with the reason) if it is malformed.
-  static bool DecodeRequest(const Frame& frame, int reference_pid, InboundRequest* inbound,
-                            std::string* error);
+  // Decodes a REQUEST body; a payload named by address is reached through
+  // `reference_peer` (see ReferencePeer). False (with the reason) if it is malformed.
+  static bool DecodeRequest(const Frame& frame, std::shared_ptr<ShmSegment> reference_peer,
+                            InboundRequest* inbound, std::string* error);
 
   // Decodes a RESPONSE body; *data points into the frame. False if it is malformed.
   static bool DecodeResponse(const Frame& frame, uint64_t* sequence, Outcome* outcome,

@@ -138,8 +138,44 @@ TEST(ShmSegmentTest, OpenWithTheRightNonceSucceedsAndRemovesTheName) {
   EXPECT_EQ(server->name(), client->name());
   EXPECT_EQ(server->nonce(), client->nonce());
   EXPECT_EQ(StatError(client->name()), ENOENT);
+  // The peer's pid is taken from the header only by ProbePeer, and kept.
+  EXPECT_EQ(server->peer_pid(), 0);
+  server->ProbePeer();
+  client->ProbePeer();
   EXPECT_EQ(server->peer_pid(), getpid());
   EXPECT_EQ(client->peer_pid(), getpid());
+}
+
+TEST(ShmSegmentTest, APeerClaimingThisProcessIsNotBelievedWithoutItsSideHere) {
+  std::shared_ptr<ShmSegment> client, server;
+  ASSERT_EQ(ShmSegment::Create(&client), Status::kOk);
+  ASSERT_EQ(ShmSegment::Open(client->name(), client->nonce(), &server), Status::kOk);
+  // The header still names this process as the client, but no client side is open here
+  // any more: as if another process had written our pid there.
+  client.reset();
+  EXPECT_FALSE(server->ProbePeer());
+  EXPECT_FALSE(server->WeReachPeer());
+  EXPECT_EQ(server->peer_pid(), 0);
+  uint64_t value = 0;
+  EXPECT_FALSE(server->ReadPeerMemory(reinterpret_cast<uintptr_t>(&value), &value, 8));
+}
+
+TEST(ShmSegmentTest, PeerMemoryIsReachableUntilThePeerRevokesIt) {
+  std::shared_ptr<ShmSegment> client, server;
+  ASSERT_EQ(ShmSegment::Create(&client), Status::kOk);
+  ASSERT_EQ(ShmSegment::Open(client->name(), client->nonce(), &server), Status::kOk);
+  ASSERT_TRUE(server->ProbePeer());
+  uint64_t source = 0x1122334455667788, target = 0;
+  EXPECT_TRUE(server->ReadPeerMemory(reinterpret_cast<uintptr_t>(&source), &target, 8));
+  EXPECT_EQ(source, target);
+  uint64_t written = 0;
+  EXPECT_TRUE(server->WritePeerMemory(reinterpret_cast<uintptr_t>(&written), &source, 8));
+  EXPECT_EQ(source, written);
+  client->RevokeReferences();
+  target = 0;
+  EXPECT_FALSE(server->ReadPeerMemory(reinterpret_cast<uintptr_t>(&source), &target, 8));
+  EXPECT_EQ(0u, target);
+  EXPECT_FALSE(server->WritePeerMemory(reinterpret_cast<uintptr_t>(&written), &target, 8));
 }
 
 TEST(ShmSegmentTest, OpenWithAWrongNonceFails) {
