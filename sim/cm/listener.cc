@@ -22,13 +22,6 @@ std::vector<std::weak_ptr<Listener>>& Registry() {
   return *registry;
 }
 
-boost::asio::ip::tcp::endpoint ToEndpoint(const SocketAddress& address) {
-  boost::asio::ip::tcp::endpoint endpoint;
-  endpoint.resize(address.length);
-  memcpy(endpoint.data(), &address.storage, address.length);
-  return endpoint;
-}
-
 }  // namespace
 
 Listener::Listener(const SocketAddress& address) : address_(address), acceptor_(IoContext()) {}

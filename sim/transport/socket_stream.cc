@@ -14,7 +14,6 @@
 #include "sim/fabric/io_service.h"
 
 namespace rpma_sim {
-namespace {
 
 boost::asio::ip::tcp::endpoint ToEndpoint(const SocketAddress& address) {
   boost::asio::ip::tcp::endpoint endpoint;
@@ -22,8 +21,6 @@ boost::asio::ip::tcp::endpoint ToEndpoint(const SocketAddress& address) {
   memcpy(endpoint.data(), &address.storage, address.length);
   return endpoint;
 }
-
-}  // namespace
 
 Status SocketStream::Connect(const SocketAddress& address, int timeout_ms, bool* refused,
                              std::unique_ptr<SocketStream>* stream) {

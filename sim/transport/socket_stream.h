@@ -14,6 +14,9 @@
 
 namespace rpma_sim {
 
+// The Boost.Asio endpoint of `address`.
+boost::asio::ip::tcp::endpoint ToEndpoint(const SocketAddress& address);
+
 class SocketStream : public ByteStream {
  public:
   // Connects to `address`, giving up after `timeout_ms` (at least 100 ms). On failure *refused says whether
