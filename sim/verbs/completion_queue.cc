@@ -1,8 +1,6 @@
 // completion_queue.cc -- pushing, polling and arming a completion queue.
 #include "sim/verbs/completion_queue.h"
 
-#include <algorithm>
-
 #include "sim/verbs/send_queue_slots.h"
 
 namespace rpma_sim {
@@ -41,21 +39,24 @@ int CompletionQueue::Poll(int max, ibv_wc* out) {
 
 void CompletionQueue::AddProgressSource(std::weak_ptr<ProgressSource> source) {
   std::lock_guard<std::mutex> lock(mutex_);
-  sources_.push_back(std::move(source));
+  auto sources = std::make_shared<Sources>();
+  if (sources_)
+    for (const auto& kept : *sources_)
+      if (!kept.expired()) sources->push_back(kept);  // connections gone since are dropped
+  sources->push_back(std::move(source));
+  sources_ = std::move(sources);
   has_sources_ = true;
 }
 
 void CompletionQueue::Progress() {
-  std::vector<std::shared_ptr<ProgressSource>> live;
+  std::shared_ptr<const Sources> sources;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto expired = [](const std::weak_ptr<ProgressSource>& s) { return s.expired(); };
-    sources_.erase(std::remove_if(sources_.begin(), sources_.end(), expired), sources_.end());
-    has_sources_ = !sources_.empty();
-    for (const auto& source : sources_)
-      if (auto locked = source.lock()) live.push_back(std::move(locked));
+    sources = sources_;
   }
-  for (const auto& source : live) source->Progress();
+  if (!sources) return;
+  for (const auto& source : *sources)
+    if (std::shared_ptr<ProgressSource> live = source.lock()) live->Progress();
 }
 
 int CompletionQueue::TakeLocked(int max, ibv_wc* out) {

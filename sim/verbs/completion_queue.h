@@ -61,11 +61,14 @@ class CompletionQueue {
   std::mutex mutex_;
   std::deque<Entry> entries_;
   bool armed_ = false;
-  std::vector<std::weak_ptr<ProgressSource>> sources_;  // guarded by mutex_
+  // Replaced, never changed in place: a poll takes the current list under mutex_ and runs
+  // it without, with no allocation.
+  using Sources = std::vector<std::weak_ptr<ProgressSource>>;
+  std::shared_ptr<const Sources> sources_;  // guarded by mutex_
   std::atomic<bool> has_sources_{false};
 
   int TakeLocked(int max, ibv_wc* out);
-  // Runs the live sources; forgets the expired ones.
+  // Runs the live sources (expired ones are dropped when the next one is added).
   void Progress();
 };
 
