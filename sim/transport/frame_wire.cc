@@ -16,9 +16,10 @@ namespace {
 // must really send it before the memory is taken.
 constexpr size_t kReadChunk = 4 << 20;
 
-// While an application keeps calling DeliverArrived, the reader thread looks again this
-// often; once it stopped, at most this long passes before the reader thread takes over.
-constexpr auto kPollerActive = std::chrono::microseconds(100);
+// While an application keeps taking frames with DeliverArrived, the reader thread looks
+// again this often; once it stopped, at most this long passes before the reader thread
+// takes over. Each look costs a context switch on the poller's cores, so not too often.
+constexpr auto kPollerActive = std::chrono::milliseconds(1);
 
 }  // namespace
 

@@ -27,12 +27,16 @@ void CompletionQueue::Push(const ibv_wc& wc, std::shared_ptr<SendQueueSlots> slo
 }
 
 int CompletionQueue::Poll(int max, ibv_wc* out) {
+  std::shared_ptr<const Sources> sources;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     int count = TakeLocked(max, out);
-    if (count > 0 || !has_sources_) return count;
+    if (count > 0 || !sources_) return count;
+    sources = sources_;
   }
-  Progress();
+  // Nothing yet: let the connections handle what already arrived, then look again.
+  for (const auto& source : *sources)
+    if (std::shared_ptr<ProgressSource> live = source.lock()) live->Progress();
   std::lock_guard<std::mutex> lock(mutex_);
   return TakeLocked(max, out);
 }
@@ -45,18 +49,6 @@ void CompletionQueue::AddProgressSource(std::weak_ptr<ProgressSource> source) {
       if (!kept.expired()) sources->push_back(kept);  // connections gone since are dropped
   sources->push_back(std::move(source));
   sources_ = std::move(sources);
-  has_sources_ = true;
-}
-
-void CompletionQueue::Progress() {
-  std::shared_ptr<const Sources> sources;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    sources = sources_;
-  }
-  if (!sources) return;
-  for (const auto& source : *sources)
-    if (std::shared_ptr<ProgressSource> live = source.lock()) live->Progress();
 }
 
 int CompletionQueue::TakeLocked(int max, ibv_wc* out) {

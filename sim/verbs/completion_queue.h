@@ -9,7 +9,6 @@
 #include <infiniband/verbs.h>
 #include <stdint.h>
 
-#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -65,11 +64,8 @@ class CompletionQueue {
   // it without, with no allocation.
   using Sources = std::vector<std::weak_ptr<ProgressSource>>;
   std::shared_ptr<const Sources> sources_;  // guarded by mutex_
-  std::atomic<bool> has_sources_{false};
 
   int TakeLocked(int max, ibv_wc* out);
-  // Runs the live sources (expired ones are dropped when the next one is added).
-  void Progress();
 };
 
 }  // namespace rpma_sim
