@@ -40,9 +40,9 @@ void TcpSession::BindQueuePair(const std::shared_ptr<QueuePair>& qp) {
   if (qp) qp->AddProgressSource(weak_from_this());
 }
 
-bool TcpSession::over_shared_memory() {
+std::shared_ptr<FrameWire> TcpSession::shm_wire() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return shm_wire_ != nullptr;
+  return shm_wire_;
 }
 
 void TcpSession::SendHello(std::vector<uint8_t> private_data, std::shared_ptr<ShmSegment> segment,
@@ -74,11 +74,7 @@ void TcpSession::Send(FrameType type, std::vector<uint8_t> body) {
 }
 
 void TcpSession::Close() {
-  std::shared_ptr<FrameWire> shm_wire;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    shm_wire = shm_wire_;
-  }
+  std::shared_ptr<FrameWire> shm_wire = this->shm_wire();
   // The shared-memory wire closes the TCP one once its last frame is in the ring.
   if (shm_wire)
     shm_wire->Close();
@@ -87,33 +83,21 @@ void TcpSession::Close() {
 }
 
 void TcpSession::Flush() {
-  std::shared_ptr<FrameWire> shm_wire;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    shm_wire = shm_wire_;
-  }
+  std::shared_ptr<FrameWire> shm_wire = this->shm_wire();
   // A peer that stopped reading its ring cannot hold this side's writer thread forever.
   if (shm_wire && !shm_wire->Flush(kFlushTimeoutMs)) shm_wire->Abort();
   wire_->Flush(kFlushTimeoutMs);
 }
 
 void TcpSession::Progress() {
-  std::shared_ptr<FrameWire> data_wire;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    data_wire = shm_wire_ ? shm_wire_ : wire_;
-  }
-  data_wire->DeliverArrived();
+  std::shared_ptr<FrameWire> data_wire = shm_wire();
+  (data_wire ? data_wire : wire_)->DeliverArrived();
 }
 
 void TcpSession::Malformed(const std::string& what) {
   SIM_LOG_ERROR("malformed message from %s: %s; closing the connection", peer().c_str(),
                 what.c_str());
-  std::shared_ptr<FrameWire> shm_wire;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    shm_wire = shm_wire_;
-  }
+  std::shared_ptr<FrameWire> shm_wire = this->shm_wire();
   if (shm_wire) shm_wire->Abort();
   wire_->Abort();
 }
@@ -194,11 +178,11 @@ void TcpSession::OnAccept(Frame frame) {
     if (!accept.shared_memory) segment_.reset();
   }
   if (segment) segment->Unlink();  // answered: the server mapped it or will not
-  std::shared_ptr<FrameWire> shm_wire;
+  std::shared_ptr<FrameWire> moved;
   if (accept.shared_memory) {
-    if (!segment || over_shared_memory()) return Malformed("an accept over a segment not offered");
+    if (!segment || shm_wire()) return Malformed("an accept over a segment not offered");
     segment->ProbePeer();
-    shm_wire = MoveToSharedMemory(segment);  // before the application can post
+    moved = MoveToSharedMemory(segment);  // before the application can post
   }
   std::shared_ptr<CmId> id;
   {
@@ -207,7 +191,7 @@ void TcpSession::OnAccept(Frame frame) {
   }
   if (id) id->OnPeerAccepted(std::move(accept.private_data));
   // Only now: the server's first requests must find the queue pair connected.
-  if (shm_wire) StartReading(shm_wire);
+  if (moved) StartReading(moved);
 }
 
 std::shared_ptr<FrameWire> TcpSession::MoveToSharedMemory(std::shared_ptr<ShmSegment> segment) {

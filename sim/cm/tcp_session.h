@@ -52,7 +52,8 @@ class TcpSession : public WireHandler,
   void Flush();
   static constexpr int kFlushTimeoutMs = 2000;
   const std::string& peer() const { return wire_->peer(); }
-  bool over_shared_memory();
+  // The wire over the segment once the data path moved there; null before (or never).
+  std::shared_ptr<FrameWire> shm_wire();
   // See ByteStream::WatchLiveness: the TCP connection watches the peer on both transports.
   void WatchLiveness(int timeout_ms) { wire_->stream()->WatchLiveness(timeout_ms); }
 
