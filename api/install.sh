@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # install.sh -- `bazel run //:install -- PREFIX`: installs the simulator as a librpma for
 # builds outside Bazel: PREFIX/include/{librpma.h,rpma_sim.h}, PREFIX/lib/librpma.so.0 (and
-# the librpma.so link), PREFIX/lib/pkgconfig/librpma.pc.
+# the librpma.so link), PREFIX/lib/.debug/librpma.so.0.debug (its symbols, which gdb finds
+# through the library's .gnu_debuglink), PREFIX/lib/pkgconfig/librpma.pc.
+#
+# This is the template of //:install (api/install.bzl), which builds the library optimized
+# whatever flags `bazel run` was given and fills in where that library is in the runfiles.
 set -eu
 if [ $# -ne 1 ]; then
   echo "usage: bazel run //:install -- PREFIX" >&2
@@ -16,12 +20,15 @@ esac
 here=$(dirname "$0")
 runfiles="${RUNFILES_DIR:-$0.runfiles}/rpma_sim"
 [ -d "$runfiles" ] || runfiles="$here"
-mkdir -p "$prefix/include" "$prefix/lib/pkgconfig"
+library_dir="$runfiles/@LIBRARY_DIR@"
+mkdir -p "$prefix/include" "$prefix/lib/pkgconfig" "$prefix/lib/.debug"
 # cp, not install(1): under `bazel test` the runfiles' own "install" can shadow it on PATH.
 cp -f "$runfiles/api/include/librpma.h" "$runfiles/api/include/rpma_sim.h" "$prefix/include/"
-cp -f "$runfiles/api/librpma.so.0" "$prefix/lib/librpma.so.0"
+cp -f "$library_dir/librpma.so.0" "$prefix/lib/librpma.so.0"
+cp -f "$library_dir/librpma.so.0.debug" "$prefix/lib/.debug/librpma.so.0.debug"
 chmod 0644 "$prefix/include/librpma.h" "$prefix/include/rpma_sim.h"
 chmod 0755 "$prefix/lib/librpma.so.0"
+chmod 0644 "$prefix/lib/.debug/librpma.so.0.debug"
 ln -sf librpma.so.0 "$prefix/lib/librpma.so"
 sed "s|@PREFIX@|$prefix|" "$runfiles/api/librpma.pc.in" > "$prefix/lib/pkgconfig/librpma.pc"
 echo "installed rpma-sim's librpma into $prefix"

@@ -12,7 +12,7 @@ src="$runfiles/rpma_sim/tests/swap/swap_program.c"
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/swap.XXXXXX")
 prefix="$work/prefix"
 
-RUNFILES_DIR="$runfiles" "$runfiles/rpma_sim/api/install.sh" "$prefix" || fail "install"
+RUNFILES_DIR="$runfiles" "$runfiles/rpma_sim/install" "$prefix" || fail "install"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
