@@ -9,6 +9,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tests/common/test_support.h"
 
@@ -219,6 +221,84 @@ TEST_F(MrTest, RegSameBufferTwiceGivesTwoRegions) {
   // Two registrations get two different remote keys.
   EXPECT_NE(LoadLe(&d1[16], 4), LoadLe(&d2[16], 4));
   EXPECT_EQ(0, rpma_mr_dereg(&mr2));
+}
+
+// ---------------------------------------------------------------------------------------------
+// rpma_mr_reg: memory that is not mapped (ibv_reg_mr cannot pin it: EFAULT -> PROVIDER)
+// ---------------------------------------------------------------------------------------------
+
+// `pages` pages of private anonymous memory, of which the ones in `holes` are unmapped again.
+class Mapping {
+ public:
+  Mapping(size_t pages, std::vector<size_t> holes)
+      : page_(static_cast<size_t>(sysconf(_SC_PAGESIZE))), size_(pages * page_) {
+    void *base = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(MAP_FAILED, base);
+    base_ = static_cast<uint8_t *>(base);
+    for (size_t hole : holes) EXPECT_EQ(0, munmap(base_ + hole * page_, page_));
+    holes_ = std::move(holes);
+  }
+  // Unmaps the pages still ours, page by page: whatever the process mapped into a hole since
+  // is not.
+  ~Mapping() {
+    for (size_t n = 0; n < size_ / page_; ++n)
+      if (std::find(holes_.begin(), holes_.end(), n) == holes_.end()) munmap(page(n), page_);
+  }
+  uint8_t *page(size_t n) const { return base_ + n * page_; }
+  size_t page_size() const { return page_; }
+
+ private:
+  size_t page_;
+  size_t size_;
+  uint8_t *base_ = nullptr;
+  std::vector<size_t> holes_;
+};
+
+TEST_F(MrTest, RegRangeWithUnmappedPageIsProvider) {
+  Mapping mapping(3, {1});
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_mr_reg(peer_, mapping.page(0), 3 * mapping.page_size(),
+                                         RPMA_MR_USAGE_READ_SRC, &mr_));
+  EXPECT_EQ(nullptr, mr_);
+}
+
+TEST_F(MrTest, RegRangeEndingOneByteIntoAHoleIsProvider) {
+  Mapping mapping(2, {1});
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_mr_reg(peer_, mapping.page(0) + 100, mapping.page_size() - 99,
+                                         RPMA_MR_USAGE_WRITE_DST, &mr_));
+  EXPECT_EQ(nullptr, mr_);
+}
+
+TEST_F(MrTest, RegRangeStartingInAHoleIsProvider) {
+  Mapping mapping(2, {0});
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_mr_reg(peer_, mapping.page(1) - 1, 2, RPMA_MR_USAGE_READ_SRC,
+                                         &mr_));
+}
+
+TEST_F(MrTest, RegMappedPagesNextToAHoleSucceeds) {
+  Mapping mapping(3, {1});
+  ASSERT_EQ(0, rpma_mr_reg(peer_, mapping.page(0), mapping.page_size(), RPMA_MR_USAGE_READ_SRC,
+                           &mr_));
+  EXPECT_EQ(0, rpma_mr_dereg(&mr_));
+  ASSERT_EQ(0, rpma_mr_reg(peer_, mapping.page(2), mapping.page_size(), RPMA_MR_USAGE_READ_SRC,
+                           &mr_));
+}
+
+// The mapping is checked in pieces (a byte of answer per page): a hole far past the first
+// piece (16 MiB and more in) is found too, and a large range without one is accepted.
+TEST_F(MrTest, RegLargeRangeWithAHoleFarInIsProvider) {
+  const size_t pages = (24u << 20) / static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  Mapping mapping(pages, {pages - 2});
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_mr_reg(peer_, mapping.page(0), pages * mapping.page_size(),
+                                         RPMA_MR_USAGE_WRITE_DST, &mr_));
+  ASSERT_EQ(0, rpma_mr_reg(peer_, mapping.page(0), (pages - 2) * mapping.page_size(),
+                           RPMA_MR_USAGE_WRITE_DST, &mr_));
+}
+
+// A heap buffer of an odd size: registration must not depend on the rest of its pages.
+TEST_F(MrTest, RegOddSizedHeapBufferSucceeds) {
+  std::vector<uint8_t> heap(100);
+  ASSERT_EQ(0, rpma_mr_reg(peer_, heap.data() + 1, 97, RPMA_MR_USAGE_WRITE_DST, &mr_));
+  EXPECT_EQ(0, rpma_mr_dereg(&mr_));
 }
 
 // ---------------------------------------------------------------------------------------------
