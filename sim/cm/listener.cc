@@ -55,7 +55,10 @@ void Listener::AcceptNext() {
   auto self = shared_from_this();
   acceptor_.async_accept([self](const boost::system::error_code& error,
                                 boost::asio::ip::tcp::socket socket) {
-    if (self->shut_down_) return;
+    if (self->shut_down_) {
+      self->accepting_ended_.set_value();
+      return;
+    }
     if (!error) {
       auto wire = std::make_shared<FrameWire>(std::make_unique<SocketStream>(std::move(socket)));
       wire->Start(std::make_shared<TcpSession>(wire, self));
@@ -91,6 +94,9 @@ void Listener::Shutdown() {
     closed.set_value();
   });
   closed.get_future().wait();
+  // The accept the close aborted still holds the listener: let its handler end the chain,
+  // so that nothing of the listener is left queued on the engine.
+  accepting_ended_.get_future().wait();
   for (CmEvent& event : pending)
     if (event.id) event.id->Reject();
 }

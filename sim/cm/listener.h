@@ -9,6 +9,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <atomic>
+#include <future>
 #include <memory>
 
 #include "sim/cm/event_channel.h"
@@ -46,13 +47,15 @@ class Listener : public std::enable_shared_from_this<Listener> {
   explicit Listener(const SocketAddress& address);
 
   // Accepts the next TCP connection on the progress engine; each becomes a session that
-  // waits for its HELLO.
+  // waits for its HELLO. The chain of accepts ends with the first handler that finds the
+  // listener shut down, which sets accepting_ended_.
   void AcceptNext();
 
   SocketAddress address_;
   boost::asio::ip::tcp::acceptor acceptor_;
   EventChannel channel_;
   std::atomic<bool> shut_down_{false};
+  std::promise<void> accepting_ended_;
 };
 
 }  // namespace rpma_sim

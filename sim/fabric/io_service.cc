@@ -3,6 +3,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -13,12 +14,14 @@ namespace rpma_sim {
 using ProgressGuard = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
 ProgressGuard* g_progress_guard = nullptr;
 std::thread* g_progress_thread = nullptr;
+pid_t g_progress_owner = 0;
 
 namespace {
 
 // Runs at exit, before the statics Asio's thread uses are destroyed (they were constructed
 // before this was registered): the engine's thread must not be inside run() by then.
 void StopProgressEngine() {
+  if (getpid() != g_progress_owner) return;  // a fork child: the thread is the parent's
   IoContext().stop();
   if (g_progress_thread->joinable()) g_progress_thread->join();
 }
@@ -34,6 +37,7 @@ void EnsureProgressEngine() {
   static const bool started = [] {
     g_progress_guard = new ProgressGuard(IoContext().get_executor());
     g_progress_thread = new std::thread([] { IoContext().run(); });
+    g_progress_owner = getpid();
     atexit(StopProgressEngine);
     return true;
   }();

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "sim/common/log.h"
+#include "sim/transport/wire_threads.h"
 
 namespace rpma_sim {
 namespace {
@@ -29,8 +30,12 @@ FrameWire::~FrameWire() = default;
 
 void FrameWire::Start(std::shared_ptr<WireHandler> handler) {
   auto self = shared_from_this();
-  std::thread([self, handler]() mutable { self->ReadLoop(std::move(handler)); }).detach();
-  std::thread([self] { self->WriteLoop(); }).detach();
+  std::weak_ptr<FrameWire> weak = self;
+  auto stop = [weak] {
+    if (auto wire = weak.lock()) wire->Abort();
+  };
+  StartWireThread([self, handler]() mutable { self->ReadLoop(std::move(handler)); }, stop);
+  StartWireThread([self] { self->WriteLoop(); }, stop);
 }
 
 bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
