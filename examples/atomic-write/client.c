@@ -12,6 +12,7 @@
 #define SIDE "client"
 #define HEADER_SIZE 8 /* uint64_t used, at offset 0 */
 #define ENTRIES 3
+#define LOCAL_SIZE 256
 
 static const char *entries[ENTRIES] = {
 	"first: the log begins",
@@ -37,13 +38,14 @@ example_client(struct example_res *res, const char *addr, const char *port)
 {
 	struct rpma_mr_local *local_mr = NULL;
 	struct rpma_cq *cq = NULL;
-	/* [0..7]: the header as read from the server; then the entry being written */
-	static char local[256];
 	size_t log_offset = 0, log_size = 0;
 	int ret;
 
-	memset(local, 0, sizeof(local));
-	if (example_mr_reg(res, local, sizeof(local),
+	/* [0..7]: the header as read from the server; then the entry being written */
+	char *local = example_alloc(res, LOCAL_SIZE);
+	if (local == NULL)
+		return -1;
+	if (example_mr_reg(res, local, LOCAL_SIZE,
 			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC, NULL, &local_mr))
 		return -1;
 
@@ -69,7 +71,7 @@ example_client(struct example_res *res, const char *addr, const char *port)
 		size_t len = strlen(entries[i]) + 1;
 		size_t entry_offset = log_offset + HEADER_SIZE + used;
 		if (entry_offset + len > log_size ||
-				HEADER_SIZE + len > sizeof(local)) {
+				HEADER_SIZE + len > LOCAL_SIZE) {
 			example_say(SIDE, "ERROR: no room for entry %d", i + 1);
 			return -1;
 		}

@@ -14,17 +14,19 @@
 #define LOG_SIZE 256
 #define HEADER_SIZE 8 /* uint64_t used */
 
-/* uint64_t keeps the header 8-byte aligned, as rpma_atomic_write needs */
-static uint64_t log_memory[LOG_SIZE / sizeof(uint64_t)];
-
 int
 example_server(struct example_res *res, const char *addr, const char *port)
 {
 	struct rpma_mr_local *mr = NULL;
 
-	/* an empty log; the client reads its header, writes it and flushes (a read) */
-	memset(log_memory, 0, sizeof(log_memory));
-	if (example_mr_reg(res, log_memory, sizeof(log_memory),
+	/*
+	 * an empty log; the client reads its header, writes it and flushes (a read). Its
+	 * memory is page-aligned, so the header is 8-byte aligned, as rpma_atomic_write needs.
+	 */
+	uint64_t *log_memory = example_alloc(res, LOG_SIZE);
+	if (log_memory == NULL)
+		return -1;
+	if (example_mr_reg(res, log_memory, LOG_SIZE,
 			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
 			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, NULL, &mr))
 		return -1;

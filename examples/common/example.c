@@ -1,11 +1,14 @@
 /*
  * example.c -- helpers shared by the examples: output, error reports, events, completions, and
- * the setup and teardown of a side (struct example_res).
+ * the setup and teardown of a side (struct example_res), the memory it registers included.
  */
 #include "examples/common/example.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void
 example_say(const char *side, const char *format, ...)
@@ -270,6 +273,31 @@ named(char *buf, size_t size, const char *call, const char *name)
 	return buf;
 }
 
+void *
+example_alloc(struct example_res *res, size_t size)
+{
+	void *ptr = NULL;
+	if (res->bufs_num == EXAMPLE_BUFS_MAX) {
+		example_say(res->side, "ERROR: more than %d buffers", EXAMPLE_BUFS_MAX);
+		return NULL;
+	}
+	long pagesize = sysconf(_SC_PAGESIZE);
+	if (pagesize < 0) {
+		example_say(res->side, "ERROR: sysconf(_SC_PAGESIZE) failed: %s", strerror(errno));
+		return NULL;
+	}
+	/* not rounded up to whole pages: the bytes after size on the last page are not ours */
+	int ret = posix_memalign(&ptr, (size_t)pagesize, size);
+	if (ret) {
+		example_say(res->side, "ERROR: posix_memalign(%zu bytes) failed: %s", size,
+			strerror(ret));
+		return NULL;
+	}
+	memset(ptr, 0, size);
+	res->bufs[res->bufs_num++] = ptr;
+	return ptr;
+}
+
 int
 example_mr_reg(struct example_res *res, void *ptr, size_t size, int usage,
 		const char *name, struct rpma_mr_local **mr_ptr)
@@ -511,6 +539,9 @@ example_end(struct example_res *res, int result)
 			result = example_fail(res->side, named(call, sizeof(call),
 				"rpma_mr_dereg", res->mr_names[i]), ret);
 	}
+	/* the memory outlives its MRs, never the other way round */
+	while (res->bufs_num > 0)
+		free(res->bufs[--res->bufs_num]);
 	if (res->peer && (ret = rpma_peer_delete(&res->peer)))
 		result = example_fail(res->side, "rpma_peer_delete", ret);
 	if (result == 0)

@@ -117,6 +117,7 @@ int example_next_completion_shared(const char *side, struct rpma_conn *conn,
  * failure alike. The frame calls both around example_server() and example_client().
  */
 #define EXAMPLE_MRS_MAX 4
+#define EXAMPLE_BUFS_MAX 4
 
 struct example_res {
 	const char *side;		/* "server" or "client": the prefix of every line */
@@ -124,6 +125,8 @@ struct example_res {
 	struct rpma_mr_local *mrs[EXAMPLE_MRS_MAX];	/* registered by example_mr_reg() */
 	const char *mr_names[EXAMPLE_MRS_MAX];
 	int mrs_num;
+	void *bufs[EXAMPLE_BUFS_MAX];	/* allocated by example_alloc() */
+	int bufs_num;
 	struct rpma_peer_cfg *pcfg;	/* made by the side, or got from the peer */
 	struct rpma_srq *srq;
 	struct rpma_conn_cfg *cfg;	/* for example_connect() and example_accept*() */
@@ -139,6 +142,13 @@ struct example_res {
 /* zeroes res and creates its peer (example_peer_new) */
 int example_begin(struct example_res *res, const char *side, const char *addr,
 		enum rpma_util_ibv_context_type type);
+
+/*
+ * allocates memory to register, as librpma's examples do (their malloc_aligned): size bytes,
+ * not rounded up, aligned to the page size, zeroed, and freed by example_end() after the MRs
+ * are deregistered. Returns NULL, having said why, on failure.
+ */
+void *example_alloc(struct example_res *res, size_t size);
 
 /* registers [ptr, ptr + size) with usage as the MR called name (may be NULL) */
 int example_mr_reg(struct example_res *res, void *ptr, size_t size, int usage,
@@ -209,7 +219,8 @@ int example_conn_close(struct example_res *res, int result);
 
 /*
  * releases everything res holds (example_conn_close, then the endpoint, the configurations,
- * the SRQ, the MRs in reverse order and the peer) and says "done" if all went well.
+ * the SRQ, the MRs in reverse order, the memory from example_alloc() and the peer) and says
+ * "done" if all went well.
  * Returns result, or -1 if any release failed.
  */
 int example_end(struct example_res *res, int result);

@@ -10,7 +10,7 @@
 
 #define SIDE "client"
 
-static char message[] = "This sentence survives a power failure (if flushed right).";
+static const char message[] = "This sentence survives a power failure (if flushed right).";
 
 int
 example_client(struct example_res *res, const char *addr, const char *port)
@@ -20,8 +20,12 @@ example_client(struct example_res *res, const char *addr, const char *port)
 	size_t offset = 0;
 	int ret;
 
-	if (example_mr_reg(res, message, sizeof(message), RPMA_MR_USAGE_WRITE_SRC, NULL,
-			&src_mr))
+	/* the message is written from a copy in memory of its own */
+	char *src = example_alloc(res, sizeof(message));
+	if (src == NULL)
+		return -1;
+	memcpy(src, message, sizeof(message));
+	if (example_mr_reg(res, src, sizeof(message), RPMA_MR_USAGE_WRITE_SRC, NULL, &src_mr))
 		return -1;
 
 	if (example_connect(res, addr, port, NULL) ||

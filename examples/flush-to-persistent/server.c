@@ -13,8 +13,6 @@
 #define SIDE "server"
 #define MEMORY_SIZE 64
 
-static char memory[MEMORY_SIZE];
-
 int
 flush_server(struct example_res *res, const char *addr, const char *port,
 		bool pmem)
@@ -38,8 +36,8 @@ flush_server(struct example_res *res, const char *addr, const char *port,
 			"RPMA_FLUSH_TYPE_VISIBILITY");
 	}
 
-	memset(memory, 0, sizeof(memory));
-	if (example_mr_reg(res, memory, sizeof(memory), usage, NULL, &mr))
+	char *memory = example_alloc(res, MEMORY_SIZE);
+	if (memory == NULL || example_mr_reg(res, memory, MEMORY_SIZE, usage, NULL, &mr))
 		return -1;
 
 	/* the MR descriptor, followed on pmem by the 1-byte peer-cfg descriptor */

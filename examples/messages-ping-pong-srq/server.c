@@ -17,12 +17,11 @@
 #define MSG_SIZE sizeof(uint64_t)
 #define RECV_SLOTS 2 /* receive buffers kept posted to the SRQ */
 
-static uint64_t recv_slots[RECV_SLOTS], send_buf;
-
-/* answers one client's ROUNDS messages */
+/* answers one client's ROUNDS messages, received in recv_slots and sent from send_buf */
 static int
 serve_client(struct example_res *res, int number, struct rpma_cq *rcq,
-		struct rpma_mr_local *recv_mr, struct rpma_mr_local *send_mr)
+		const uint64_t *recv_slots, struct rpma_mr_local *recv_mr, uint64_t *send_buf,
+		struct rpma_mr_local *send_mr)
 {
 	struct rpma_cq *cq = NULL;
 	uint32_t qp_num = 0;
@@ -60,7 +59,7 @@ serve_client(struct example_res *res, int number, struct rpma_cq *rcq,
 				(const void *)slot)))
 			return example_fail(SIDE, "rpma_srq_recv", ret);
 
-		send_buf = counter + 1;
+		*send_buf = counter + 1;
 		if ((ret = rpma_send(res->conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
 				NULL)))
 			return example_fail(SIDE, "rpma_send", ret);
@@ -106,9 +105,13 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	struct rpma_cq *rcq = NULL;
 	int ret;
 
-	if (example_mr_reg(res, recv_slots, sizeof(recv_slots), RPMA_MR_USAGE_RECV,
+	/* RECV_SLOTS receive buffers of MSG_SIZE bytes each, one after another */
+	uint64_t *recv_slots = example_alloc(res, RECV_SLOTS * MSG_SIZE);
+	uint64_t *send_buf = example_alloc(res, MSG_SIZE);
+	if (recv_slots == NULL || send_buf == NULL ||
+			example_mr_reg(res, recv_slots, RECV_SLOTS * MSG_SIZE, RPMA_MR_USAGE_RECV,
 				"recv", &recv_mr) ||
-			example_mr_reg(res, &send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, "send",
+			example_mr_reg(res, send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, "send",
 				&send_mr))
 		return -1;
 
@@ -128,7 +131,7 @@ example_server(struct example_res *res, const char *addr, const char *port)
 		if (example_accept(res, NULL))
 			return -1;
 		example_say(SIDE, "client %d connected", number);
-		if (serve_client(res, number, rcq, recv_mr, send_mr))
+		if (serve_client(res, number, rcq, recv_slots, recv_mr, send_buf, send_mr))
 			return -1;
 		example_say(SIDE, "client %d: answered all %d messages", number, ROUNDS);
 		if (example_wait_for_disconnect(SIDE, res->conn) || example_conn_close(res, 0))

@@ -11,15 +11,16 @@
 
 #define SIDE "client"
 
-static uint64_t recv_buf, send_buf;
-
 int
 example_client(struct example_res *res, const char *addr, const char *port)
 {
 	struct rpma_mr_local *recv_mr = NULL, *send_mr = NULL;
 	struct rpma_cq *cq = NULL;
 
-	if (example_mr_reg_msgs(res, &recv_buf, &send_buf, MSG_SIZE, &recv_mr, &send_mr))
+	uint64_t *recv_buf = example_alloc(res, MSG_SIZE);
+	uint64_t *send_buf = example_alloc(res, MSG_SIZE);
+	if (recv_buf == NULL || send_buf == NULL ||
+			example_mr_reg_msgs(res, recv_buf, send_buf, MSG_SIZE, &recv_mr, &send_mr))
 		return -1;
 
 	/* with a shared channel, the connection's completions are reported through it */
@@ -34,13 +35,13 @@ example_client(struct example_res *res, const char *addr, const char *port)
 
 	uint64_t counter = 0;
 	for (int round = 1; round <= ROUNDS; round++) {
-		send_buf = counter;
+		*send_buf = counter;
 		example_say(SIDE, "message %d: sending %" PRIu64, round, counter);
 		/* the receive for the answer is posted before the send */
 		if (example_send_and_recv(res, cq, send_mr, recv_mr, MSG_SIZE))
 			return -1;
-		example_say(SIDE, "message %d: received %" PRIu64, round, recv_buf);
-		counter = recv_buf + 1;
+		example_say(SIDE, "message %d: received %" PRIu64, round, *recv_buf);
+		counter = *recv_buf + 1;
 	}
 	example_say(SIDE, "%d round trips done, my counter is %" PRIu64, ROUNDS, counter);
 	return 0;

@@ -10,8 +10,6 @@
 
 #define SIDE "server"
 
-static uint64_t recv_buf, send_buf;
-
 int
 example_server(struct example_res *res, const char *addr, const char *port)
 {
@@ -20,7 +18,10 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	struct ibv_wc wc;
 	int ret;
 
-	if (example_mr_reg_msgs(res, &recv_buf, &send_buf, MSG_SIZE, &recv_mr, &send_mr))
+	uint64_t *recv_buf = example_alloc(res, MSG_SIZE);
+	uint64_t *send_buf = example_alloc(res, MSG_SIZE);
+	if (recv_buf == NULL || send_buf == NULL ||
+			example_mr_reg_msgs(res, recv_buf, send_buf, MSG_SIZE, &recv_mr, &send_mr))
 		return -1;
 
 	/* with a shared channel, the connection's completions are reported through it */
@@ -50,14 +51,14 @@ example_server(struct example_res *res, const char *addr, const char *port)
 				return -1;
 			}
 		}
-		uint64_t counter = recv_buf;
+		uint64_t counter = *recv_buf;
 		example_say(SIDE, "message %d: received %" PRIu64 ", sending back %" PRIu64,
 			round, counter, counter + 1);
 
 		if (round < ROUNDS &&
 				(ret = rpma_recv(res->conn, recv_mr, 0, MSG_SIZE, NULL)))
 			return example_fail(SIDE, "rpma_recv", ret);
-		send_buf = counter + 1;
+		*send_buf = counter + 1;
 		if ((ret = rpma_send(res->conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
 				NULL)))
 			return example_fail(SIDE, "rpma_send", ret);

@@ -45,16 +45,19 @@ example_client(struct example_res *res, const char *addr, const char *port)
 {
 	struct example_res conns[CONNECTIONS];
 	struct rpma_mr_local *src_mr = NULL;
-	static char messages[CONNECTIONS][MESSAGE_SIZE];
 	int result = -1;
 
 	memset(conns, 0, sizeof(conns));
-	memset(messages, 0, sizeof(messages));
+	/* connection i's message at offset i * MESSAGE_SIZE */
+	char *messages = example_alloc(res, CONNECTIONS * MESSAGE_SIZE);
+	if (messages == NULL)
+		return -1;
 	for (int i = 0; i < CONNECTIONS; i++)
-		snprintf(messages[i], MESSAGE_SIZE, "hello from connection %d", i + 1);
+		snprintf(&messages[i * MESSAGE_SIZE], MESSAGE_SIZE, "hello from connection %d",
+			i + 1);
 
-	if (example_mr_reg(res, messages, sizeof(messages), RPMA_MR_USAGE_WRITE_SRC, NULL,
-			&src_mr))
+	if (example_mr_reg(res, messages, CONNECTIONS * MESSAGE_SIZE, RPMA_MR_USAGE_WRITE_SRC,
+			NULL, &src_mr))
 		return -1;
 
 	/* each connection is a side of its own on the one peer: it holds a connection only */
@@ -71,7 +74,7 @@ example_client(struct example_res *res, const char *addr, const char *port)
 
 	for (int i = 0; i < CONNECTIONS; i++) {
 		if (write_message(i + 1, &conns[i], offsets[i], src_mr, (size_t)i * MESSAGE_SIZE,
-				messages[i]))
+				&messages[i * MESSAGE_SIZE]))
 			goto out;
 	}
 	result = 0;

@@ -17,8 +17,6 @@
 #define CLIENTS 3
 #define SLOT_SIZE 32
 
-static char memory[CLIENTS * SLOT_SIZE];
-
 struct client {
 	struct rpma_conn *conn;
 	int fd;			/* the connection's event fd */
@@ -122,8 +120,9 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	int ret, result = -1;
 
 	memset(clients, 0, sizeof(clients));
-	memset(memory, 0, sizeof(memory));
-	if (example_mr_reg(res, memory, sizeof(memory),
+	/* client i's slot at offset i * SLOT_SIZE */
+	char *memory = example_alloc(res, CLIENTS * SLOT_SIZE);
+	if (memory == NULL || example_mr_reg(res, memory, CLIENTS * SLOT_SIZE,
 			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, NULL, &mr))
 		goto out;
 

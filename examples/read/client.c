@@ -7,19 +7,21 @@
 #include "examples/common/example.h"
 
 #define SIDE "client"
+#define BUFFER_SIZE 64
 
 int
 example_client(struct example_res *res, const char *addr, const char *port)
 {
 	struct rpma_mr_local *dst_mr = NULL;
 	struct rpma_cq *cq = NULL;
-	static char buffer[64];
 	size_t offset = 0, size = 0;
 	int ret;
 
 	/* the local buffer the read lands in */
-	memset(buffer, 0, sizeof(buffer));
-	if (example_mr_reg(res, buffer, sizeof(buffer), RPMA_MR_USAGE_READ_DST, NULL, &dst_mr))
+	char *buffer = example_alloc(res, BUFFER_SIZE);
+	if (buffer == NULL ||
+			example_mr_reg(res, buffer, BUFFER_SIZE, RPMA_MR_USAGE_READ_DST, NULL,
+				&dst_mr))
 		return -1;
 
 	if (example_connect(res, addr, port, NULL) ||
@@ -27,8 +29,8 @@ example_client(struct example_res *res, const char *addr, const char *port)
 		return -1;
 	example_say(SIDE, "the server's memory region has %zu bytes", size);
 	size_t len = size - offset;
-	if (len > sizeof(buffer) - 1)
-		len = sizeof(buffer) - 1; /* keep a terminating zero of our own */
+	if (len > BUFFER_SIZE - 1)
+		len = BUFFER_SIZE - 1; /* keep a terminating zero of our own */
 
 	if ((ret = rpma_read(res->conn, dst_mr, 0, res->remote_mr, offset, len,
 			RPMA_F_COMPLETION_ALWAYS, NULL)))

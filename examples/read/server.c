@@ -8,15 +8,21 @@
 #include "examples/common/example.h"
 
 #define SIDE "server"
+#define MEMORY_SIZE 64
 
-static char memory[64] = "The quick brown fox, read straight from the server's memory.";
+static const char text[] = "The quick brown fox, read straight from the server's memory.";
+_Static_assert(sizeof(text) <= MEMORY_SIZE, "the text fits the server's memory");
 
 int
 example_server(struct example_res *res, const char *addr, const char *port)
 {
 	struct rpma_mr_local *mr = NULL;
 
-	/* the client may read this memory, nothing else */
+	/* the text, in memory of its own; the client may read it, nothing else */
+	char *memory = example_alloc(res, MEMORY_SIZE);
+	if (memory == NULL)
+		return -1;
+	memcpy(memory, text, sizeof(text));
 	if (example_mr_reg(res, memory, strlen(memory) + 1, RPMA_MR_USAGE_READ_SRC, NULL, &mr))
 		return -1;
 	example_say(SIDE, "my memory holds \"%s\" (%zu bytes with the terminating zero)",

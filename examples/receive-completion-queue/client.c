@@ -13,8 +13,6 @@
 
 #define SIDE "client"
 
-static char recv_buf[MSG_SIZE], send_buf[MSG_SIZE];
-
 int
 example_client(struct example_res *res, const char *addr, const char *port)
 {
@@ -23,7 +21,11 @@ example_client(struct example_res *res, const char *addr, const char *port)
 	struct ibv_wc wc;
 	int ret;
 
-	if (example_mr_reg_msgs(res, recv_buf, send_buf, MSG_SIZE, &recv_mr, &send_mr) ||
+	char *recv_buf = example_alloc(res, MSG_SIZE);
+	char *send_buf = example_alloc(res, MSG_SIZE);
+	if (recv_buf == NULL || send_buf == NULL ||
+			example_mr_reg_msgs(res, recv_buf, send_buf, MSG_SIZE, &recv_mr,
+				&send_mr) ||
 			example_conn_cfg_new(res, RCQ_SIZE, rcq_shared_channel) ||
 			example_connect(res, addr, port, NULL) || example_get_cqs(res, &cq, &rcq))
 		return -1;

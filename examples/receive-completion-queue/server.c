@@ -12,8 +12,6 @@
 
 #define SIDE "server"
 
-static char recv_buf[MSG_SIZE], send_buf[MSG_SIZE];
-
 int
 example_server(struct example_res *res, const char *addr, const char *port)
 {
@@ -23,7 +21,11 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	int ret;
 
 	/* a separate receive CQ for the connection (sharing a channel with the main CQ or not) */
-	if (example_mr_reg_msgs(res, recv_buf, send_buf, MSG_SIZE, &recv_mr, &send_mr) ||
+	char *recv_buf = example_alloc(res, MSG_SIZE);
+	char *send_buf = example_alloc(res, MSG_SIZE);
+	if (recv_buf == NULL || send_buf == NULL ||
+			example_mr_reg_msgs(res, recv_buf, send_buf, MSG_SIZE, &recv_mr,
+				&send_mr) ||
 			example_conn_cfg_new(res, RCQ_SIZE, rcq_shared_channel) ||
 			example_listen(res, addr, port) ||
 			example_accept_with_recvs(res, recv_mr, MSG_SIZE, 1, NULL) ||

@@ -10,7 +10,7 @@
 
 #define SIDE "client"
 
-static char message[] = "A message with an immediate value.";
+static const char message[] = "A message with an immediate value.";
 
 #define IMM_WITH_DATA 0xc0ffee00u
 #define IMM_ALONE 0x0000beefu
@@ -23,7 +23,12 @@ example_client(struct example_res *res, const char *addr, const char *port)
 	struct ibv_wc wc;
 	int ret;
 
-	if (example_mr_reg(res, message, sizeof(message), RPMA_MR_USAGE_SEND, NULL,
+	/* the message is sent from a copy in memory of its own */
+	char *send_buf = example_alloc(res, sizeof(message));
+	if (send_buf == NULL)
+		return -1;
+	memcpy(send_buf, message, sizeof(message));
+	if (example_mr_reg(res, send_buf, sizeof(message), RPMA_MR_USAGE_SEND, NULL,
 				&send_mr) ||
 			example_connect(res, addr, port, NULL) || example_get_cqs(res, &cq, NULL))
 		return -1;

@@ -13,17 +13,17 @@
 #define MESSAGES 2
 #define MSG_SIZE 64
 
-static char recv_slots[MESSAGES][MSG_SIZE];
-
 int
 example_server(struct example_res *res, const char *addr, const char *port)
 {
 	struct rpma_mr_local *recv_mr = NULL;
 	struct rpma_cq *cq = NULL;
 
-	memset(recv_slots, 0, sizeof(recv_slots));
-	if (example_mr_reg(res, recv_slots, sizeof(recv_slots), RPMA_MR_USAGE_RECV, NULL,
-			&recv_mr) || example_listen(res, addr, port))
+	/* MESSAGES receive buffers of MSG_SIZE bytes each, one after another */
+	char *recv_slots = example_alloc(res, MESSAGES * MSG_SIZE);
+	if (recv_slots == NULL ||
+			example_mr_reg(res, recv_slots, MESSAGES * MSG_SIZE, RPMA_MR_USAGE_RECV,
+				NULL, &recv_mr) || example_listen(res, addr, port))
 		return -1;
 
 	/* one receive per message; the completion's wr_id says which buffer got filled */
@@ -44,7 +44,7 @@ example_server(struct example_res *res, const char *addr, const char *port)
 			return -1;
 		}
 		uint32_t imm = ntohl(wc.imm_data);
-		const char *msg = recv_slots[wc.wr_id];
+		const char *msg = &recv_slots[wc.wr_id * MSG_SIZE];
 		if (wc.byte_len == 0)
 			example_say(SIDE, "message %d: immediate 0x%08x and 0 bytes: the immediate "
 				"is all there is", i, imm);

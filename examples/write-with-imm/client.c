@@ -9,7 +9,7 @@
 
 #define SIDE "client"
 
-static char message[] = "Written with an immediate value.";
+static const char message[] = "Written with an immediate value.";
 
 int
 example_client(struct example_res *res, const char *addr, const char *port)
@@ -19,8 +19,13 @@ example_client(struct example_res *res, const char *addr, const char *port)
 	size_t offset = 0;
 	int ret;
 
-	if (example_mr_reg(res, message, sizeof(message), RPMA_MR_USAGE_WRITE_SRC,
-				NULL, &src_mr) ||
+	/* the message is written from a copy in memory of its own */
+	char *src = example_alloc(res, sizeof(message));
+	if (src == NULL)
+		return -1;
+	memcpy(src, message, sizeof(message));
+	if (example_mr_reg(res, src, sizeof(message), RPMA_MR_USAGE_WRITE_SRC, NULL,
+				&src_mr) ||
 			example_connect(res, addr, port, NULL) ||
 			example_get_remote(res, sizeof(message), &offset, NULL, false) ||
 			example_get_cqs(res, &cq, NULL))

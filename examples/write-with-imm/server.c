@@ -14,19 +14,20 @@
 #define SIDE "server"
 #define MEMORY_SIZE 64
 
-static char memory[MEMORY_SIZE];
-static char recv_byte = '-';
-
 int
 example_server(struct example_res *res, const char *addr, const char *port)
 {
 	struct rpma_mr_local *mr = NULL, *recv_mr = NULL;
 	struct rpma_cq *cq = NULL;
 
-	memset(memory, 0, sizeof(memory));
-	if (example_mr_reg(res, memory, sizeof(memory), RPMA_MR_USAGE_WRITE_DST, "memory",
+	char *memory = example_alloc(res, MEMORY_SIZE);
+	char *recv_byte = example_alloc(res, 1);
+	if (memory == NULL || recv_byte == NULL)
+		return -1;
+	*recv_byte = '-';
+	if (example_mr_reg(res, memory, MEMORY_SIZE, RPMA_MR_USAGE_WRITE_DST, "memory",
 			&mr) ||
-			example_mr_reg(res, &recv_byte, 1, RPMA_MR_USAGE_RECV, "recv", &recv_mr) ||
+			example_mr_reg(res, recv_byte, 1, RPMA_MR_USAGE_RECV, "recv", &recv_mr) ||
 			example_pack_mr(res, mr, 0) || example_listen(res, addr, port))
 		return -1;
 
@@ -47,7 +48,7 @@ example_server(struct example_res *res, const char *addr, const char *port)
 		ntohl(wc.imm_data), wc.byte_len);
 	memory[MEMORY_SIZE - 1] = '\0';
 	example_say(SIDE, "my memory now holds \"%s\"", memory);
-	example_say(SIDE, "my 1-byte receive buffer still holds '%c'", recv_byte);
+	example_say(SIDE, "my 1-byte receive buffer still holds '%c'", *recv_byte);
 
 	if (example_wait_for_disconnect(SIDE, res->conn))
 		return -1;

@@ -17,17 +17,18 @@ int
 example_client(struct example_res *res, const char *addr, const char *port)
 {
 	struct rpma_mr_local *src_mr = NULL, *dst_mr = NULL;
-	static char src[BUFFER_SIZE], dst[BUFFER_SIZE];
 	struct rpma_cq *cq = NULL;
 	size_t offset = 0;
 	int ret;
 
 	/* src: what the client writes; dst: where the read-back lands */
-	memset(src, 0, sizeof(src));
-	memset(dst, 0, sizeof(dst));
+	char *src = example_alloc(res, BUFFER_SIZE);
+	char *dst = example_alloc(res, BUFFER_SIZE);
+	if (src == NULL || dst == NULL)
+		return -1;
 	memcpy(src, message, sizeof(message));
-	if (example_mr_reg(res, src, sizeof(src), RPMA_MR_USAGE_WRITE_SRC, "src", &src_mr) ||
-			example_mr_reg(res, dst, sizeof(dst), RPMA_MR_USAGE_READ_DST, "dst",
+	if (example_mr_reg(res, src, BUFFER_SIZE, RPMA_MR_USAGE_WRITE_SRC, "src", &src_mr) ||
+			example_mr_reg(res, dst, BUFFER_SIZE, RPMA_MR_USAGE_READ_DST, "dst",
 				&dst_mr))
 		return -1;
 

@@ -10,20 +10,19 @@
 #define SIDE "server"
 #define MEMORY_SIZE 64
 
-static char memory[MEMORY_SIZE];
-
 int
 example_server(struct example_res *res, const char *addr, const char *port)
 {
 	struct rpma_mr_local *mr = NULL;
 
 	/* the client may write this memory and read it back */
-	memset(memory, 0, sizeof(memory));
-	if (example_mr_reg(res, memory, sizeof(memory),
-			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, NULL, &mr))
+	char *memory = example_alloc(res, MEMORY_SIZE);
+	if (memory == NULL ||
+			example_mr_reg(res, memory, MEMORY_SIZE,
+				RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, NULL, &mr))
 		return -1;
 	example_say(SIDE, "my memory holds \"%s\" (%zu bytes, all zero)", memory,
-		sizeof(memory));
+		(size_t)MEMORY_SIZE);
 
 	if (example_pack_mr(res, mr, 0) || example_listen(res, addr, port) ||
 			example_accept(res, &res->pdata))

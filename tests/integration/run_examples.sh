@@ -11,6 +11,11 @@
 #                  address there (default 127.0.0.1);
 #   forced-tcp:    `BINARY both` (two threads of one process) with RPMA_SIM_TRANSPORT=tcp.
 #
+# EXAMPLES_MEMCHECK=1 runs every process under valgrind's memcheck, as librpma's CI ran its
+# examples: each must report 0 errors and no definite leak, and no thread may still be
+# running when it exits (a running thread's stack shows as a "possibly lost" block
+# allocated by pthread_create). The valgrind logs are kept in the test's outputs.
+#
 # Each example must exit 0 (both processes), every expect pattern of its example() in
 # examples/*/BUILD must appear (a "[server]" pattern in the server's output, a "[client]" one
 # in the client's), and each side must print its "done" line; the example's env applies too.
@@ -49,8 +54,15 @@ client_prefix=()
 [ -n "${EXAMPLES_SERVER_NETNS:-}" ] && server_prefix=(ip netns exec "$EXAMPLES_SERVER_NETNS")
 [ -n "${EXAMPLES_CLIENT_NETNS:-}" ] && client_prefix=(ip netns exec "$EXAMPLES_CLIENT_NETNS")
 work=${TEST_TMPDIR:-$(mktemp -d)}
+logs=${TEST_UNDECLARED_OUTPUTS_DIR:-$work}
 listen_deadline_s=20   # the server must say "listening on" within this
 run_timeout_s=60       # each process must finish within this
+memcheck=${EXAMPLES_MEMCHECK:-0}
+if [ "$memcheck" = 1 ]; then
+  command -v valgrind >/dev/null || { echo "EXAMPLES_MEMCHECK=1 needs valgrind on PATH" >&2; exit 1; }
+  listen_deadline_s=60
+  run_timeout_s=180
+fi
 
 free_port() {
   python3 -c 'import socket
@@ -105,6 +117,39 @@ wait_bounded() {  # PID SECONDS
   return 0
 }
 
+# Sets the array `wrapper` to what runs one side (NAME.SIDE) of an example: nothing, or
+# memcheck writing its report to $logs/NAME.SIDE.memcheck.
+memcheck_wrapper() {  # NAME SIDE
+  wrapper=()
+  [ "$memcheck" = 1 ] || return 0
+  wrapper=(valgrind --tool=memcheck --leak-check=full --errors-for-leak-kinds=definite
+           --show-leak-kinds=definite,possible --num-callers=40 --error-exitcode=97 --vgdb=no
+           "--log-file=$logs/$1.$2.memcheck")
+}
+
+# Checks the memcheck report of NAME.SIDE; appends reasons to $reasons.
+check_memcheck() {  # NAME SIDE
+  [ "$memcheck" = 1 ] || return 0
+  local report="$logs/$1.$2.memcheck" summary
+  if [ ! -f "$report" ]; then
+    reasons+="no memcheck report for the $2; "
+    return
+  fi
+  summary=$(grep -Eo 'ERROR SUMMARY: [0-9]+ errors' "$report" | tail -n 1)
+  echo "  $2 memcheck: ${summary:-no summary}; $(grep -Eo 'definitely lost: [0-9,]+ bytes' "$report" || echo 'no leaks')"
+  if [ "$summary" != "ERROR SUMMARY: 0 errors" ]; then
+    reasons+="memcheck: ${summary:-no summary} in the $2 (see $(basename "$report")); "
+    sed -n '/^==[0-9]*== [A-Z][a-z]/,/^==[0-9]*== $/p' "$report" | head -n 80
+  fi
+  # A block that pthread_create allocated and that is only "possibly" reachable at exit is
+  # the thread-local storage of a thread that was still running.
+  if awk '/blocks are possibly lost/ {block = 1; next} /^==[0-9]*== $/ {block = 0}
+          block && /pthread_create/ {found = 1} END {exit !found}' "$report"; then
+    reasons+="memcheck: a thread of the $2 was still running at exit (see $(basename "$report")); "
+    grep -A 14 'blocks are possibly lost' "$report" | head -n 40
+  fi
+}
+
 # Runs a command with the example test's env ($example_env) added to the environment (the
 # command may start with more NAME=VALUE words, which win).
 with_example_env() {
@@ -151,7 +196,8 @@ run_two_processes() {  # BINARY NAME
   for attempt in 1 2 3; do
     port=$(free_port) || { reasons+="cannot pick a free port; "; return; }
     : >"$server_out"
-    with_example_env "${server_prefix[@]}" "$binary" server "$server_addr" "$port" \
+    memcheck_wrapper "$name" server
+    with_example_env "${server_prefix[@]}" "${wrapper[@]}" "$binary" server "$server_addr" "$port" \
       >"$server_out" 2>&1 &
     server_pid=$!
     ticks=$((listen_deadline_s * 20))
@@ -178,8 +224,10 @@ run_two_processes() {  # BINARY NAME
     return
   fi
 
+  memcheck_wrapper "$name" client
   with_example_env timeout "$run_timeout_s" \
-    "${client_prefix[@]}" "$binary" client "$server_addr" "$port" >"$client_out" 2>&1
+    "${client_prefix[@]}" "${wrapper[@]}" "$binary" client "$server_addr" "$port" \
+    >"$client_out" 2>&1
   local client_status=$? server_status
   if wait_bounded "$server_pid" "$run_timeout_s"; then
     wait "$server_pid"
@@ -203,6 +251,8 @@ run_two_processes() {  # BINARY NAME
   fi
   cat "$server_out" "$client_out" >"$combined"
   check_output "$name" "$server_out" "$client_out" "$combined"
+  check_memcheck "$name" server
+  check_memcheck "$name" client
 }
 
 run_forced_tcp() {  # BINARY NAME
