@@ -1,6 +1,8 @@
 // inproc_link.cc -- submitting to a responder queue pair of the same process.
 #include "sim/verbs/inproc_link.h"
 
+#include <string.h>
+
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
@@ -21,6 +23,30 @@ class RequesterSink : public ResponseSink {
   std::weak_ptr<QueuePair> requester_;
 };
 
+// The requester's registered memory itself: one copy, straight between the two sides,
+// while the requester's region is still registered.
+class RequesterMemory : public InitiatorBuffer {
+ public:
+  RequesterMemory(std::shared_ptr<MemoryRegion> region, uint64_t offset)
+      : region_(std::move(region)), offset_(offset) {}
+
+  bool CopyTo(uint8_t* target, size_t length) override {
+    if (!MemoryRegionTable::Get().IsRegisteredLocked(*region_)) return false;
+    memcpy(target, region_->addr + offset_, length);
+    return true;
+  }
+
+  bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) override {
+    if (!MemoryRegionTable::Get().IsRegisteredLocked(*region_)) return false;
+    memcpy(region_->addr + offset_, source, length);
+    return true;
+  }
+
+ private:
+  std::shared_ptr<MemoryRegion> region_;
+  uint64_t offset_;
+};
+
 }  // namespace
 
 InprocLink::InprocLink(const std::shared_ptr<QueuePair>& requester,
@@ -37,6 +63,8 @@ void InprocLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
   inbound.request = request;
   inbound.sequence = sequence;
   inbound.reply = reply_;
+  if (request.local)
+    inbound.initiator = std::make_unique<RequesterMemory>(request.local, request.local_offset);
   responder->DeliverLocked(std::move(inbound));
 }
 

@@ -35,27 +35,30 @@ class ResponseSink {
                              size_t length) = 0;
 };
 
-class ShmSegment;
+// The initiator's buffer of a work request as the responder reaches it: each link says how
+// (in process: the requester's registered memory itself; over a wire: bytes carried in the
+// frame, or the requester's memory in another process). The responder calls it with the
+// memory-region table locked (shared).
+class InitiatorBuffer {
+ public:
+  virtual ~InitiatorBuffer() = default;
 
-// A buffer in the requester's process that the responder reaches with process_vm, through
-// the connection's shared-memory segment (transport/shm_segment.h).
-struct PeerBuffer {
-  std::shared_ptr<ShmSegment> segment;  // null: none
-  uint64_t address = 0;
+  // A write's or send's bytes: copies `length` of them to `target`. False if the
+  // initiator's buffer went away meanwhile.
+  virtual bool CopyTo(uint8_t* target, size_t length) = 0;
+
+  // A read's bytes: puts `length` bytes from `source` into the initiator's buffer, or keeps
+  // them in `*carried` for the response to carry back. False if the buffer went away.
+  virtual bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) = 0;
 };
 
 // A work request as the responder sees it.
 struct InboundRequest {
-  // In process, `request.local` is the requester's own buffer: bytes are copied straight
-  // from or to it. Over a transport, `payload` carries a write's or send's bytes instead,
-  // or `peer_buffer` says where in the requester they are (and where a read's bytes go).
+  // The request's fields; `request.local` means nothing here (it is the initiator's).
   SendRequest request;
   uint64_t sequence = 0;
-  std::vector<uint8_t> payload;
-  PeerBuffer peer_buffer;
+  std::unique_ptr<InitiatorBuffer> initiator;  // null for requests that move no bytes
   std::shared_ptr<ResponseSink> reply;
-
-  bool carries_payload() const { return !request.local; }
 };
 
 // The requester's end of the path to its responder.

@@ -3,7 +3,6 @@
 // waiting for one: RNR), and the statuses hardware reports to both sides.
 #include <string.h>
 
-#include "sim/transport/shm_segment.h"
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
@@ -23,20 +22,10 @@ uint8_t* FindRemote(const MemoryRegionTable& table, const ProtectionDomain* pd, 
   return reinterpret_cast<uint8_t*>(address);
 }
 
-// Copies a write's or send's bytes to `target`: from the requester's process (process_vm),
-// from the transport's payload, or (in process) from the requester's own buffer, which must
-// still be registered. False if the requester's buffer is gone.
-bool FetchSource(const MemoryRegionTable& table, const InboundRequest& inbound, uint8_t* target) {
-  const SendRequest& request = inbound.request;
-  const PeerBuffer& peer = inbound.peer_buffer;
-  if (peer.segment) return peer.segment->ReadPeerMemory(peer.address, target, request.length);
-  if (inbound.carries_payload()) {
-    memcpy(target, inbound.payload.data(), request.length);
-    return true;
-  }
-  if (!table.IsRegisteredLocked(*request.local)) return false;
-  memcpy(target, request.local->addr + request.local_offset, request.length);
-  return true;
+// Copies a write's or send's bytes to `target` from wherever the link reaches the
+// initiator's buffer. False if that buffer is gone.
+bool FetchSource(const InboundRequest& inbound, uint8_t* target) {
+  return inbound.initiator && inbound.initiator->CopyTo(target, inbound.request.length);
 }
 
 bool NeedsReceive(const SendRequest& request) {
@@ -110,7 +99,7 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
       remote = FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_WRITE, &outcome.status);
       if (remote == nullptr) break;
-      if (!FetchSource(table, inbound, remote))
+      if (!FetchSource(inbound, remote))
         outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
       break;
     }
@@ -119,17 +108,8 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
       remote = FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_READ, &outcome.status);
       if (remote == nullptr) break;
-      const PeerBuffer& peer = inbound.peer_buffer;
-      if (peer.segment) {
-        if (!peer.segment->WritePeerMemory(peer.address, remote, request.length))
-          outcome.status = IBV_WC_LOC_PROT_ERR;
-      } else if (inbound.carries_payload()) {
-        read_data->assign(remote, remote + request.length);
-      } else if (table.IsRegisteredLocked(*request.local)) {
-        memcpy(request.local->addr + request.local_offset, remote, request.length);
-      } else {
-        outcome.status = IBV_WC_LOC_PROT_ERR;
-      }
+      if (!inbound.initiator || !inbound.initiator->CopyFrom(remote, request.length, read_data))
+        outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
       break;
     }
     case SendOpcode::kAtomicWrite: {
@@ -174,8 +154,7 @@ Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRe
               (receive.region->access & IBV_ACCESS_LOCAL_WRITE) == 0)) {
     *receiver_status = IBV_WC_LOC_PROT_ERR;
     outcome.status = IBV_WC_REM_OP_ERR;
-  } else if (request.length > 0 &&
-             !FetchSource(table, inbound, receive.region->addr + receive.offset)) {
+  } else if (request.length > 0 && !FetchSource(inbound, receive.region->addr + receive.offset)) {
     *receiver_status = IBV_WC_WR_FLUSH_ERR;
     outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
   }

@@ -16,6 +16,47 @@ bool CarriesBytes(SendOpcode opcode) {
 // REQUEST flags (PROTOCOL.md).
 constexpr uint8_t kByReference = 1;  // the payload stays at an address in the requester
 
+// The initiator's buffer as the frames carry it: a write's or send's bytes came in the
+// REQUEST; a read's bytes go back in the RESPONSE.
+class CarriedBytes : public InitiatorBuffer {
+ public:
+  explicit CarriedBytes(std::vector<uint8_t> payload) : payload_(std::move(payload)) {}
+
+  bool CopyTo(uint8_t* target, size_t length) override {
+    if (length > payload_.size()) return false;
+    memcpy(target, payload_.data(), length);
+    return true;
+  }
+
+  bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) override {
+    carried->assign(source, source + length);
+    return true;
+  }
+
+ private:
+  std::vector<uint8_t> payload_;
+};
+
+// The initiator's buffer in the peer process, at an address the REQUEST named, reached with
+// process_vm through the connection's segment (which refuses once references are revoked).
+class PeerProcessMemory : public InitiatorBuffer {
+ public:
+  PeerProcessMemory(std::shared_ptr<ShmSegment> segment, uint64_t address)
+      : segment_(std::move(segment)), address_(address) {}
+
+  bool CopyTo(uint8_t* target, size_t length) override {
+    return segment_->ReadPeerMemory(address_, target, length);
+  }
+
+  bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) override {
+    return segment_->WritePeerMemory(address_, source, length);
+  }
+
+ private:
+  std::shared_ptr<ShmSegment> segment_;
+  uint64_t address_;
+};
+
 }  // namespace
 
 bool WireLink::SendFrame(FrameType type, std::vector<uint8_t> body) {
@@ -125,12 +166,12 @@ bool WireLink::DecodeRequest(const Frame& frame, std::shared_ptr<ShmSegment> ref
   memcpy(request.inline_data, inline_data, sizeof(request.inline_data));
   if (flags & kByReference) {
     bool fits = request.opcode == SendOpcode::kRead || CarriesBytes(request.opcode);
-    inbound->peer_buffer.address = reader.U64();
-    inbound->peer_buffer.segment = std::move(reference_peer);
-    if (!reader.ok() || reader.remaining() != 0 || !inbound->peer_buffer.segment || !fits) {
+    uint64_t address = reader.U64();
+    if (!reader.ok() || reader.remaining() != 0 || !reference_peer || !fits) {
       *error = "a request by address this side cannot follow";
       return false;
     }
+    inbound->initiator = std::make_unique<PeerProcessMemory>(std::move(reference_peer), address);
     return true;
   }
   size_t expected_bytes = CarriesBytes(request.opcode) ? request.length : 0;
@@ -143,7 +184,8 @@ bool WireLink::DecodeRequest(const Frame& frame, std::shared_ptr<ShmSegment> ref
     return false;
   }
   const uint8_t* bytes = reader.Bytes(expected_bytes);
-  inbound->payload.assign(bytes, bytes + expected_bytes);
+  inbound->initiator =
+      std::make_unique<CarriedBytes>(std::vector<uint8_t>(bytes, bytes + expected_bytes));
   return true;
 }
 
