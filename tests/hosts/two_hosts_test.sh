@@ -107,11 +107,15 @@ echo "PASS: RPMA_CONN_UNREACHABLE after ${nobody_ms} ms"
 
 echo "--- the link between $ns_a and $ns_b goes down under an idle connection"
 # Waits (20 s at most, a safety net) until FILE has a line matching PATTERN or PID ends.
+# FILE must exist already: the background process's redirection may not have created it yet
+# (hence the ": >FILE" before each start).
 wait_line() {  # FILE PATTERN PID
   timeout 20 tail -n +1 --pid="$3" -f "$1" | grep -q -m1 "$2"
   grep -q "$2" "$1"
 }
 port=7205
+: >"$work/link_server.txt"
+: >"$work/link_client.txt"
 ip netns exec "$ns_a" "$link_watch" server "$addr_a" "$port" >"$work/link_server.txt" 2>&1 &
 server_pid=$!
 wait_line "$work/link_server.txt" "listening on" "$server_pid" ||
