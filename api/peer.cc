@@ -1,5 +1,7 @@
-// peer.cc -- rpma_peer_new / rpma_peer_delete: a protection domain on the simulated device.
+// peer.cc -- rpma_peer_new / rpma_peer_delete: a protection domain on the simulated device,
+// which is also a node of the fabric (rpma_sim_node_fail).
 #include <librpma.h>
+#include <rpma_sim.h>
 
 #include <new>
 
@@ -27,4 +29,10 @@ int rpma_peer_delete(struct rpma_peer** peer_ptr) {
   delete peer;
   *peer_ptr = nullptr;
   return ret;
+}
+
+int rpma_sim_node_fail(struct rpma_peer* peer) {
+  if (peer == nullptr) return RPMA_E_INVAL;
+  peer->pd->node()->Fail();
+  return 0;
 }

@@ -42,6 +42,18 @@ enum rpma_sim_device_cap {
 int rpma_sim_set_device_cap(enum rpma_sim_device_cap cap, bool enabled);
 int rpma_sim_get_device_cap(enum rpma_sim_device_cap cap, bool *enabled);
 
+/*
+ * Fails the fabric node that peer is (every rpma_peer is one node, even when both sides of a
+ * connection live in one process), as when its host or NIC dies: each connection of the
+ * peer, established or being set up, is lost on both sides. Each side's
+ * rpma_conn_next_event() returns RPMA_CONN_LOST (a request still being set up ends as
+ * RPMA_CONN_UNREACHABLE), and its outstanding and later work requests complete with
+ * IBV_WC_WR_FLUSH_ERR, after those that had completed already. The peer itself stays usable:
+ * new connections work as before. Memory is not touched.
+ * Returns 0, or RPMA_E_INVAL if peer is NULL.
+ */
+int rpma_sim_node_fail(struct rpma_peer *peer);
+
 #ifdef __cplusplus
 }
 #endif

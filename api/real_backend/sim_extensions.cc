@@ -6,3 +6,5 @@
 int rpma_sim_set_device_cap(enum rpma_sim_device_cap cap, bool enabled) { return RPMA_E_NOSUPP; }
 
 int rpma_sim_get_device_cap(enum rpma_sim_device_cap cap, bool* enabled) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_node_fail(struct rpma_peer* peer) { return RPMA_E_NOSUPP; }

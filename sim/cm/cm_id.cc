@@ -57,6 +57,17 @@ void CmId::CloseLocked() {
   PushLocked(CmEvent{CmEventType::kDisconnected, nullptr, {}});
 }
 
+void CmId::LoseLocked() {
+  state_ = State::kClosed;
+  if (qp_) qp_->EnterError();
+  PushLocked(CmEvent{CmEventType::kConnectError, nullptr, {}});
+  disconnect_answered_.notify_all();
+}
+
+void CmId::JoinNodeLocked() {
+  if (qp_) qp_->pd()->node()->Join(weak_from_this());
+}
+
 void CmId::RejectClientLocked(const std::shared_ptr<CmId>& client) {
   if (session_) {
     session_->Send(FrameType::kReject);
@@ -78,6 +89,7 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
     std::lock_guard<std::mutex> lock(CmMutex());
     if (state_ != State::kIdle) return Status::kProvider;
     state_ = State::kConnecting;
+    JoinNodeLocked();
     // Only auto and inproc connect in process; tcp and shm go through a TCP connection.
     bool in_process = transport == TransportKind::kAuto || transport == TransportKind::kInproc;
     std::shared_ptr<Listener> listener = in_process ? Listener::FindLocked(destination) : nullptr;
@@ -141,6 +153,7 @@ Status CmId::Accept(const std::vector<uint8_t>& private_data) {
     RejectClientLocked(client);
     return Status::kProvider;
   }
+  JoinNodeLocked();
   if (session_) {
     session_->WatchLiveness(timeout_ms_);
     session_->BindQueuePair(qp_);
@@ -152,9 +165,7 @@ Status CmId::Accept(const std::vector<uint8_t>& private_data) {
   }
   if (!client || client->state_ != State::kConnecting) {
     // The client gave up before the accept: the server's connection is lost.
-    state_ = State::kClosed;
-    if (qp_) qp_->EnterError();
-    PushLocked(CmEvent{CmEventType::kConnectError, nullptr, {}});
+    LoseLocked();
     return Status::kOk;
   }
   qp_->Connect(std::make_shared<InprocLink>(qp_, client->qp_));
@@ -257,10 +268,8 @@ void CmId::OnWireClosed() {
       disconnect_answered_.notify_all();
       break;
     case State::kConnected:
-      // The peer vanished without a goodbye (killed, or the link broke).
-      state_ = State::kClosed;
-      if (qp_) qp_->EnterError();
-      PushLocked(CmEvent{CmEventType::kConnectError, nullptr, {}});
+      // The peer vanished without a goodbye (killed, its node failed, or the link broke).
+      LoseLocked();
       break;
     case State::kConnecting:
       state_ = State::kRejected;
@@ -273,6 +282,41 @@ void CmId::OnWireClosed() {
     default:
       break;
   }
+}
+
+
+void CmId::OnNodeFailed() {
+  std::shared_ptr<TcpSession> session;
+  {
+    std::lock_guard<std::mutex> lock(CmMutex());
+    std::shared_ptr<CmId> remote = remote_.lock();
+    switch (state_) {
+      case State::kConnected:
+      case State::kDisconnecting:
+        LoseLocked();
+        if (remote && (remote->state_ == State::kConnected ||
+                       remote->state_ == State::kDisconnecting))
+          remote->LoseLocked();
+        break;
+      case State::kConnecting:
+        // Nobody will answer the request now.
+        state_ = State::kRejected;
+        PushLocked(CmEvent{CmEventType::kUnreachable, nullptr, {}});
+        break;
+      case State::kIncoming:
+        state_ = State::kRejected;
+        if (remote && remote->state_ == State::kConnecting) {
+          remote->state_ = State::kRejected;
+          remote->PushLocked(CmEvent{CmEventType::kUnreachable, nullptr, {}});
+        }
+        break;
+      default:
+        return;
+    }
+    session = session_;
+  }
+  // The other process learns it as from a dead host: its wire ends.
+  if (session) session->Abort();
 }
 
 }  // namespace rpma_sim

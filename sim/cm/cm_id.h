@@ -17,6 +17,7 @@
 #include "sim/cm/event_channel.h"
 #include "sim/common/status.h"
 #include "sim/fabric/address.h"
+#include "sim/fabric/node.h"
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
@@ -27,7 +28,7 @@ class TcpSession;
 constexpr size_t kMaxConnectPrivateData = 56;
 constexpr size_t kMaxAcceptPrivateData = 196;
 
-class CmId : public std::enable_shared_from_this<CmId> {
+class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
  public:
   enum class State {
     kIdle,
@@ -89,11 +90,22 @@ class CmId : public std::enable_shared_from_this<CmId> {
   // The wire ended without a goodbye: a connected id loses its connection.
   void OnWireClosed();
 
+  // NodeMember: the node of this id's queue pair failed. A connection (or one being set up)
+  // is lost on both sides: here at once, at the other end when its wire ends (another
+  // process) or at once (this process). The id joins its node when it connects or accepts.
+  void OnNodeFailed() override;
+
  private:
   Status ConnectOverTcp(const SocketAddress& destination, const std::vector<uint8_t>& private_data);
   // All require the CM lock.
   void PushLocked(CmEvent event);
   void CloseLocked();
+  // The one way a connection is lost, whatever ended it (the wire, a node failure): the
+  // queue pair goes to the error state, flushing what is outstanding after what already
+  // completed, and the owner reads RPMA_CONN_LOST.
+  void LoseLocked();
+  // Joins the node of the queue pair (see OnNodeFailed). Requires the CM lock.
+  void JoinNodeLocked();
   void RejectClientLocked(const std::shared_ptr<CmId>& client);
 
   std::shared_ptr<EventChannel> channel_;

@@ -94,12 +94,16 @@ void TcpSession::Progress() {
   (data_wire ? data_wire : wire_)->DeliverArrived();
 }
 
-void TcpSession::Malformed(const std::string& what) {
-  SIM_LOG_ERROR("malformed message from %s: %s; closing the connection", peer().c_str(),
-                what.c_str());
+void TcpSession::Abort() {
   std::shared_ptr<FrameWire> shm_wire = this->shm_wire();
   if (shm_wire) shm_wire->Abort();
   wire_->Abort();
+}
+
+void TcpSession::Malformed(const std::string& what) {
+  SIM_LOG_ERROR("malformed message from %s: %s; closing the connection", peer().c_str(),
+                what.c_str());
+  Abort();
 }
 
 void TcpSession::OnFrame(Frame frame) {

@@ -48,6 +48,8 @@ class TcpSession : public WireHandler,
   void Send(FrameType type, std::vector<uint8_t> body = {});
   // Sends what is queued, then closes the connection.
   void Close();
+  // Closes both wires at once, dropping what is queued: the peer sees the connection end.
+  void Abort();
   // Waits until what is queued was sent (see FrameWire::Flush). Not under the CM lock.
   void Flush();
   static constexpr int kFlushTimeoutMs = 2000;

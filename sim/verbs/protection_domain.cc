@@ -36,7 +36,8 @@ bool IsMapped(uintptr_t start, size_t length) {
 
 }  // namespace
 
-ProtectionDomain::ProtectionDomain(Device* device) : device_(device), caps_(GetDeviceCaps()) {}
+ProtectionDomain::ProtectionDomain(Device* device)
+    : device_(device), caps_(GetDeviceCaps()), node_(std::make_shared<Node>()) {}
 
 Status ProtectionDomain::RegisterMemory(void* addr, size_t length, int access,
                                         std::shared_ptr<MemoryRegion>* region) {

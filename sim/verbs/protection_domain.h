@@ -10,6 +10,7 @@
 
 #include "sim/common/status.h"
 #include "sim/fabric/config.h"
+#include "sim/fabric/node.h"
 #include "sim/verbs/memory_region.h"
 
 namespace rpma_sim {
@@ -22,6 +23,8 @@ class ProtectionDomain {
   explicit ProtectionDomain(Device* device);
 
   Device* device() const { return device_; }
+  // The fabric node this domain (the peer) is: each domain its own.
+  const std::shared_ptr<Node>& node() const { return node_; }
   const DeviceCaps& caps() const { return caps_; }
 
   // Registers memory in this domain. kProvider (EFAULT) when the range wraps around or is
@@ -40,6 +43,7 @@ class ProtectionDomain {
  private:
   Device* device_;
   DeviceCaps caps_;
+  const std::shared_ptr<Node> node_;
   std::atomic<int> users_{0};
 };
 

@@ -29,4 +29,5 @@ TEST(RealBackend, SimulatorExtensionsReportNotSupported) {
   bool enabled = true;
   EXPECT_EQ(RPMA_E_NOSUPP, rpma_sim_set_device_cap(RPMA_SIM_CAP_NATIVE_FLUSH, true));
   EXPECT_EQ(RPMA_E_NOSUPP, rpma_sim_get_device_cap(RPMA_SIM_CAP_NATIVE_FLUSH, &enabled));
+  EXPECT_EQ(RPMA_E_NOSUPP, rpma_sim_node_fail(nullptr));
 }

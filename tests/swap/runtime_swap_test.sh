@@ -54,13 +54,18 @@ echo "pkg-config build: exit $rc"
 # 4. Exported symbols.
 real_lib=$(gcc -print-file-name=librpma.so.0)
 [ -f "$real_lib" ] || real_lib=/usr/lib/x86_64-linux-gnu/librpma.so.0
+# rpma_sim.h's functions, as its prototypes name them.
+sim_functions=$(grep -Eo '^int (rpma_sim_[a-z_]+)\(' "$prefix/include/rpma_sim.h" | sed 's/^int //; s/($//')
+[ -n "$sim_functions" ] || fail "no rpma_sim_* prototypes found in rpma_sim.h"
 expected=$( (nm -D --defined-only "$real_lib" | awk '$3 ~ /^rpma_/ {print $3}';
-             echo rpma_sim_get_device_cap@@LIBRPMA_1.0; echo rpma_sim_set_device_cap@@LIBRPMA_1.0) | sort)
+             for f in $sim_functions; do echo "$f@@LIBRPMA_1.0"; done) | sort)
 actual=$(nm -D --defined-only "$prefix/lib/librpma.so.0" | awk '$3 != "LIBRPMA_1.0" {print $3}' | sort)
 if [ "$expected" != "$actual" ]; then
   diff <(echo "$expected") <(echo "$actual")
   fail "exported symbols differ from the real librpma's"
 fi
-[ "$(echo "$actual" | grep -c '@@LIBRPMA_1.0$')" -eq 86 ] || fail "expected 86 symbols in LIBRPMA_1.0"
+sim_count=$(echo "$sim_functions" | wc -w)
+[ "$(echo "$actual" | grep -c '@@LIBRPMA_1.0$')" -eq $((84 + sim_count)) ] ||
+  fail "expected $((84 + sim_count)) symbols in LIBRPMA_1.0"
 readelf -d "$prefix/lib/librpma.so.0" | grep -q 'SONAME.*\[librpma.so.0\]' || fail "SONAME"
-echo "PASS: 84 librpma symbols + 2 rpma_sim_* in LIBRPMA_1.0, SONAME librpma.so.0"
+echo "PASS: 84 librpma symbols + $sim_count rpma_sim_* in LIBRPMA_1.0, SONAME librpma.so.0"

@@ -1,0 +1,57 @@
+// node.cc -- node identities and failing a node's members.
+#include "sim/fabric/node.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <random>
+
+namespace rpma_sim {
+namespace {
+
+// The high half is drawn once per process, the low half counts: ids differ between nodes of
+// one process and, but for a 2^-32 chance, between processes and hosts.
+uint64_t NextNodeId() {
+  static const uint64_t process_part = [] {
+    std::random_device random;
+    return (static_cast<uint64_t>(random()) << 32) ^ (static_cast<uint64_t>(getpid()) << 32);
+  }();
+  static std::atomic<uint32_t> counter{0};
+  return process_part | (counter.fetch_add(1) + 1);
+}
+
+}  // namespace
+
+Node::Node() : id_(NextNodeId()) {}
+
+void Node::Join(const std::weak_ptr<NodeMember>& member) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Members that ended are dropped whenever the list doubled since the last time, so it
+  // stays within twice the live ones at a constant cost per join.
+  if (members_.size() >= prune_at_) {
+    members_.erase(std::remove_if(members_.begin(), members_.end(),
+                                  [](const std::weak_ptr<NodeMember>& m) { return m.expired(); }),
+                   members_.end());
+    prune_at_ = std::max<size_t>(16, 2 * members_.size());
+  }
+  members_.push_back(member);
+}
+
+int Node::Fail() {
+  std::vector<std::weak_ptr<NodeMember>> members;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    members.swap(members_);
+  }
+  int told = 0;
+  for (const auto& weak : members) {
+    if (auto member = weak.lock()) {
+      member->OnNodeFailed();
+      ++told;
+    }
+  }
+  return told;
+}
+
+}  // namespace rpma_sim
