@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <functional>
 #include <string>
 
 namespace rpma_sim {
@@ -51,6 +52,15 @@ class ByteStream {
   virtual bool WaitReadable() { return true; }
   // Whether nothing more will arrive (what arrived may still be unread).
   virtual bool Ended() { return false; }
+
+  // Streams the progress engine waits for (sockets), with no thread of their own. Each
+  // AsyncWait must be started on the engine's thread; it calls `ready` there once the
+  // stream is readable (or ended, or broken), or writable. TryRead takes what is there now:
+  // the bytes taken, 0 if nothing is there yet, -1 at the end or on an error.
+  virtual bool EngineDriven() const { return false; }
+  virtual void AsyncWaitReadable(std::function<void()> /*ready*/) {}
+  virtual void AsyncWaitWritable(std::function<void()> /*ready*/) {}
+  virtual ssize_t TryRead(uint8_t* /*data*/, size_t /*size*/) { return -1; }
 };
 
 }  // namespace rpma_sim

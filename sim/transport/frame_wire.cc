@@ -1,41 +1,23 @@
-// frame_wire.cc -- the reader and writer threads of a wire, and closing it.
+// frame_wire.cc -- what a wire does the same way on the engine and on its own threads:
+// queueing frames, closing, taking arrived frames for a polling application, and waiting
+// until what was queued left.
 #include "sim/transport/frame_wire.h"
 
 #include <sys/uio.h>
 
-#include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include "sim/common/log.h"
-#include "sim/transport/wire_threads.h"
 
 namespace rpma_sim {
-namespace {
-
-// Bodies are read in pieces of at most this size, so a peer that announces a large frame
-// must really send it before the memory is taken.
-constexpr size_t kReadChunk = 4 << 20;
-
-// While an application keeps taking frames with DeliverArrived, the reader thread looks
-// again this often; once it stopped, at most this long passes before the reader thread
-// takes over. Each look costs a context switch on the poller's cores, so not too often.
-constexpr auto kPollerActive = std::chrono::milliseconds(1);
-
-}  // namespace
 
 FrameWire::FrameWire(std::unique_ptr<ByteStream> stream) : stream_(std::move(stream)) {}
 
 FrameWire::~FrameWire() = default;
 
 void FrameWire::Start(std::shared_ptr<WireHandler> handler) {
-  auto self = shared_from_this();
-  std::weak_ptr<FrameWire> weak = self;
-  auto stop = [weak] {
-    if (auto wire = weak.lock()) wire->Abort();
-  };
-  StartWireThread([self, handler]() mutable { self->ReadLoop(std::move(handler)); }, stop);
-  StartWireThread([self] { self->WriteLoop(); }, stop);
+  if (!stream_->EngineDriven()) return StartThreads(std::move(handler));
+  StartOnEngine(std::move(handler));
 }
 
 bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
@@ -49,14 +31,32 @@ bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
     if (out.sent == kFrameHeaderSize + out.frame.body.size()) return true;
   }
   outbound_.push_back(std::move(out));
-  wake_writer_.notify_one();
+  if (!stream_->EngineDriven()) {
+    wake_writer_.notify_one();
+  } else if (!writing_) {
+    writing_ = true;
+    ArmWrite();
+  }
   return true;
 }
 
 void FrameWire::Close() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  closing_ = true;
-  wake_writer_.notify_one();
+  bool shut_down = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closing_ = true;
+    wake_writer_.notify_one();
+    // On the engine, an idle wire closes at once; a busy one once its queue drained.
+    if (stream_->EngineDriven() && !writing_ && !writer_done_) shut_down = FinishWritingLocked();
+  }
+  if (shut_down) stream_->Shutdown();  // the reader sees the end and tells the handler
+}
+
+bool FrameWire::FinishWritingLocked() {
+  writing_ = false;
+  if (closing_) writer_done_ = true;
+  drained_.notify_all();
+  return closing_;
 }
 
 void FrameWire::Abort() {
@@ -65,63 +65,11 @@ void FrameWire::Abort() {
   stream_->Shutdown();
 }
 
-bool FrameWire::ReadFrame(Frame* frame, std::string* reason) {
-  uint8_t header[kFrameHeaderSize];
-  if (!stream_->ReadExactly(header, sizeof(header))) {
-    *reason = "the connection ended";
-    return false;
-  }
-  uint32_t length = 0;
-  if (!DecodeFrameHeader(header, &frame->type, &length, reason)) {
-    SIM_LOG_ERROR("malformed frame from %s: %s; closing the connection", peer().c_str(),
-                  reason->c_str());
-    *reason = "malformed frame: " + *reason;
-    return false;
-  }
-  while (frame->body.size() < length) {
-    size_t start = frame->body.size();
-    size_t piece = std::min<size_t>(kReadChunk, length - start);
-    frame->body.resize(start + piece);
-    if (!stream_->ReadExactly(frame->body.data() + start, piece)) {
-      *reason = "the connection ended inside a frame";
-      return false;
-    }
-  }
-  return true;
-}
-
-void FrameWire::ReadLoop(std::shared_ptr<WireHandler> handler) {
-  {
-    std::lock_guard<std::mutex> lock(read_mutex_);
-    handler_ = handler;
-  }
-  std::string reason;
-  uint64_t polls_seen = 0;
-  for (;;) {
-    for (uint64_t polls; (polls = polls_.load(std::memory_order_relaxed)) != polls_seen &&
-                         !stream_->Ended();) {
-      polls_seen = polls;
-      std::this_thread::sleep_for(kPollerActive);
-    }
-    // Waits without the lock: meanwhile a polling thread may take what arrives.
-    bool more = stream_->WaitReadable();
-    std::lock_guard<std::mutex> lock(read_mutex_);
-    if (more && stream_->CanPeek() && stream_->Available() == 0) continue;  // it did
-    Frame frame;
-    if (!ReadFrame(&frame, &reason)) {
-      handler_.reset();
-      break;
-    }
-    handler->OnFrame(std::move(frame));
-  }
-  Abort();  // stop the writer too
-  handler->OnWireClosed(reason);
-}
-
 void FrameWire::DeliverArrived() {
   if (!stream_->CanPeek()) return;
   std::unique_lock<std::mutex> lock(read_mutex_, std::try_to_lock);
-  if (!lock.owns_lock()) return;
+  // Not while the engine holds part of a frame: the stream's next bytes are its rest.
+  if (!lock.owns_lock() || incoming_.header_got > 0) return;
   // A few at a time: the caller is an application polling for its completions.
   int delivered = 0;
   for (; delivered < 16 && handler_; ++delivered) {
@@ -177,27 +125,6 @@ bool FrameWire::WriteFrame(Outgoing* out, bool dont_wait) {
     sent += static_cast<size_t>(n);
   }
   return true;
-}
-
-void FrameWire::WriteLoop() {
-  for (;;) {
-    Outgoing out;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      writing_ = false;
-      drained_.notify_all();
-      wake_writer_.wait(lock, [this] { return closing_ || !outbound_.empty(); });
-      if (outbound_.empty() || aborted_) break;  // closing, and everything was sent
-      out = std::move(outbound_.front());
-      outbound_.pop_front();
-      writing_ = true;
-    }
-    if (!WriteFrame(&out, /*dont_wait=*/false)) break;
-  }
-  stream_->Shutdown();  // the reader sees the end and tells the handler
-  std::lock_guard<std::mutex> lock(mutex_);
-  writer_done_ = true;
-  drained_.notify_all();
 }
 
 bool FrameWire::Flush(int timeout_ms) {

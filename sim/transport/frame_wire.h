@@ -1,10 +1,13 @@
 // frame_wire.h -- frames carried over one ByteStream (a TCP socket or a shared-memory
-// segment), with the wire's own reader and writer threads.
+// segment).
 //
-// The reader thread delivers each complete, validated frame to the wire's handler; a peer
-// that sends garbage, a frame that is too large, or breaks the connection ends the wire
-// (OnWireClosed says why) and nothing else. The writer thread sends queued frames, so Send
-// never blocks the caller on the network: callers may hold the simulator's locks.
+// A stream the progress engine can wait for (a socket) needs no thread of its own: the
+// engine reads whatever arrived, frame by frame, and sends what the socket would not take at
+// once (frame_wire_engine.cc). Other streams (shared memory, for now) have a reader and a
+// writer thread (frame_wire_threads.cc). Either way each complete, validated frame goes to
+// the wire's handler in order; a peer that sends garbage, a frame that is too large, or
+// breaks the connection ends the wire (OnWireClosed says why) and nothing else; and Send
+// never blocks the caller on the network, so callers may hold the simulator's locks.
 #ifndef RPMA_SIM_TRANSPORT_FRAME_WIRE_H_
 #define RPMA_SIM_TRANSPORT_FRAME_WIRE_H_
 
@@ -69,14 +72,44 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
     size_t sent = 0;
   };
 
+  // frame_wire_threads.cc: the reader and writer threads of a stream the engine cannot wait
+  // for.
+  void StartThreads(std::shared_ptr<WireHandler> handler);
   void ReadLoop(std::shared_ptr<WireHandler> handler);
   // Reads one frame, waiting for its bytes. False (with the reason) at the end or on a
   // malformed header. Requires read_mutex_.
   bool ReadFrame(Frame* frame, std::string* reason);
   void WriteLoop();
+
+  // frame_wire_engine.cc: the same on the progress engine's thread.
+  enum class ReadResult { kFrame, kWouldBlock, kEnd };
+  // Hands the wire to the engine: there (not under the caller's locks) it takes `handler`
+  // and waits until the stream is readable, then OnReadable.
+  void StartOnEngine(std::shared_ptr<WireHandler> handler);
+  void OnReadable();
+  // Reads what arrived into incoming_ until a frame is whole (kFrame), nothing more is
+  // there (kWouldBlock), or the stream ended or sent a malformed header (kEnd, `reason`).
+  // Requires read_mutex_.
+  ReadResult ReadSome(std::string* reason);
+  // Waits (on the engine) until the stream takes bytes again, then OnWritable.
+  void ArmWrite();
+  void OnWritable();
+
   // Sends the rest of `out`; with `dont_wait` it stops when the stream is full.
   // False on a connection error.
   bool WriteFrame(Outgoing* out, bool dont_wait);
+  // Everything queued was sent (or dropped): a closing wire shuts its stream down. Requires
+  // mutex_; returns whether the caller must call stream_->Shutdown() (after unlocking).
+  bool FinishWritingLocked();
+
+  // A frame the engine is reading, as far as it arrived.
+  struct Incoming {
+    uint8_t header[kFrameHeaderSize];
+    size_t header_got = 0;
+    uint32_t length = 0;
+    Frame frame;
+    size_t body_got = 0;
+  };
 
   std::unique_ptr<ByteStream> stream_;
 
@@ -84,6 +117,8 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // whichever thread takes them.
   std::mutex read_mutex_;
   std::shared_ptr<WireHandler> handler_;  // guarded by read_mutex_; reset when reading ends
+  Incoming incoming_;                     // guarded by read_mutex_ (engine mode)
+  uint64_t polls_seen_ = 0;               // the engine's thread only
   // How often DeliverArrived took frames: while an application polls and takes them, the
   // reader thread leaves the frames to it instead of spinning beside it for the same cores.
   std::atomic<uint64_t> polls_{0};
@@ -92,7 +127,9 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   std::condition_variable wake_writer_;
   std::deque<Outgoing> outbound_;
   bool closing_ = false;
-  bool writing_ = false;         // the writer holds a frame it has not finished sending
+  // The writer holds a frame it has not finished sending (threads), or the engine waits to
+  // send what is queued (engine).
+  bool writing_ = false;
   bool writer_done_ = false;
   std::condition_variable drained_;
   std::atomic<bool> aborted_{false};

@@ -146,4 +146,24 @@ bool SocketStream::WaitReadable() {
   }
 }
 
+void SocketStream::AsyncWaitReadable(std::function<void()> ready) {
+  socket_.async_wait(boost::asio::ip::tcp::socket::wait_read,
+                     [ready = std::move(ready)](const boost::system::error_code&) { ready(); });
+}
+
+void SocketStream::AsyncWaitWritable(std::function<void()> ready) {
+  socket_.async_wait(boost::asio::ip::tcp::socket::wait_write,
+                     [ready = std::move(ready)](const boost::system::error_code&) { ready(); });
+}
+
+ssize_t SocketStream::TryRead(uint8_t* data, size_t size) {
+  for (;;) {
+    ssize_t n = ::recv(fd_, data, size, MSG_DONTWAIT);
+    if (n > 0) return n;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    return -1;  // the end (0) or an error
+  }
+}
+
 }  // namespace rpma_sim

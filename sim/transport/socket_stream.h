@@ -1,7 +1,8 @@
 // socket_stream.h -- a ByteStream over a connected TCP socket.
 //
-// It can peek (MSG_PEEK, FIONREAD), so an application polling its completions takes frames
-// that arrived without waking the reader thread (FrameWire::DeliverArrived).
+// The progress engine waits for it (no thread of its own), and it can peek (MSG_PEEK,
+// FIONREAD), so an application polling its completions takes frames that arrived without a
+// hop to the engine's thread (FrameWire::DeliverArrived).
 #ifndef RPMA_SIM_TRANSPORT_SOCKET_STREAM_H_
 #define RPMA_SIM_TRANSPORT_SOCKET_STREAM_H_
 
@@ -40,6 +41,10 @@ class SocketStream : public ByteStream {
   // TCP keepalive probes after a second of silence, and TCP_USER_TIMEOUT: the kernel ends
   // the connection when the peer has not answered for `timeout_ms` (at least a second).
   void WatchLiveness(int timeout_ms) override;
+  bool EngineDriven() const override { return true; }
+  void AsyncWaitReadable(std::function<void()> ready) override;
+  void AsyncWaitWritable(std::function<void()> ready) override;
+  ssize_t TryRead(uint8_t* data, size_t size) override;
 
  private:
   boost::asio::ip::tcp::socket socket_;
