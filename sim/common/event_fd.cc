@@ -1,8 +1,7 @@
-// event_fd.cc -- eventfd(2) in semaphore mode.
+// event_fd.cc -- the count of an EventFd, here or in an eventfd(2) in semaphore mode.
 #include "sim/common/event_fd.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -10,36 +9,80 @@
 #include "sim/common/log.h"
 
 namespace rpma_sim {
+namespace {
 
-EventFd::EventFd() : fd_(eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC)) {
-  if (fd_ < 0) SIM_LOG_ERROR("eventfd: %m");
-}
-
-EventFd::~EventFd() {
-  if (fd_ >= 0) close(fd_);
-}
-
-void EventFd::Signal() {
-  uint64_t one = 1;
-  while (write(fd_, &one, sizeof(one)) < 0 && errno == EINTR) {
-  }
-}
-
-bool EventFd::Take() {
+bool ReadOne(int fd) {
   uint64_t value;
   for (;;) {
-    if (read(fd_, &value, sizeof(value)) == sizeof(value)) return true;
+    if (read(fd, &value, sizeof(value)) == sizeof(value)) return true;
     if (errno == EINTR) continue;
     if (errno != EAGAIN) SIM_LOG_ERROR("read(eventfd): %m");
     return false;
   }
 }
 
+}  // namespace
+
+EventFd::~EventFd() {
+  if (fd_ >= 0) close(fd_);
+}
+
+int EventFd::fd() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (fd_ >= 0) return fd_;
+  // Created with the count so far (eventfd(2) is one system call that cannot block).
+  fd_ = eventfd(static_cast<unsigned int>(pending_), EFD_SEMAPHORE | EFD_CLOEXEC);
+  if (fd_ < 0) {
+    SIM_LOG_ERROR("eventfd: %m");
+    return -1;
+  }
+  pending_ = 0;
+  signalled_.notify_all();  // waiters move to the fd
+  return fd_;
+}
+
+void EventFd::Signal() {
+  int fd;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fd = fd_;
+    if (fd < 0) {
+      ++pending_;
+      signalled_.notify_one();
+      return;
+    }
+  }
+  uint64_t one = 1;
+  while (write(fd, &one, sizeof(one)) < 0 && errno == EINTR) {
+  }
+}
+
+bool EventFd::Take() {
+  int fd;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    signalled_.wait(lock, [this] { return pending_ > 0 || fd_ >= 0; });
+    fd = fd_;
+    if (fd < 0) {
+      --pending_;
+      return true;
+    }
+  }
+  return ReadOne(fd);
+}
+
 void EventFd::Drain() {
-  pollfd readable{fd_, POLLIN, 0};
+  int fd;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_ = 0;
+    fd = fd_;
+  }
+  if (fd < 0) return;
+  pollfd readable{fd, POLLIN, 0};
   uint64_t value;
   while (poll(&readable, 1, 0) == 1 && (readable.revents & POLLIN) != 0) {
-    if (read(fd_, &value, sizeof(value)) != sizeof(value)) return;
+    if (read(fd, &value, sizeof(value)) != sizeof(value)) return;
   }
 }
 

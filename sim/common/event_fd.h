@@ -1,36 +1,49 @@
-// event_fd.h -- a counting, pollable kernel fd that every user-visible wait goes through.
+// event_fd.h -- a counting wait that becomes a pollable kernel fd when somebody asks for one.
 //
-// An eventfd in semaphore mode: Signal() adds one pending event and makes the fd readable;
-// Take() consumes one, blocking unless the user set O_NONBLOCK on the fd (fcntl), in which
-// case it reports "nothing pending" at once. Level-triggered, so it works with poll and epoll.
+// Signal() adds one pending event; Take() consumes one, waiting for it. Until fd() is first
+// called no kernel fd exists: the count lives here and Take waits on a condition variable,
+// so a connection whose owner never asks for its fds costs none. fd() creates an eventfd in
+// semaphore mode holding the count so far, and from then on the eventfd is the count: it is
+// readable while events are pending (level-triggered: poll, epoll), and Take honours the
+// O_NONBLOCK the user may set on it (fcntl) by reporting "nothing pending" at once. The fd
+// stays the same for the object's life.
 #ifndef RPMA_SIM_COMMON_EVENT_FD_H_
 #define RPMA_SIM_COMMON_EVENT_FD_H_
+
+#include <stdint.h>
+
+#include <condition_variable>
+#include <mutex>
 
 namespace rpma_sim {
 
 class EventFd {
  public:
-  EventFd();
+  EventFd() = default;
   ~EventFd();
 
   EventFd(const EventFd&) = delete;
   EventFd& operator=(const EventFd&) = delete;
 
-  // -1 if the kernel refused to create the fd.
-  int fd() const { return fd_; }
+  // The kernel fd, created on the first call; -1 if the kernel refused to create it (then
+  // the next call tries again).
+  int fd() const;
 
   // Adds one pending event.
   void Signal();
 
-  // Consumes one pending event. Returns false without waiting when the fd is non-blocking
-  // and nothing is pending (or on an unexpected error).
+  // Consumes one pending event, waiting for it. Returns false without waiting when the fd
+  // exists, is non-blocking and nothing is pending (or on an unexpected error).
   bool Take();
 
   // Consumes every pending event without waiting, whatever the fd's flags.
   void Drain();
 
  private:
-  int fd_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable signalled_;  // an event, or the fd was created
+  mutable uint64_t pending_ = 0;               // guarded by mutex_; while fd_ < 0
+  mutable int fd_ = -1;                        // guarded by mutex_; set once
 };
 
 }  // namespace rpma_sim

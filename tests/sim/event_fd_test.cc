@@ -3,6 +3,8 @@
 
 #include <sys/syscall.h>
 
+#include <dirent.h>
+
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -75,6 +77,7 @@ TEST(EventFdTest, ReadableExactlyWhilePending) {
 
 TEST(EventFdTest, BlockedTakeInAnotherThreadWakesOnSignal) {
   EventFd event;
+  ASSERT_GE(event.fd(), 0);  // the wait goes through the kernel fd
   std::atomic<pid_t> tid{0};
   std::promise<bool> taken;
   std::future<bool> result = taken.get_future();
@@ -92,6 +95,73 @@ TEST(EventFdTest, BlockedTakeInAnotherThreadWakesOnSignal) {
   waiter.join();
   ASSERT_TRUE(SetNonBlocking(event.fd()));
   EXPECT_FALSE(event.Take());  // the one signal was consumed by the waiter
+}
+
+// How many fds this process has open.
+int OpenFds() {
+  int count = 0;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return -1;
+  while (readdir(dir) != nullptr) ++count;
+  closedir(dir);
+  return count;
+}
+
+TEST(EventFdTest, NoKernelFdUntilAskedForOne) {
+  int before = OpenFds();
+  EventFd event;
+  event.Signal();
+  ASSERT_TRUE(event.Take());
+  EXPECT_EQ(before, OpenFds()) << "an fd was created though nobody asked for one";
+  int fd = event.fd();
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(before + 1, OpenFds());
+  EXPECT_EQ(fd, event.fd()) << "the fd must stay the same";
+  EXPECT_EQ(before + 1, OpenFds());
+}
+
+TEST(EventFdTest, EventsPendingBeforeTheFdAreInIt) {
+  EventFd event;
+  event.Signal();
+  event.Signal();
+  ASSERT_TRUE(SetNonBlocking(event.fd()));
+  EXPECT_TRUE(IsReadable(event.fd()));
+  EXPECT_TRUE(event.Take());
+  EXPECT_TRUE(event.Take());
+  EXPECT_FALSE(event.Take());
+  EXPECT_FALSE(IsReadable(event.fd()));
+}
+
+TEST(EventFdTest, DrainWithoutAnFdForgetsThePending) {
+  EventFd event;
+  event.Signal();
+  event.Drain();
+  ASSERT_TRUE(SetNonBlocking(event.fd()));
+  EXPECT_FALSE(event.Take());
+}
+
+// A Take blocked before anyone asked for the fd waits without one, and still wakes when the
+// fd is created meanwhile and the event is signalled through it.
+TEST(EventFdTest, TakeBlockedWithoutAnFdWakesAfterTheFdIsCreated) {
+  EventFd event;
+  std::atomic<pid_t> tid{0};
+  std::promise<bool> taken;
+  std::future<bool> result = taken.get_future();
+  std::thread waiter([&] {
+    tid = rpma_sim_test::CurrentTid();
+    taken.set_value(event.Take());
+  });
+  while (tid.load() == 0) std::this_thread::yield();
+  ASSERT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), SYS_futex))
+      << "the waiter never blocked on its condition variable";
+  ASSERT_GE(event.fd(), 0);
+  EXPECT_NE(std::future_status::ready, result.wait_for(std::chrono::seconds(0)));
+  event.Signal();
+  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(30)));
+  EXPECT_TRUE(result.get());
+  waiter.join();
+  ASSERT_TRUE(SetNonBlocking(event.fd()));
+  EXPECT_FALSE(event.Take());
 }
 
 }  // namespace
