@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# scale_test.sh -- 2000 connections per process (bench/rpma_sim_scale.cc): in process (both
+# sides as two threads), and client and server as two processes over TCP. Each side must
+# connect all of them, write on each, disconnect them all and find the data in place, with
+# at most 4 simulator threads and one fd of its own per connection (+64 for the rest) while
+# every connection is open.
+#
+# usage: scale_test.sh RPMA_SIM_SCALE_BINARY
+set -u
+scale=$1
+connections=2000
+max_sim_threads=4
+max_fds=$((connections + 64))
+work=${TEST_TMPDIR:-$(mktemp -d)}
+failed=0
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# Checks one side's report line: its fds.
+check_line() {  # LABEL LINE
+  local fds
+  echo "  $1: $2"
+  fds=$(sed -n 's/.* fds \([0-9]*\),.*/\1/p' <<<"$2")
+  if [ -z "$fds" ]; then
+    echo "FAIL: $1: no report line"
+    failed=1
+  elif [ "$fds" -gt "$max_fds" ]; then
+    echo "FAIL: $1: $fds fds with $connections connections open (at most $max_fds)"
+    failed=1
+  fi
+}
+
+echo "=== in process: $connections connections, both sides in one process"
+out=$(RPMA_SIM_TRANSPORT=inproc timeout 300 "$scale" both 127.0.0.1 "$(free_port)" \
+  "$connections" --max-sim-threads "$max_sim_threads" 2>&1)
+status=$?
+echo "$out"
+[ "$status" -eq 0 ] || { echo "FAIL: in process: exit $status"; failed=1; }
+check_line "in process" "$(grep '^client:' <<<"$out")"
+
+echo "=== tcp: $connections connections, client and server as two processes"
+port=$(free_port)
+: >"$work/server.out"
+RPMA_SIM_TRANSPORT=tcp timeout 300 "$scale" server 127.0.0.1 "$port" "$connections" \
+  --max-sim-threads "$max_sim_threads" >"$work/server.out" 2>&1 &
+server_pid=$!
+timeout 60 tail -n +1 --pid="$server_pid" -f "$work/server.out" | grep -q -m1 "listening on"
+out=$(RPMA_SIM_TRANSPORT=tcp timeout 300 "$scale" client 127.0.0.1 "$port" "$connections" \
+  --max-sim-threads "$max_sim_threads" 2>&1)
+client_status=$?
+wait "$server_pid"
+server_status=$?
+cat "$work/server.out"
+echo "$out"
+[ "$client_status" -eq 0 ] || { echo "FAIL: tcp client: exit $client_status"; failed=1; }
+[ "$server_status" -eq 0 ] || { echo "FAIL: tcp server: exit $server_status"; failed=1; }
+check_line "tcp client" "$(grep '^client:' <<<"$out")"
+check_line "tcp server" "$(grep '^server: [0-9]' "$work/server.out")"
+
+[ "$failed" -eq 0 ] && echo "PASS" || echo "FAILED"
+exit "$failed"
