@@ -57,6 +57,11 @@ void CmId::CloseLocked() {
   PushLocked(CmEvent{CmEventType::kDisconnected, nullptr, {}});
 }
 
+void CmId::EndRequestLocked(CmEventType outcome) {
+  state_ = State::kRejected;
+  PushLocked(CmEvent{outcome, nullptr, {}});
+}
+
 void CmId::LoseLocked() {
   state_ = State::kClosed;
   if (qp_) qp_->EnterError();
@@ -73,8 +78,7 @@ void CmId::RejectClientLocked(const std::shared_ptr<CmId>& client) {
     session_->Send(FrameType::kReject);
     session_->Close();
   } else if (client && client->state_ == State::kConnecting) {
-    client->state_ = State::kRejected;
-    client->PushLocked(CmEvent{CmEventType::kRejected, nullptr, {}});
+    client->EndRequestLocked(CmEventType::kRejected);
   }
 }
 
@@ -102,8 +106,7 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
     if (transport == TransportKind::kInproc) {
       SIM_LOG_INFO("nobody in this process listens on %s: rejected",
                    destination.ToString().c_str());
-      state_ = State::kRejected;
-      PushLocked(CmEvent{CmEventType::kRejected, nullptr, {}});
+      EndRequestLocked(CmEventType::kRejected);
       return Status::kOk;
     }
   }
@@ -129,8 +132,7 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
   if (state_ != State::kConnecting) return Status::kOk;  // destroyed meanwhile
   if (status != Status::kOk) {
     // Nobody listening is a rejection (a CM REJ); no route is an unreachable peer.
-    state_ = State::kRejected;
-    PushLocked(CmEvent{refused ? CmEventType::kRejected : CmEventType::kUnreachable, nullptr, {}});
+    EndRequestLocked(refused ? CmEventType::kRejected : CmEventType::kUnreachable);
     return Status::kOk;
   }
   auto wire = std::make_shared<FrameWire>(std::move(stream));
@@ -242,8 +244,7 @@ void CmId::OnPeerAccepted(std::vector<uint8_t> private_data) {
 void CmId::OnPeerRejected() {
   std::lock_guard<std::mutex> lock(CmMutex());
   if (state_ != State::kConnecting) return;
-  state_ = State::kRejected;
-  PushLocked(CmEvent{CmEventType::kRejected, nullptr, {}});
+  EndRequestLocked(CmEventType::kRejected);
   if (session_) session_->Close();
 }
 
@@ -272,8 +273,7 @@ void CmId::OnWireClosed() {
       LoseLocked();
       break;
     case State::kConnecting:
-      state_ = State::kRejected;
-      PushLocked(CmEvent{CmEventType::kUnreachable, nullptr, {}});
+      EndRequestLocked(CmEventType::kUnreachable);
       break;
     case State::kIncoming:
       // The client vanished before the accept; Accept reports the loss.
@@ -283,7 +283,6 @@ void CmId::OnWireClosed() {
       break;
   }
 }
-
 
 void CmId::OnNodeFailed() {
   std::shared_ptr<TcpSession> session;
@@ -300,14 +299,12 @@ void CmId::OnNodeFailed() {
         break;
       case State::kConnecting:
         // Nobody will answer the request now.
-        state_ = State::kRejected;
-        PushLocked(CmEvent{CmEventType::kUnreachable, nullptr, {}});
+        EndRequestLocked(CmEventType::kUnreachable);
         break;
       case State::kIncoming:
         state_ = State::kRejected;
         if (remote && remote->state_ == State::kConnecting) {
-          remote->state_ = State::kRejected;
-          remote->PushLocked(CmEvent{CmEventType::kUnreachable, nullptr, {}});
+          remote->EndRequestLocked(CmEventType::kUnreachable);
         }
         break;
       default:

@@ -100,6 +100,8 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   // All require the CM lock.
   void PushLocked(CmEvent event);
   void CloseLocked();
+  // A connect request ends without a connection: REJECTED or UNREACHABLE for the owner.
+  void EndRequestLocked(CmEventType outcome);
   // The one way a connection is lost, whatever ended it (the wire, a node failure): the
   // queue pair goes to the error state, flushing what is outstanding after what already
   // completed, and the owner reads RPMA_CONN_LOST.

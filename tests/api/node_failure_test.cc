@@ -51,6 +51,18 @@ class NodeFailureTest : public ::testing::Test {
                             Ctx(id)));
   }
 
+  // Writes 8 bytes of `fill` from a buffer of `client_peer` to a fresh buffer of the server
+  // over `link` and checks that they completed and arrived.
+  void WriteWorks(const Link &link, rpma_peer *client_peer, uint8_t fill, uintptr_t id) {
+    Buffer *src = regs_.NewBuffer(client_peer, 8, RPMA_MR_USAGE_WRITE_SRC, fill);
+    Buffer *dst = regs_.NewBuffer(server_peer_, 8, RPMA_MR_USAGE_WRITE_DST, 0);
+    rpma_mr_remote *remote = regs_.RemoteOf(dst);
+    ASSERT_NE(nullptr, remote);
+    ASSERT_NO_FATAL_FAILURE(Write(link, src, remote, id));
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(link.client), id, IBV_WC_RDMA_WRITE));
+    EXPECT_EQ(fill, dst->bytes[0]);
+  }
+
   rpma_peer *server_peer_ = nullptr;
   rpma_peer *client_peer_ = nullptr;
   rpma_peer *other_peer_ = nullptr;
@@ -131,13 +143,7 @@ TEST_F(NodeFailureTest, OtherNodesConnectionsGoOn) {
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(links_[0].client, RPMA_CONN_LOST));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(links_[0].server, RPMA_CONN_LOST));
 
-  Buffer *src = regs_.NewBuffer(other_peer_, 8, RPMA_MR_USAGE_WRITE_SRC, 0x77);
-  Buffer *dst = regs_.NewBuffer(server_peer_, 8, RPMA_MR_USAGE_WRITE_DST, 0);
-  rpma_mr_remote *remote = regs_.RemoteOf(dst);
-  ASSERT_NE(nullptr, remote);
-  ASSERT_NO_FATAL_FAILURE(Write(links_[1], src, remote, 7));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(links_[1].client), 7, IBV_WC_RDMA_WRITE));
-  EXPECT_EQ(0x77, dst->bytes[0]);
+  ASSERT_NO_FATAL_FAILURE(WriteWorks(links_[1], other_peer_, 0x77, 7));
   ExpectNoPendingEvent(links_[1].client);
   ExpectNoPendingEvent(links_[1].server);
 }
@@ -150,13 +156,7 @@ TEST_F(NodeFailureTest, TheFailedNodeConnectsAgain) {
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(links_[0].server, RPMA_CONN_LOST));
 
   ASSERT_NO_FATAL_FAILURE(Connect(client_peer_, &links_[1]));
-  Buffer *src = regs_.NewBuffer(client_peer_, 8, RPMA_MR_USAGE_WRITE_SRC, 0x33);
-  Buffer *dst = regs_.NewBuffer(server_peer_, 8, RPMA_MR_USAGE_WRITE_DST, 0);
-  rpma_mr_remote *remote = regs_.RemoteOf(dst);
-  ASSERT_NE(nullptr, remote);
-  ASSERT_NO_FATAL_FAILURE(Write(links_[1], src, remote, 9));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(links_[1].client), 9, IBV_WC_RDMA_WRITE));
-  EXPECT_EQ(0x33, dst->bytes[0]);
+  ASSERT_NO_FATAL_FAILURE(WriteWorks(links_[1], client_peer_, 0x33, 9));
 }
 
 // A lost connection disconnects and is deleted like any other: rpma_conn_disconnect after

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -75,26 +76,35 @@ TEST(EventFdTest, ReadableExactlyWhilePending) {
   EXPECT_FALSE(IsReadable(event.fd()));
 }
 
-TEST(EventFdTest, BlockedTakeInAnotherThreadWakesOnSignal) {
-  EventFd event;
-  ASSERT_GE(event.fd(), 0);  // the wait goes through the kernel fd
+// A Take on another thread that must block in `syscall_number` (read(2) on the fd, or the
+// futex of the condition variable without one) until `before_signal` has run and the event
+// is signalled; then it consumes that one event.
+void ExpectBlockedTakeWakesOnSignal(EventFd* event, long syscall_number,
+                                    const std::function<void()>& before_signal) {
   std::atomic<pid_t> tid{0};
   std::promise<bool> taken;
   std::future<bool> result = taken.get_future();
   std::thread waiter([&] {
     tid = rpma_sim_test::CurrentTid();
-    taken.set_value(event.Take());
+    taken.set_value(event->Take());
   });
   while (tid.load() == 0) std::this_thread::yield();
-  ASSERT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), SYS_read))
-      << "the waiter never blocked in read(2)";
+  ASSERT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), syscall_number))
+      << "the waiter never blocked in system call " << syscall_number;
+  before_signal();
   EXPECT_NE(std::future_status::ready, result.wait_for(std::chrono::seconds(0)));
-  event.Signal();
+  event->Signal();
   ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(30)));
   EXPECT_TRUE(result.get());
   waiter.join();
-  ASSERT_TRUE(SetNonBlocking(event.fd()));
-  EXPECT_FALSE(event.Take());  // the one signal was consumed by the waiter
+  ASSERT_TRUE(SetNonBlocking(event->fd()));
+  EXPECT_FALSE(event->Take());  // the one signal was consumed by the waiter
+}
+
+TEST(EventFdTest, BlockedTakeInAnotherThreadWakesOnSignal) {
+  EventFd event;
+  ASSERT_GE(event.fd(), 0);  // the wait goes through the kernel fd
+  ExpectBlockedTakeWakesOnSignal(&event, SYS_read, [] {});
 }
 
 // How many fds this process has open.
@@ -144,24 +154,7 @@ TEST(EventFdTest, DrainWithoutAnFdForgetsThePending) {
 // fd is created meanwhile and the event is signalled through it.
 TEST(EventFdTest, TakeBlockedWithoutAnFdWakesAfterTheFdIsCreated) {
   EventFd event;
-  std::atomic<pid_t> tid{0};
-  std::promise<bool> taken;
-  std::future<bool> result = taken.get_future();
-  std::thread waiter([&] {
-    tid = rpma_sim_test::CurrentTid();
-    taken.set_value(event.Take());
-  });
-  while (tid.load() == 0) std::this_thread::yield();
-  ASSERT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), SYS_futex))
-      << "the waiter never blocked on its condition variable";
-  ASSERT_GE(event.fd(), 0);
-  EXPECT_NE(std::future_status::ready, result.wait_for(std::chrono::seconds(0)));
-  event.Signal();
-  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(30)));
-  EXPECT_TRUE(result.get());
-  waiter.join();
-  ASSERT_TRUE(SetNonBlocking(event.fd()));
-  EXPECT_FALSE(event.Take());
+  ExpectBlockedTakeWakesOnSignal(&event, SYS_futex, [&event] { ASSERT_GE(event.fd(), 0); });
 }
 
 }  // namespace
