@@ -117,22 +117,33 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
                             const std::vector<uint8_t>& private_data) {
   // Not under the CM lock: connecting and creating a segment take time.
   std::unique_ptr<SocketStream> stream;
-  bool refused = false;
-  Status status = SocketStream::Connect(destination, timeout_ms_, &refused, &stream);
+  auto failure = SocketStream::ConnectFailure::kNone;
+  Status status = SocketStream::Connect(destination, timeout_ms_, &failure, &stream);
   if (status == Status::kOk) stream->WatchLiveness(timeout_ms_);
   std::shared_ptr<ShmSegment> segment;
   TransportKind transport = GetTransport();
   bool shm_required = transport == TransportKind::kShm;
   if (status == Status::kOk && (shm_required || (transport == TransportKind::kAuto &&
                                                  HostOwnsAddress(destination)))) {
-    // A peer of this host: offer a segment for the data path.
-    if (ShmSegment::Create(&segment) != Status::kOk && shm_required) status = Status::kProvider;
+    // A peer of this host: offer a segment for the data path. Without one (no /dev/shm
+    // left) auto goes on over TCP; a forced shm connection fails here.
+    if (ShmSegment::Create(&segment) != Status::kOk && shm_required) {
+      status = Status::kProvider;
+      failure = SocketStream::ConnectFailure::kLocal;
+    }
   }
   std::lock_guard<std::mutex> lock(CmMutex());
   if (state_ != State::kConnecting) return Status::kOk;  // destroyed meanwhile
+  if (failure == SocketStream::ConnectFailure::kLocal) {
+    // Out of fds or shared memory here: the call that needed them fails (rdma_connect).
+    state_ = State::kRejected;
+    return Status::kProvider;
+  }
   if (status != Status::kOk) {
     // Nobody listening is a rejection (a CM REJ); no route is an unreachable peer.
-    EndRequestLocked(refused ? CmEventType::kRejected : CmEventType::kUnreachable);
+    EndRequestLocked(failure == SocketStream::ConnectFailure::kRefused
+                         ? CmEventType::kRejected
+                         : CmEventType::kUnreachable);
     return Status::kOk;
   }
   auto wire = std::make_shared<FrameWire>(std::move(stream));

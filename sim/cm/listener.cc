@@ -1,14 +1,22 @@
 // listener.cc -- binding the TCP listener and the in-process listener registry.
 #include "sim/cm/listener.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <future>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <future>
 #include <vector>
 
 #include "sim/cm/cm_id.h"
 #include "sim/cm/cm_lock.h"
 #include "sim/cm/tcp_session.h"
+#include "sim/transport/frame.h"
 #include "sim/transport/socket_stream.h"
 #include "sim/common/log.h"
 #include "sim/fabric/io_service.h"
@@ -22,12 +30,27 @@ std::vector<std::weak_ptr<Listener>>& Registry() {
   return *registry;
 }
 
+// After an accept failed for want of resources and no request could be refused, the
+// engine tries again this much later.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(10);
+
+bool OutOfResources(const boost::system::error_code& error) {
+  int code = error.value();
+  return error.category() == boost::system::system_category() &&
+         (code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM);
+}
+
 }  // namespace
 
-Listener::Listener(const SocketAddress& address) : address_(address), acceptor_(IoContext()) {}
+Listener::Listener(const SocketAddress& address)
+    : address_(address),
+      acceptor_(IoContext()),
+      spare_fd_(open("/dev/null", O_RDONLY | O_CLOEXEC)) {}
 
 // The owner calls Shutdown() first; the acceptor closes itself.
-Listener::~Listener() = default;
+Listener::~Listener() {
+  if (spare_fd_ >= 0) close(spare_fd_);
+}
 
 Status Listener::Listen(const SocketAddress& address, std::shared_ptr<Listener>* out) {
   std::shared_ptr<Listener> listener(new Listener(address));
@@ -65,9 +88,35 @@ void Listener::AcceptNext() {
     } else {
       SIM_LOG_WARNING("accept on %s: %s", self->address_.ToString().c_str(),
                       error.message().c_str());
+      if (OutOfResources(error) && !self->RefuseOneRequest()) {
+        // Not even the spare fd helped: try again a little later instead of spinning.
+        auto timer = std::make_shared<boost::asio::steady_timer>(IoContext(), kAcceptBackoff);
+        timer->async_wait([self, timer](const boost::system::error_code&) { self->AcceptNext(); });
+        return;
+      }
     }
     self->AcceptNext();
   });
+}
+
+bool Listener::RefuseOneRequest() {
+  if (spare_fd_ >= 0) close(spare_fd_);
+  int fd = accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd >= 0) {
+    // A REJECT before anything else, then the end: the client reads RPMA_CONN_REJECTED.
+    uint8_t reject[kFrameHeaderSize];
+    EncodeFrameHeader(FrameType::kReject, 0, reject);
+    (void)send(fd, reject, sizeof(reject), MSG_DONTWAIT | MSG_NOSIGNAL);
+    shutdown(fd, SHUT_WR);
+    uint8_t unread[256];  // its HELLO, so that closing sends a FIN, not a reset
+    while (recv(fd, unread, sizeof(unread), MSG_DONTWAIT) > 0) {
+    }
+    close(fd);
+    SIM_LOG_WARNING("accept on %s: out of file descriptors: a connection request was rejected",
+                    address_.ToString().c_str());
+  }
+  spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  return fd >= 0;
 }
 
 void Listener::Shutdown() {

@@ -51,10 +51,16 @@ class Listener : public std::enable_shared_from_this<Listener> {
   // listener shut down, which sets accepting_ended_.
   void AcceptNext();
 
+  // Out of fds, so the next waiting connection cannot be accepted: with the fd kept spare
+  // for this, takes it and answers REJECT, so the client neither waits for nothing nor
+  // keeps the engine spinning on the same failure. False if even that failed.
+  bool RefuseOneRequest();
+
   SocketAddress address_;
   boost::asio::ip::tcp::acceptor acceptor_;
   EventChannel channel_;
   std::atomic<bool> shut_down_{false};
+  int spare_fd_;  // /dev/null, given up for a moment by RefuseOneRequest (engine thread)
   std::promise<void> accepting_ended_;
 };
 

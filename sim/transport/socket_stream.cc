@@ -22,12 +22,18 @@ boost::asio::ip::tcp::endpoint ToEndpoint(const SocketAddress& address) {
   return endpoint;
 }
 
-Status SocketStream::Connect(const SocketAddress& address, int timeout_ms, bool* refused,
-                             std::unique_ptr<SocketStream>* stream) {
+Status SocketStream::Connect(const SocketAddress& address, int timeout_ms,
+                             ConnectFailure* failure, std::unique_ptr<SocketStream>* stream) {
   boost::asio::ip::tcp::endpoint endpoint = ToEndpoint(address);
   boost::asio::ip::tcp::socket socket(IoContext());
   boost::system::error_code error;
   socket.open(endpoint.protocol(), error);
+  if (error) {
+    *failure = ConnectFailure::kLocal;
+    SIM_LOG_ERROR("connect to %s: cannot make a socket: %s", address.ToString().c_str(),
+                  error.message().c_str());
+    return Status::kProvider;
+  }
   // The native connect: Boost's synchronous one waits for the kernel however long it takes.
   if (!error) socket.native_non_blocking(true, error);
   if (!error && ::connect(socket.native_handle(), endpoint.data(), endpoint.size()) != 0)
@@ -48,7 +54,8 @@ Status SocketStream::Connect(const SocketAddress& address, int timeout_ms, bool*
   }
   if (!error) socket.native_non_blocking(false, error);
   if (error) {
-    *refused = error.value() == ECONNREFUSED;
+    *failure = error.value() == ECONNREFUSED ? ConnectFailure::kRefused
+                                             : ConnectFailure::kUnreachable;
     SIM_LOG_INFO("connect to %s: %s", address.ToString().c_str(), error.message().c_str());
     return Status::kProvider;
   }

@@ -20,9 +20,13 @@ boost::asio::ip::tcp::endpoint ToEndpoint(const SocketAddress& address);
 
 class SocketStream : public ByteStream {
  public:
-  // Connects to `address`, giving up after `timeout_ms` (at least 100 ms). On failure *refused says whether
-  // nobody listened there (ECONNREFUSED) rather than the host being unreachable or silent.
-  static Status Connect(const SocketAddress& address, int timeout_ms, bool* refused,
+  // Why a connect failed: nobody listened there (ECONNREFUSED), the host did not answer or
+  // could not be reached, or this process could not make a socket (EMFILE, ENOBUFS, ...).
+  enum class ConnectFailure { kNone, kRefused, kUnreachable, kLocal };
+
+  // Connects to `address`, giving up after `timeout_ms` (at least 100 ms). On failure
+  // *failure says why.
+  static Status Connect(const SocketAddress& address, int timeout_ms, ConnectFailure* failure,
                         std::unique_ptr<SocketStream>* stream);
 
   explicit SocketStream(boost::asio::ip::tcp::socket socket);
