@@ -26,7 +26,7 @@ bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
   Outgoing out{Frame{type, std::move(body)}, 0};
   if (outbound_.empty() && !writing_) {
     // Nothing ahead of it: send right here without waiting (no thread hop); whatever the
-    // socket does not take now goes to the writer thread.
+    // stream does not take now is left to the writer thread or the engine.
     if (!WriteFrame(&out, /*dont_wait=*/true)) return false;
     if (out.sent == kFrameHeaderSize + out.frame.body.size()) return true;
   }

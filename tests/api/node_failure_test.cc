@@ -25,13 +25,20 @@ class NodeFailureTest : public ::testing::Test {
 
   void TearDown() override {
     for (Link &link : links_) {
-      if (link.client != nullptr) EXPECT_EQ(0, rpma_conn_delete(&link.client));
-      if (link.server != nullptr) EXPECT_EQ(0, rpma_conn_delete(&link.server));
+      if (link.client != nullptr) {
+        EXPECT_EQ(0, rpma_conn_delete(&link.client));
+      }
+      if (link.server != nullptr) {
+        EXPECT_EQ(0, rpma_conn_delete(&link.server));
+      }
     }
     regs_.Release();
     EXPECT_EQ(0, rpma_ep_shutdown(&ep_));
-    for (rpma_peer *peer : {client_peer_, other_peer_, server_peer_})
-      if (peer != nullptr) EXPECT_EQ(0, rpma_peer_delete(&peer));
+    for (rpma_peer *peer : {client_peer_, other_peer_, server_peer_}) {
+      if (peer != nullptr) {
+        EXPECT_EQ(0, rpma_peer_delete(&peer));
+      }
+    }
   }
 
   struct Link {

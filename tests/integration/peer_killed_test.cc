@@ -259,7 +259,9 @@ rpma_peer *NewPeer(rpma_util_ibv_context_type type) {
   ibv_context *ibv_ctx = nullptr;
   EXPECT_EQ(0, rpma_utils_get_ibv_context(kLoopback, type, &ibv_ctx));
   rpma_peer *peer = nullptr;
-  if (ibv_ctx) EXPECT_EQ(0, rpma_peer_new(ibv_ctx, &peer));
+  if (ibv_ctx) {
+    EXPECT_EQ(0, rpma_peer_new(ibv_ctx, &peer));
+  }
   return peer;
 }
 
@@ -278,7 +280,9 @@ void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_
   EXPECT_EQ(wr_id, wc.wr_id);
   EXPECT_EQ(status, wc.status) << "got " << ibv_wc_status_str(wc.status) << ", expected "
                                << ibv_wc_status_str(status);
-  if (status == IBV_WC_SUCCESS) EXPECT_EQ(opcode, wc.opcode);
+  if (status == IBV_WC_SUCCESS) {
+    EXPECT_EQ(opcode, wc.opcode);
+  }
 }
 
 const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
