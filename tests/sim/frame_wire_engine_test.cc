@@ -1,0 +1,208 @@
+// Tests of a FrameWire on the progress engine (sim/transport/frame_wire_engine.cc) over a
+// real loopback TCP connection whose other end is a plain socket of the test: frames that
+// arrive in pieces are handed over whole and in order, a malformed header or an end inside a
+// frame closes the wire once with the reason, and a frame larger than the socket buffers
+// leaves whole while the peer reads slowly.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <gtest/gtest.h>
+
+#include "sim/fabric/io_service.h"
+#include "sim/transport/frame.h"
+#include "sim/transport/frame_wire.h"
+#include "sim/transport/socket_stream.h"
+
+namespace rpma_sim {
+namespace {
+
+constexpr auto kSafety = std::chrono::seconds(30);
+
+// What the wire handed over, for the test thread to wait on.
+class RecordingHandler : public WireHandler {
+ public:
+  void OnFrame(Frame frame) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    frames_.push_back(std::move(frame));
+    changed_.notify_all();
+  }
+  void OnWireClosed(const std::string& reason) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++closed_;
+    reason_ = reason;
+    changed_.notify_all();
+  }
+  bool WaitForFrames(size_t count) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, kSafety, [&] { return frames_.size() >= count; });
+  }
+  bool WaitForClose() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, kSafety, [&] { return closed_ > 0; });
+  }
+  std::vector<Frame> frames() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return frames_;
+  }
+  int closed() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return closed_;
+  }
+  std::string reason() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return reason_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Frame> frames_;
+  int closed_ = 0;
+  std::string reason_;
+};
+
+std::vector<uint8_t> Encode(FrameType type, const std::vector<uint8_t>& body) {
+  std::vector<uint8_t> bytes(kFrameHeaderSize);
+  EncodeFrameHeader(type, static_cast<uint32_t>(body.size()), bytes.data());
+  bytes.insert(bytes.end(), body.begin(), body.end());
+  return bytes;
+}
+
+void SendAll(int fd, const uint8_t* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = send(fd, data, size, MSG_NOSIGNAL);
+    ASSERT_GT(n, 0);
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+// A wire on the engine over one end of a loopback connection; `peer_` is the other end.
+class EngineWireTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    EnsureProgressEngine();
+    boost::asio::ip::tcp::acceptor acceptor(
+        IoContext(), boost::asio::ip::tcp::endpoint(boost::asio::ip::address_v4::loopback(), 0));
+    peer_ = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(peer_, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(acceptor.local_endpoint().port());
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(0, connect(peer_, reinterpret_cast<sockaddr*>(&address), sizeof(address)));
+    boost::asio::ip::tcp::socket accepted = acceptor.accept();
+    server_fd_ = accepted.native_handle();
+    wire_ = std::make_shared<FrameWire>(std::make_unique<SocketStream>(std::move(accepted)));
+    wire_->Start(handler_);
+  }
+
+  void TearDown() override {
+    wire_->Abort();
+    EXPECT_TRUE(handler_->WaitForClose());
+    EXPECT_EQ(1, handler_->closed());
+    if (peer_ >= 0) close(peer_);
+  }
+
+  // Waits until the engine has taken every byte that arrived on its end.
+  bool EngineTookEverything() {
+    auto deadline = std::chrono::steady_clock::now() + kSafety;
+    for (;;) {
+      int pending = 0;
+      if (ioctl(server_fd_, FIONREAD, &pending) == 0 && pending == 0) return true;
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::yield();
+    }
+  }
+
+  std::shared_ptr<RecordingHandler> handler_ = std::make_shared<RecordingHandler>();
+  std::shared_ptr<FrameWire> wire_;
+  int peer_ = -1;
+  int server_fd_ = -1;
+};
+
+TEST_F(EngineWireTest, AFrameArrivingInPiecesIsHandedOverWholeOnce) {
+  std::vector<uint8_t> body(1000);
+  for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<uint8_t>(i * 7);
+  std::vector<uint8_t> bytes = Encode(FrameType::kRequest, body);
+  // Half a header, then the rest of it and part of the body, then the rest: the engine must
+  // have taken each piece before the next is sent.
+  const size_t cuts[] = {0, kFrameHeaderSize / 2, kFrameHeaderSize + 100, bytes.size()};
+  for (int piece = 0; piece < 3; ++piece) {
+    ASSERT_NO_FATAL_FAILURE(SendAll(peer_, bytes.data() + cuts[piece], cuts[piece + 1] - cuts[piece]));
+    if (piece < 2) {
+      ASSERT_TRUE(EngineTookEverything());
+      EXPECT_TRUE(handler_->frames().empty()) << "a frame was handed over before it was whole";
+    }
+  }
+  ASSERT_TRUE(handler_->WaitForFrames(1));
+  std::vector<Frame> frames = handler_->frames();
+  ASSERT_EQ(1u, frames.size());
+  EXPECT_EQ(FrameType::kRequest, frames[0].type);
+  EXPECT_EQ(body, frames[0].body);
+}
+
+TEST_F(EngineWireTest, FramesInOneWriteArriveInOrder) {
+  std::vector<uint8_t> bytes;
+  for (uint8_t i = 0; i < 100; ++i) {
+    std::vector<uint8_t> frame = Encode(FrameType::kResponse, std::vector<uint8_t>(i, i));
+    bytes.insert(bytes.end(), frame.begin(), frame.end());
+  }
+  ASSERT_NO_FATAL_FAILURE(SendAll(peer_, bytes.data(), bytes.size()));
+  ASSERT_TRUE(handler_->WaitForFrames(100));
+  std::vector<Frame> frames = handler_->frames();
+  ASSERT_EQ(100u, frames.size());
+  for (uint8_t i = 0; i < 100; ++i) EXPECT_EQ(std::vector<uint8_t>(i, i), frames[i].body);
+}
+
+TEST_F(EngineWireTest, AMalformedHeaderClosesTheWireWithTheReason) {
+  std::vector<uint8_t> garbage(kFrameHeaderSize, 0xEE);
+  ASSERT_NO_FATAL_FAILURE(SendAll(peer_, garbage.data(), garbage.size()));
+  ASSERT_TRUE(handler_->WaitForClose());
+  EXPECT_NE(std::string::npos, handler_->reason().find("malformed frame")) << handler_->reason();
+  EXPECT_TRUE(handler_->frames().empty());
+}
+
+TEST_F(EngineWireTest, TheEndInsideAFrameClosesTheWire) {
+  std::vector<uint8_t> bytes = Encode(FrameType::kRequest, std::vector<uint8_t>(64, 1));
+  ASSERT_NO_FATAL_FAILURE(SendAll(peer_, bytes.data(), kFrameHeaderSize + 10));
+  shutdown(peer_, SHUT_WR);
+  ASSERT_TRUE(handler_->WaitForClose());
+  EXPECT_EQ("the connection ended inside a frame", handler_->reason());
+  EXPECT_TRUE(handler_->frames().empty());
+}
+
+// 8 MiB is more than the socket buffers hold: Send takes what fits and the engine sends the
+// rest as the peer reads; a second frame queued behind it follows it.
+TEST_F(EngineWireTest, AFrameLargerThanTheSocketBuffersLeavesWhole) {
+  std::vector<uint8_t> big(8 << 20);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<uint8_t>(i % 251);
+  ASSERT_TRUE(wire_->Send(FrameType::kResponse, big));
+  ASSERT_TRUE(wire_->Send(FrameType::kDisconnect, {}));
+  std::vector<uint8_t> expected = Encode(FrameType::kResponse, big);
+  std::vector<uint8_t> second = Encode(FrameType::kDisconnect, {});
+  expected.insert(expected.end(), second.begin(), second.end());
+  std::vector<uint8_t> received(expected.size());
+  size_t got = 0;
+  while (got < received.size()) {
+    ssize_t n = recv(peer_, received.data() + got, std::min<size_t>(64 << 10, received.size() - got), 0);
+    ASSERT_GT(n, 0) << "the wire's bytes stopped after " << got;
+    got += static_cast<size_t>(n);
+  }
+  EXPECT_TRUE(expected == received) << "the bytes on the socket are not the two frames";
+  EXPECT_TRUE(wire_->Flush(30000));
+}
+
+}  // namespace
+}  // namespace rpma_sim
