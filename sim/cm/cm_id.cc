@@ -150,7 +150,7 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
   session_ = std::make_shared<TcpSession>(wire, std::weak_ptr<Listener>());
   session_->BindId(shared_from_this());
   session_->BindQueuePair(qp_);
-  wire->Start(session_);
+  session_->Start();
   session_->SendHello(private_data, std::move(segment), shm_required);
   return Status::kOk;
 }

@@ -84,7 +84,7 @@ void Listener::AcceptNext() {
     }
     if (!error) {
       auto wire = std::make_shared<FrameWire>(std::make_unique<SocketStream>(std::move(socket)));
-      wire->Start(std::make_shared<TcpSession>(wire, self));
+      std::make_shared<TcpSession>(wire, self)->Start();
     } else {
       SIM_LOG_WARNING("accept on %s: %s", self->address_.ToString().c_str(),
                       error.message().c_str());

@@ -7,7 +7,7 @@
 #include "sim/cm/listener.h"
 #include "sim/common/log.h"
 #include "sim/fabric/config.h"
-#include "sim/verbs/execution_lock.h"
+#include "sim/transport/frame_router.h"
 
 namespace rpma_sim {
 
@@ -32,13 +32,9 @@ TcpSession::TcpSession(std::shared_ptr<FrameWire> wire, std::weak_ptr<Listener> 
       link_(std::make_shared<WireLink>(wire_)),
       listener_(std::move(listener)) {}
 
-void TcpSession::BindId(const std::shared_ptr<CmId>& id) { id_ = id; }
+void TcpSession::Start() { wire_->Start(std::make_shared<FrameRouter>(shared_from_this(), link_)); }
 
-void TcpSession::BindQueuePair(const std::shared_ptr<QueuePair>& qp) {
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
-  qp_ = qp;
-  if (qp) qp->AddProgressSource(weak_from_this());
-}
+void TcpSession::BindId(const std::shared_ptr<CmId>& id) { id_ = id; }
 
 std::shared_ptr<FrameWire> TcpSession::shm_wire() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -89,11 +85,6 @@ void TcpSession::Flush() {
   wire_->Flush(kFlushTimeoutMs);
 }
 
-void TcpSession::Progress() {
-  std::shared_ptr<FrameWire> data_wire = shm_wire();
-  (data_wire ? data_wire : wire_)->DeliverArrived();
-}
-
 void TcpSession::Abort() {
   std::shared_ptr<FrameWire> shm_wire = this->shm_wire();
   if (shm_wire) shm_wire->Abort();
@@ -116,8 +107,7 @@ void TcpSession::OnFrame(Frame frame) {
       return;
     case FrameType::kRequest:
     case FrameType::kResponse:
-      OnDataFrame(frame);
-      return;
+      return Malformed("a work request where only connection management goes");  // routed
     case FrameType::kReject:
     case FrameType::kDisconnect:
       break;
@@ -221,30 +211,8 @@ std::shared_ptr<FrameWire> TcpSession::MoveToSharedMemory(std::shared_ptr<ShmSeg
 }
 
 void TcpSession::StartReading(const std::shared_ptr<FrameWire>& shm_wire) {
-  shm_wire->Start(std::make_shared<SharedMemoryHandler>(shared_from_this()));
-}
-
-void TcpSession::OnDataFrame(const Frame& frame) {
-  std::string error;
-  if (frame.type == FrameType::kRequest) {
-    InboundRequest inbound;
-    if (!WireLink::DecodeRequest(frame, link_->ReferencePeer(), &inbound, &error))
-      return Malformed(error);
-    inbound.reply = link_;
-    std::lock_guard<std::mutex> lock(ExecutionMutex());
-    std::shared_ptr<QueuePair> qp = qp_.lock();
-    if (!qp) return Malformed("a work request before the connection was accepted");
-    qp->DeliverLocked(std::move(inbound));
-    return;
-  }
-  uint64_t sequence;
-  Outcome outcome;
-  const uint8_t* data;
-  size_t length;
-  if (!WireLink::DecodeResponse(frame, &sequence, &outcome, &data, &length, &error))
-    return Malformed(error);
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
-  if (std::shared_ptr<QueuePair> qp = qp_.lock()) qp->OnResponseLocked(sequence, outcome, data, length);
+  shm_wire->Start(
+      std::make_shared<FrameRouter>(std::make_shared<SharedMemoryHandler>(shared_from_this()), link_));
 }
 
 void TcpSession::OnWireClosed(const std::string& reason) {

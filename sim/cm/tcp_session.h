@@ -1,6 +1,7 @@
-// tcp_session.h -- one connection to a peer process as the connection manager and the
-// queue pair see it: routes arriving frames (CM messages to the CM id, work requests and
-// outcomes to the queue pair) and sends the CM messages of its id.
+// tcp_session.h -- one connection to a peer process as the connection manager sees it: the
+// CM messages to and from its id (HELLO, ACCEPT, REJECT, DISCONNECT), the move of the data
+// path to shared memory, and the end of the connection. Work requests and their outcomes
+// go from the wire straight to the link (verbs/wire_link.h), not through here.
 //
 // Every session starts on a TCP connection. A server-side session starts without an id: its
 // first frame must be a HELLO, which makes it an incoming connection request on its
@@ -18,7 +19,6 @@
 #include "sim/transport/frame_wire.h"
 #include "sim/transport/shm_segment.h"
 #include "sim/transport/shm_stream.h"
-#include "sim/verbs/progress_source.h"
 #include "sim/verbs/queue_pair.h"
 #include "sim/verbs/wire_link.h"
 
@@ -27,16 +27,17 @@ namespace rpma_sim {
 class CmId;
 class Listener;
 
-class TcpSession : public WireHandler,
-                   public ProgressSource,
-                   public std::enable_shared_from_this<TcpSession> {
+class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSession> {
  public:
   // A client's session (its id binds itself), or a server's, waiting for HELLO.
   TcpSession(std::shared_ptr<FrameWire> wire, std::weak_ptr<Listener> listener);
 
+  // Starts reading the TCP wire: the connection manager's frames come here, the data
+  // path's go to link() (FrameRouter).
+  void Start();
   void BindId(const std::shared_ptr<CmId>& id);
-  // Work requests arriving on the wire go to `qp`; its own go out through link().
-  void BindQueuePair(const std::shared_ptr<QueuePair>& qp);
+  // Work requests arriving on the wire go to `qp` (through link()); its own go out there.
+  void BindQueuePair(const std::shared_ptr<QueuePair>& qp) { link_->BindQueuePair(qp); }
   const std::shared_ptr<WireLink>& link() const { return link_; }
 
   // Client: the connect request, offering `segment` (may be null) for the data path.
@@ -59,10 +60,6 @@ class TcpSession : public WireHandler,
   // See ByteStream::WatchLiveness: the TCP connection watches the peer on both transports.
   void WatchLiveness(int timeout_ms) { wire_->stream()->WatchLiveness(timeout_ms); }
 
-  // ProgressSource: an application polling its completion queue takes the frames that
-  // arrived (on the segment, or on the socket).
-  void Progress() override;
-
   // WireHandler (the TCP wire's reader thread).
   void OnFrame(Frame frame) override;
   void OnWireClosed(const std::string& reason) override;
@@ -72,7 +69,6 @@ class TcpSession : public WireHandler,
 
   void OnHello(Frame frame);
   void OnAccept(Frame frame);
-  void OnDataFrame(const Frame& frame);
   void Malformed(const std::string& what);
   // Takes the client's offer if this host can (server); null otherwise.
   std::shared_ptr<ShmSegment> TakeOffer(const HelloMessage& hello);
@@ -86,7 +82,6 @@ class TcpSession : public WireHandler,
   std::shared_ptr<WireLink> link_;
   std::weak_ptr<Listener> listener_;
   std::weak_ptr<CmId> id_;        // guarded by the CM lock
-  std::weak_ptr<QueuePair> qp_;   // guarded by the execution lock
 
   std::mutex mutex_;
   std::shared_ptr<ShmSegment> segment_;     // offered (client) or taken (server)

@@ -3,8 +3,11 @@
 
 #include <string.h>
 
+#include "sim/common/log.h"
 #include "sim/transport/process_vm.h"
+#include "sim/verbs/execution_lock.h"
 #include "sim/verbs/memory_region.h"
+#include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
 namespace {
@@ -58,6 +61,42 @@ class PeerProcessMemory : public InitiatorBuffer {
 };
 
 }  // namespace
+
+void WireLink::BindQueuePair(const std::shared_ptr<QueuePair>& qp) {
+  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  qp_ = qp;
+  if (qp) qp->AddProgressSource(weak_from_this());
+}
+
+void WireLink::Progress() { wire()->DeliverArrived(); }
+
+void WireLink::Malformed(const std::string& what) {
+  std::shared_ptr<FrameWire> wire = this->wire();
+  SIM_LOG_ERROR("malformed message from %s: %s; closing the connection", wire->peer().c_str(),
+                what.c_str());
+  wire->Abort();
+}
+
+void WireLink::OnFrame(Frame frame) {
+  std::string error;
+  if (frame.type == FrameType::kRequest) {
+    InboundRequest inbound;
+    if (!DecodeRequest(frame, ReferencePeer(), &inbound, &error)) return Malformed(error);
+    inbound.reply = shared_from_this();
+    std::lock_guard<std::mutex> lock(ExecutionMutex());
+    std::shared_ptr<QueuePair> qp = qp_.lock();
+    if (!qp) return Malformed("a work request before the connection was accepted");
+    qp->DeliverLocked(std::move(inbound));
+    return;
+  }
+  uint64_t sequence;
+  Outcome outcome;
+  const uint8_t* data;
+  size_t length;
+  if (!DecodeResponse(frame, &sequence, &outcome, &data, &length, &error)) return Malformed(error);
+  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  if (std::shared_ptr<QueuePair> qp = qp_.lock()) qp->OnResponseLocked(sequence, outcome, data, length);
+}
 
 bool WireLink::SendFrame(FrameType type, std::vector<uint8_t> body) {
   return wire()->Send(type, std::move(body));

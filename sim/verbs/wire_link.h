@@ -17,13 +17,36 @@
 #include "sim/transport/frame.h"
 #include "sim/transport/frame_wire.h"
 #include "sim/transport/shm_segment.h"
+#include "sim/verbs/progress_source.h"
 #include "sim/verbs/remote_link.h"
 
 namespace rpma_sim {
 
-class WireLink : public RemoteLink, public ResponseSink {
+class QueuePair;
+
+// Also the data path's end of the wire: REQUEST and RESPONSE frames reach it straight from
+// the wire (through a FrameRouter), not through the connection manager, and an application
+// polling its completion queue takes arrived frames through it (ProgressSource).
+class WireLink : public RemoteLink,
+                 public ResponseSink,
+                 public WireHandler,
+                 public ProgressSource,
+                 public std::enable_shared_from_this<WireLink> {
  public:
   explicit WireLink(std::shared_ptr<FrameWire> wire) : wire_(std::move(wire)) {}
+
+  // Work requests arriving on the wire go to `qp`; polling its completion queues takes
+  // the frames that arrived.
+  void BindQueuePair(const std::shared_ptr<QueuePair>& qp);
+
+  // WireHandler: a REQUEST or RESPONSE frame (the wire's reader, or a polling application).
+  // A malformed one ends the connection (the wire is aborted; the connection manager hears
+  // of it as the wire's end).
+  void OnFrame(Frame frame) override;
+  void OnWireClosed(const std::string& reason) override {}
+
+  // ProgressSource: takes what arrived on the wire the connection uses now.
+  void Progress() override;
 
   // Queues any frame (connection management too) on the wire the connection uses now.
   bool SendFrame(FrameType type, std::vector<uint8_t> body);
@@ -57,6 +80,9 @@ class WireLink : public RemoteLink, public ResponseSink {
   std::shared_ptr<FrameWire> wire();
   // Whether `request`'s payload may stay in this process for the responder to fetch.
   bool ByReference(const SendRequest& request);
+  void Malformed(const std::string& what);
+
+  std::weak_ptr<QueuePair> qp_;  // guarded by the execution lock
 
   std::mutex mutex_;
   std::shared_ptr<FrameWire> wire_;        // guarded by mutex_
