@@ -127,7 +127,8 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
                                                  HostOwnsAddress(destination)))) {
     // A peer of this host: offer a segment for the data path. Without one (no /dev/shm
     // left) auto goes on over TCP; a forced shm connection fails here.
-    if (ShmSegment::Create(&segment) != Status::kOk && shm_required) {
+    size_t ring_capacity = ShmSegment::RingCapacityFor(qp_ ? qp_->queue_depth() : 0);
+    if (ShmSegment::Create(ring_capacity, &segment) != Status::kOk && shm_required) {
       status = Status::kProvider;
       failure = SocketStream::ConnectFailure::kLocal;
     }

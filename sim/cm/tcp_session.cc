@@ -108,6 +108,8 @@ void TcpSession::OnFrame(Frame frame) {
     case FrameType::kRequest:
     case FrameType::kResponse:
       return Malformed("a work request where only connection management goes");  // routed
+    case FrameType::kDoorbell:
+      return OnDoorbell(frame);
     case FrameType::kReject:
     case FrameType::kDisconnect:
       break;
@@ -123,6 +125,16 @@ void TcpSession::OnFrame(Frame frame) {
   } else {
     id->OnPeerDisconnected();
   }
+}
+
+void TcpSession::OnDoorbell(const Frame& frame) {
+  ShmStream* shm_stream;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shm_stream = shm_stream_;
+  }
+  if (!shm_stream || !frame.body.empty()) return Malformed("a doorbell where no rings are");
+  shm_stream->OnDoorbell();
 }
 
 std::shared_ptr<ShmSegment> TcpSession::TakeOffer(const HelloMessage& hello) {
@@ -190,9 +202,13 @@ void TcpSession::OnAccept(Frame frame) {
 
 std::shared_ptr<FrameWire> TcpSession::MoveToSharedMemory(std::shared_ptr<ShmSegment> segment) {
   std::weak_ptr<FrameWire> tcp = wire_;
-  auto stream = std::make_unique<ShmStream>(segment, wire_->peer(), [tcp] {
+  auto ring_doorbell = [tcp] {
+    if (auto wire = tcp.lock()) wire->Send(FrameType::kDoorbell, {});
+  };
+  auto close_tcp = [tcp] {
     if (auto wire = tcp.lock()) wire->Close();
-  });
+  };
+  auto stream = std::make_unique<ShmStream>(segment, wire_->peer(), ring_doorbell, close_tcp);
   ShmStream* raw_stream = stream.get();
   auto shm_wire = std::make_shared<FrameWire>(std::move(stream));
   link_->UseSharedMemory(shm_wire, segment);

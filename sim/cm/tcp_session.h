@@ -71,6 +71,8 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   void OnAccept(Frame frame);
   void Malformed(const std::string& what);
   // Takes the client's offer if this host can (server); null otherwise.
+  // The peer wrote to (or read from) the rings while this side slept on them.
+  void OnDoorbell(const Frame& frame);
   std::shared_ptr<ShmSegment> TakeOffer(const HelloMessage& hello);
   // Sends every later frame through `segment`; returns the wire that reads it.
   std::shared_ptr<FrameWire> MoveToSharedMemory(std::shared_ptr<ShmSegment> segment);

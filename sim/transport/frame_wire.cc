@@ -1,6 +1,5 @@
-// frame_wire.cc -- what a wire does the same way on the engine and on its own threads:
-// queueing frames, closing, taking arrived frames for a polling application, and waiting
-// until what was queued left.
+// frame_wire.cc -- queueing frames, closing, taking arrived frames for a polling
+// application, and waiting until what was queued left.
 #include "sim/transport/frame_wire.h"
 
 #include <sys/uio.h>
@@ -15,10 +14,7 @@ FrameWire::FrameWire(std::unique_ptr<ByteStream> stream) : stream_(std::move(str
 
 FrameWire::~FrameWire() = default;
 
-void FrameWire::Start(std::shared_ptr<WireHandler> handler) {
-  if (!stream_->EngineDriven()) return StartThreads(std::move(handler));
-  StartOnEngine(std::move(handler));
-}
+void FrameWire::Start(std::shared_ptr<WireHandler> handler) { StartOnEngine(std::move(handler)); }
 
 bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -26,14 +22,12 @@ bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
   Outgoing out{Frame{type, std::move(body)}, 0};
   if (outbound_.empty() && !writing_) {
     // Nothing ahead of it: send right here without waiting (no thread hop); whatever the
-    // stream does not take now is left to the writer thread or the engine.
-    if (!WriteFrame(&out, /*dont_wait=*/true)) return false;
+    // stream does not take now is left to the engine.
+    if (!WriteFrame(&out)) return false;
     if (out.sent == kFrameHeaderSize + out.frame.body.size()) return true;
   }
   outbound_.push_back(std::move(out));
-  if (!stream_->EngineDriven()) {
-    wake_writer_.notify_one();
-  } else if (!writing_) {
+  if (!writing_) {
     writing_ = true;
     ArmWrite();
   }
@@ -45,9 +39,8 @@ void FrameWire::Close() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     closing_ = true;
-    wake_writer_.notify_one();
-    // On the engine, an idle wire closes at once; a busy one once its queue drained.
-    if (stream_->EngineDriven() && !writing_ && !writer_done_) shut_down = FinishWritingLocked();
+    // An idle wire closes at once; a busy one once its queue drained.
+    if (!writing_ && !writer_done_) shut_down = FinishWritingLocked();
   }
   if (shut_down) stream_->Shutdown();  // the reader sees the end and tells the handler
 }
@@ -78,7 +71,7 @@ void FrameWire::DeliverArrived() {
     Frame frame;
     uint32_t length = 0;
     std::string reason;
-    // A malformed header, or a frame still arriving, is left to the reader thread.
+    // A malformed header, or a frame still arriving, is left to the engine.
     if (!DecodeFrameHeader(header, &frame.type, &length, &reason)) break;
     if (stream_->Available() < kFrameHeaderSize + length) break;
     frame.body.resize(length);
@@ -92,12 +85,12 @@ void FrameWire::DeliverArrived() {
     }
     handler_->OnFrame(std::move(frame));
   }
-  // Only a poller that takes frames makes the reader thread step aside: whatever it leaves
-  // (a frame still arriving, a malformed one) the reader thread must see to.
+  // Only a poller that takes frames makes the engine step aside: whatever it leaves (a
+  // frame still arriving, a malformed one) the engine must see to.
   if (delivered > 0) polls_.fetch_add(1, std::memory_order_relaxed);
 }
 
-bool FrameWire::WriteFrame(Outgoing* out, bool dont_wait) {
+bool FrameWire::WriteFrame(Outgoing* out) {
   const Frame& frame = out->frame;
   uint8_t header[kFrameHeaderSize];
   EncodeFrameHeader(frame.type, static_cast<uint32_t>(frame.body.size()), header);
@@ -119,9 +112,9 @@ bool FrameWire::WriteFrame(Outgoing* out, bool dont_wait) {
       skip = 0;
       ++count;
     }
-    ssize_t n = stream_->Write(remaining, count, dont_wait);
+    ssize_t n = stream_->Write(remaining, count);
     if (n < 0) return false;
-    if (n == 0 && dont_wait) return true;
+    if (n == 0) return true;
     sent += static_cast<size_t>(n);
   }
   return true;

@@ -1,13 +1,12 @@
 // frame_wire.h -- frames carried over one ByteStream (a TCP socket or a shared-memory
-// segment).
+// segment), on the progress engine.
 //
-// A stream the progress engine can wait for (a socket) needs no thread of its own: the
-// engine reads whatever arrived, frame by frame, and sends what the socket would not take at
-// once (frame_wire_engine.cc). Other streams (shared memory, for now) have a reader and a
-// writer thread (frame_wire_threads.cc). Either way each complete, validated frame goes to
-// the wire's handler in order; a peer that sends garbage, a frame that is too large, or
-// breaks the connection ends the wire (OnWireClosed says why) and nothing else; and Send
-// never blocks the caller on the network, so callers may hold the simulator's locks.
+// A wire has no thread of its own: the engine reads whatever arrived, frame by frame, and
+// sends what the stream would not take at once (frame_wire_engine.cc). Each complete,
+// validated frame goes to the wire's handler in order; a peer that sends garbage, a frame
+// that is too large, or breaks the connection ends the wire (OnWireClosed says why) and
+// nothing else; and Send never blocks the caller on the network, so callers may hold the
+// simulator's locks.
 #ifndef RPMA_SIM_TRANSPORT_FRAME_WIRE_H_
 #define RPMA_SIM_TRANSPORT_FRAME_WIRE_H_
 
@@ -23,7 +22,8 @@
 
 namespace rpma_sim {
 
-// What a wire tells its owner. Called on the wire's reader thread.
+// What a wire tells its owner. Called on the engine's thread, or on an application's thread
+// that takes arrived frames (DeliverArrived); one frame at a time either way.
 class WireHandler {
  public:
   virtual ~WireHandler() = default;
@@ -40,11 +40,11 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   FrameWire(const FrameWire&) = delete;
   FrameWire& operator=(const FrameWire&) = delete;
 
-  // Starts the threads; frames go to `handler`, kept alive until OnWireClosed returns.
+  // Starts reading; frames go to `handler`, kept alive until OnWireClosed returns.
   void Start(std::shared_ptr<WireHandler> handler);
 
-  // Delivers the frames that arrived whole, on the calling thread, unless the reader thread
-  // is reading right now; never waits. Only streams that can peek support it (others: a
+  // Delivers the frames that arrived whole, on the calling thread, unless the engine is
+  // reading right now; never waits. Only streams that can peek support it (others: a
   // no-op).
   void DeliverArrived();
 
@@ -72,16 +72,7 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
     size_t sent = 0;
   };
 
-  // frame_wire_threads.cc: the reader and writer threads of a stream the engine cannot wait
-  // for.
-  void StartThreads(std::shared_ptr<WireHandler> handler);
-  void ReadLoop(std::shared_ptr<WireHandler> handler);
-  // Reads one frame, waiting for its bytes. False (with the reason) at the end or on a
-  // malformed header. Requires read_mutex_.
-  bool ReadFrame(Frame* frame, std::string* reason);
-  void WriteLoop();
-
-  // frame_wire_engine.cc: the same on the progress engine's thread.
+  // frame_wire_engine.cc: reading and writing on the progress engine's thread.
   enum class ReadResult { kFrame, kWouldBlock, kEnd };
   // Hands the wire to the engine: there (not under the caller's locks) it takes `handler`
   // and waits until the stream is readable, then OnReadable.
@@ -95,9 +86,8 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   void ArmWrite();
   void OnWritable();
 
-  // Sends the rest of `out`; with `dont_wait` it stops when the stream is full.
-  // False on a connection error.
-  bool WriteFrame(Outgoing* out, bool dont_wait);
+  // Sends what the stream takes now of the rest of `out`. False on a connection error.
+  bool WriteFrame(Outgoing* out);
   // Everything queued was sent (or dropped): a closing wire shuts its stream down. Requires
   // mutex_; returns whether the caller must call stream_->Shutdown() (after unlocking).
   bool FinishWritingLocked();
@@ -120,15 +110,13 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   Incoming incoming_;                     // guarded by read_mutex_ (engine mode)
   uint64_t polls_seen_ = 0;               // the engine's thread only
   // How often DeliverArrived took frames: while an application polls and takes them, the
-  // reader thread leaves the frames to it instead of spinning beside it for the same cores.
+  // engine leaves the frames to it instead of spinning beside it for the same cores.
   std::atomic<uint64_t> polls_{0};
 
   std::mutex mutex_;
-  std::condition_variable wake_writer_;
   std::deque<Outgoing> outbound_;
   bool closing_ = false;
-  // The writer holds a frame it has not finished sending (threads), or the engine waits to
-  // send what is queued (engine).
+  // The engine waits to send what is queued.
   bool writing_ = false;
   bool writer_done_ = false;
   std::condition_variable drained_;

@@ -131,7 +131,7 @@ void FrameWire::OnWritable() {
     std::lock_guard<std::mutex> lock(mutex_);
     while (!outbound_.empty() && !aborted_) {
       Outgoing& out = outbound_.front();
-      if (!WriteFrame(&out, /*dont_wait=*/true)) {
+      if (!WriteFrame(&out)) {
         aborted_ = true;  // broken: the reader sees the end and tells the handler
         break;
       }

@@ -1,5 +1,12 @@
 // shm_ring.h -- a single-producer, single-consumer byte ring in a shared-memory segment,
-// used by two processes; the waiting side sleeps on a futex in the segment.
+// used by two processes.
+//
+// Neither side has a thread waiting on the ring: a side that finds it empty (consumer) or
+// full (producer) and wants to be told asks for a doorbell (ArmConsumerDoorbell,
+// ArmProducerDoorbell), and the other side, after it wrote or read, takes that request
+// (TakeConsumerDoorbell, TakeProducerDoorbell) and rings the doorbell some other way (a frame
+// on the connection's socket, which the progress engine waits for). Each request is taken
+// once, so a busy ring costs no doorbells and a sleeping side gets exactly one.
 //
 // The control block lives in the segment, so the peer can scribble on it: every index read
 // from it is checked, and the ring never touches bytes outside its own data area.
@@ -9,22 +16,20 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
+#include <sys/types.h>
 
 #include <atomic>
-#include <functional>
 
 namespace rpma_sim {
 
 // The shared part of one ring. Counters only grow; position = counter % capacity.
 struct RingControl {
-  alignas(64) std::atomic<uint64_t> head{0};  // bytes ever written, by the producer
-  std::atomic<uint32_t> producer_closed{0};   // the producer wrote its last byte
-  std::atomic<uint32_t> producer_waiting{0};  // the producer sleeps until there is space
-  std::atomic<uint32_t> space_signal{0};      // the futex word it sleeps on
-  alignas(64) std::atomic<uint64_t> tail{0};  // bytes ever read, by the consumer
-  std::atomic<uint32_t> consumer_closed{0};   // the consumer reads no more
-  std::atomic<uint32_t> consumer_waiting{0};  // the consumer sleeps until there is data
-  std::atomic<uint32_t> data_signal{0};       // the futex word it sleeps on
+  alignas(64) std::atomic<uint64_t> head{0};        // bytes ever written, by the producer
+  std::atomic<uint32_t> producer_closed{0};         // the producer wrote its last byte
+  std::atomic<uint32_t> producer_wants_doorbell{0};  // ring it when space is made
+  alignas(64) std::atomic<uint64_t> tail{0};        // bytes ever read, by the consumer
+  std::atomic<uint32_t> consumer_closed{0};         // the consumer reads no more
+  std::atomic<uint32_t> consumer_wants_doorbell{0};  // ring it when bytes are written
 };
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "rings need lock-free atomics");
@@ -37,8 +42,8 @@ class ShmRing {
   ShmRing(RingControl* control, uint8_t* data, size_t capacity)
       : control_(control), data_(data), capacity_(capacity) {}
 
-  // Producer: copies what fits of `parts` (possibly nothing) and wakes a sleeping consumer.
-  // Returns the bytes taken, or -1 if the control block is corrupt or the consumer is gone.
+  // Producer: copies what fits of `parts` (possibly nothing). Returns the bytes taken, or
+  // -1 if the control block is corrupt or the consumer is gone.
   ssize_t TryWrite(const iovec* parts, int count);
 
   // Consumer: copies up to `size` bytes out. Returns the bytes taken (0 when empty), or -1
@@ -48,21 +53,25 @@ class ShmRing {
   // Consumer: copies the next `size` bytes without taking them; false if fewer are there.
   bool Peek(uint8_t* data, size_t size) const;
 
-  // Waits until there is data to read (consumer) or space to write (producer), or until
-  // `stop` says to give up. Spins briefly, then sleeps on the futex, waking at least every
-  // few milliseconds to ask `stop` again.
-  void WaitForData(const std::function<bool()>& stop);
-  void WaitForSpace(const std::function<bool()>& stop);
+  // Consumer: asks the producer to ring when it writes. False (and nothing asked) if there
+  // is something to read already, the producer closed, or the ring is corrupt: look again
+  // instead of waiting.
+  bool ArmConsumerDoorbell();
+  // Producer: asks the consumer to ring when it reads. False if there is space already, the
+  // consumer closed, or the ring is corrupt.
+  bool ArmProducerDoorbell();
+  // After writing (producer) or reading (consumer): whether the other side asked to be
+  // rung, taking its request.
+  bool TakeConsumerDoorbell();
+  bool TakeProducerDoorbell();
 
-  // Wakes a consumer or producer of this process sleeping on the ring (to let it notice
-  // `stop`), and marks this side's end in the control block.
-  void WakeConsumer();
-  void WakeProducer();
-  void CloseAsProducer();
-  void CloseAsConsumer();
+  // Marks this side's end in the control block.
+  void CloseAsProducer() { control_->producer_closed.store(1); }
+  void CloseAsConsumer() { control_->consumer_closed.store(1); }
 
   bool producer_closed() const { return control_->producer_closed.load() != 0; }
   bool consumer_closed() const { return control_->consumer_closed.load() != 0; }
+  size_t capacity() const { return capacity_; }
   // Bytes waiting to be read; -1 if the control block is corrupt.
   int64_t Readable() const;
 

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -26,10 +27,8 @@ namespace rpma_sim {
 namespace bip = boost::interprocess;
 
 constexpr uint64_t kSegmentMagic = 0x314d48534d535052;  // "RPSMSHM1"
-constexpr uint32_t kSegmentVersion = 1;
-// Each direction's ring: large enough to keep a 1 MiB transfer moving without a wakeup
-// per chunk.
-constexpr size_t kRingCapacity = 4 << 20;
+constexpr uint32_t kSegmentVersion = 2;
+constexpr size_t kRingBytesPerRequest = 16 << 10;
 
 struct SegmentHeader {
   uint64_t magic;
@@ -47,7 +46,13 @@ struct SegmentHeader {
 namespace {
 
 constexpr size_t kDataOffset = (sizeof(SegmentHeader) + 4095) / 4096 * 4096;
-constexpr size_t kSegmentSize = kDataOffset + 2 * kRingCapacity;
+
+size_t SegmentSize(size_t ring_capacity) { return kDataOffset + 2 * ring_capacity; }
+
+bool ValidRingCapacity(size_t capacity) {
+  return capacity >= ShmSegment::kMinRingCapacity && capacity <= ShmSegment::kMaxRingCapacity &&
+         capacity % 4096 == 0;
+}
 
 std::atomic<uint32_t> g_counter{0};
 
@@ -93,13 +98,21 @@ uint64_t RandomNonce() {
 
 }  // namespace
 
-ShmSegment::ShmSegment(std::string name, Side side, bip::mapped_region region)
+size_t ShmSegment::RingCapacityFor(uint32_t queue_depth) {
+  size_t capacity = kMinRingCapacity;
+  while (capacity < kMaxRingCapacity && capacity < queue_depth * kRingBytesPerRequest)
+    capacity *= 2;
+  return capacity;
+}
+
+ShmSegment::ShmSegment(std::string name, Side side, bip::mapped_region region,
+                       size_t ring_capacity)
     : name_(std::move(name)), side_(side), region_(std::move(region)) {
   auto* base = static_cast<uint8_t*>(region_.get_address());
   header_ = reinterpret_cast<SegmentHeader*>(base);
   uint8_t* data = base + kDataOffset;
-  ShmRing client_to_server(&header_->ring[kClient], data, kRingCapacity);
-  ShmRing server_to_client(&header_->ring[kServer], data + kRingCapacity, kRingCapacity);
+  ShmRing client_to_server(&header_->ring[kClient], data, ring_capacity);
+  ShmRing server_to_client(&header_->ring[kServer], data + ring_capacity, ring_capacity);
   inbound_ = side == kClient ? server_to_client : client_to_server;
   outbound_ = side == kClient ? client_to_server : server_to_client;
   header_->pid[side].store(getpid());
@@ -120,7 +133,8 @@ ShmSegment::~ShmSegment() {
   Unlink();
 }
 
-Status ShmSegment::Create(std::shared_ptr<ShmSegment>* out) {
+Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out) {
+  if (!ValidRingCapacity(ring_capacity)) return Status::kInvalid;
   RemoveStale();
   std::string name = NewName();
   try {
@@ -129,15 +143,21 @@ Status ShmSegment::Create(std::shared_ptr<ShmSegment>* out) {
                                                               bip::read_write, owner_only);
     if (flock(object->get_mapping_handle().handle, LOCK_SH) != 0)
       throw bip::interprocess_exception("cannot lock the new segment");
-    object->truncate(kSegmentSize);
+    object->truncate(SegmentSize(ring_capacity));
+    // Taken now, so that a full /dev/shm is this call's error and not a SIGBUS later.
+    int error = posix_fallocate(object->get_mapping_handle().handle, 0,
+                                static_cast<off_t>(SegmentSize(ring_capacity)));
+    if (error != 0)
+      throw bip::interprocess_exception(error == ENOSPC ? "no room left in /dev/shm"
+                                                        : strerror(error));
     bip::mapped_region region(*object, bip::read_write);
     // The header's atomics start life here; the rest of a new segment is zeroes.
     auto* header = new (region.get_address()) SegmentHeader{};
     header->magic = kSegmentMagic;
     header->version = kSegmentVersion;
-    header->ring_capacity = kRingCapacity;
+    header->ring_capacity = static_cast<uint32_t>(ring_capacity);
     header->nonce = RandomNonce();
-    out->reset(new ShmSegment(name, kClient, std::move(region)));
+    out->reset(new ShmSegment(name, kClient, std::move(region), ring_capacity));
     (*out)->object_ = std::move(object);
   } catch (const bip::interprocess_exception& error) {
     SIM_LOG_WARNING("cannot create shared memory segment %s: %s", name.c_str(), error.what());
@@ -156,7 +176,7 @@ Status ShmSegment::Open(const std::string& name, uint64_t nonce,
   try {
     bip::shared_memory_object object(bip::open_only, name.c_str(), bip::read_write);
     bip::offset_t size = 0;
-    if (!object.get_size(size) || size != static_cast<bip::offset_t>(kSegmentSize)) {
+    if (!object.get_size(size) || size < static_cast<bip::offset_t>(kDataOffset)) {
       SIM_LOG_ERROR("shared memory segment %s has the wrong size", name.c_str());
       return Status::kProvider;
     }
@@ -168,12 +188,15 @@ Status ShmSegment::Open(const std::string& name, uint64_t nonce,
     }
     bip::mapped_region region(object, bip::read_write);
     const auto* header = static_cast<const SegmentHeader*>(region.get_address());
+    // Read once: the creator could change it after the check.
+    const size_t ring_capacity = header->ring_capacity;
     if (header->magic != kSegmentMagic || header->version != kSegmentVersion ||
-        header->ring_capacity != kRingCapacity || header->nonce != nonce) {
+        header->nonce != nonce || !ValidRingCapacity(ring_capacity) ||
+        static_cast<size_t>(size) != SegmentSize(ring_capacity)) {
       SIM_LOG_ERROR("shared memory segment %s is not the one offered", name.c_str());
       return Status::kProvider;
     }
-    out->reset(new ShmSegment(name, kServer, std::move(region)));
+    out->reset(new ShmSegment(name, kServer, std::move(region), ring_capacity));
   } catch (const bip::interprocess_exception& error) {
     // Another host (or another /dev/shm): the offer cannot be taken.
     SIM_LOG_INFO("cannot open shared memory segment %s: %s", name.c_str(), error.what());

@@ -1,6 +1,9 @@
 // shm_segment.h -- the shared-memory segment of one connection between two processes of a
 // host: a header and two byte rings (client to server, server to client).
 //
+// Each ring is sized from the connection's queue depth (RingCapacityFor): 256 KiB each for
+// librpma's default depth of 10, so an idle connection holds about half a MiB of /dev/shm.
+//
 // The client creates it (Boost.Interprocess, mode 0600, a name that carries the creator's
 // pid and a random part) and offers its name and nonce in its connect request; the server
 // opens it, checks the nonce (which proves both sides see the same /dev/shm: the same
@@ -34,8 +37,16 @@ class ShmSegment {
  public:
   enum Side { kClient = 0, kServer = 1 };
 
-  // Client: creates a new segment (after removing stale ones).
-  static Status Create(std::shared_ptr<ShmSegment>* out);
+  // The capacity of each ring for a queue pair with `queue_depth` work requests under way:
+  // 16 KiB per request, a power of two between kMinRingCapacity and kMaxRingCapacity.
+  static size_t RingCapacityFor(uint32_t queue_depth);
+  static constexpr size_t kMinRingCapacity = 64 << 10;
+  static constexpr size_t kMaxRingCapacity = 4 << 20;
+
+  // Client: creates a new segment (after removing stale ones) with rings of
+  // `ring_capacity` bytes (a multiple of 4 KiB between the bounds above). kProvider (logged)
+  // if /dev/shm has no room.
+  static Status Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out);
   // Server: opens the segment `name` offered with `nonce`. kProvider (logged) if there is
   // no such segment here, it is not one of ours, or the nonce differs.
   static Status Open(const std::string& name, uint64_t nonce, std::shared_ptr<ShmSegment>* out);
@@ -85,7 +96,8 @@ class ShmSegment {
   void RevokeReferences();
 
  private:
-  ShmSegment(std::string name, Side side, boost::interprocess::mapped_region region);
+  ShmSegment(std::string name, Side side, boost::interprocess::mapped_region region,
+             size_t ring_capacity);
 
   // The creator's handle on the named object, whose fd holds the flock; closed by Unlink.
   std::unique_ptr<boost::interprocess::shared_memory_object> object_;

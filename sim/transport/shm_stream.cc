@@ -1,97 +1,197 @@
-// shm_stream.cc -- reading and writing a connection's rings, and ending them.
+// shm_stream.cc -- reading and writing a connection's rings, waiting for them on the
+// progress engine (a short spin, then a doorbell), and ending them.
 #include "sim/transport/shm_stream.h"
 
+#include <sched.h>
+
+#include <atomic>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <mutex>
+
 #include "sim/common/log.h"
+#include "sim/fabric/io_service.h"
 
 namespace rpma_sim {
+namespace {
+
+// After the last byte read or written, a wait looks at the rings on every turn of the
+// engine for kBusySpin, then yields the core between looks until kSpin, then asks for a
+// doorbell: a reply within the spin costs no system call on either side.
+constexpr int64_t kBusySpinNs = 20 * 1000;
+constexpr int64_t kSpinNs = 200 * 1000;
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+struct ShmStream::State : std::enable_shared_from_this<State> {
+  std::shared_ptr<ShmSegment> segment;
+  std::function<void()> ring_doorbell;
+  std::function<void()> on_shutdown;
+  std::atomic<bool> stopped{false};
+  std::atomic<bool> peer_gone{false};
+  std::atomic<bool> shutdown_done{false};
+  std::atomic<int64_t> last_activity_ns{0};
+
+  std::mutex mutex;
+  std::function<void()> readable_waiter;  // guarded by mutex
+  std::function<void()> writable_waiter;  // guarded by mutex
+  bool poll_posted = false;               // guarded by mutex
+
+  ShmRing& inbound() { return segment->inbound(); }
+  ShmRing& outbound() { return segment->outbound(); }
+  void Touch() { last_activity_ns.store(NowNs(), std::memory_order_relaxed); }
+
+  // Something to read: bytes, the end, or a corrupt ring for the reader to report.
+  bool ReadReady() {
+    return inbound().Readable() != 0 || inbound().producer_closed() || stopped || peer_gone;
+  }
+  // Room to write, or a reason the writer will fail.
+  bool WriteReady() {
+    int64_t used = outbound().Readable();
+    return used < 0 || static_cast<size_t>(used) < outbound().capacity() ||
+           outbound().consumer_closed() || stopped || peer_gone;
+  }
+
+  // Has Poll run on the engine soon, once however often it is asked.
+  void Kick() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (poll_posted) return;
+      poll_posted = true;
+    }
+    auto self = shared_from_this();
+    boost::asio::post(IoContext(), [self] { self->Poll(); });
+  }
+
+  // On the engine: wakes the waits whose rings are ready; the others spin a while longer or
+  // ask for a doorbell.
+  void Poll() {
+    std::function<void()> on_readable, on_writable;
+    bool again = false, yield = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      poll_posted = false;
+      if (readable_waiter && ReadReady()) on_readable.swap(readable_waiter);
+      if (writable_waiter && WriteReady()) on_writable.swap(writable_waiter);
+      if (readable_waiter || writable_waiter) {
+        int64_t idle = NowNs() - last_activity_ns.load(std::memory_order_relaxed);
+        if (idle < kSpinNs) {
+          again = true;
+          yield = idle > kBusySpinNs;
+        } else {
+          // A ring that changed since the look above is looked at again, not slept on.
+          if (readable_waiter && !inbound().ArmConsumerDoorbell()) again = true;
+          if (writable_waiter && !outbound().ArmProducerDoorbell()) again = true;
+        }
+        poll_posted = again;
+      }
+    }
+    if (on_readable) on_readable();
+    if (on_writable) on_writable();
+    if (!again) return;
+    if (yield) sched_yield();
+    auto self = shared_from_this();
+    boost::asio::post(IoContext(), [self] { self->Poll(); });
+  }
+};
 
 ShmStream::ShmStream(std::shared_ptr<ShmSegment> segment, std::string peer,
-                     std::function<void()> on_shutdown)
-    : segment_(std::move(segment)),
-      peer_(std::move(peer) + " (shm)"),
-      on_shutdown_(std::move(on_shutdown)) {}
+                     std::function<void()> ring_doorbell, std::function<void()> on_shutdown)
+    : state_(std::make_shared<State>()), peer_(std::move(peer) + " (shm)") {
+  state_->segment = std::move(segment);
+  state_->ring_doorbell = std::move(ring_doorbell);
+  state_->on_shutdown = std::move(on_shutdown);
+  state_->Touch();
+}
 
-bool ShmStream::ReadExactly(uint8_t* data, size_t size) {
-  ShmRing& ring = segment_->inbound();
-  auto stop = [this] { return stopped_.load() || peer_gone_.load(); };
-  while (size > 0) {
+void ShmStream::AfterRead() {
+  state_->Touch();
+  if (state_->inbound().TakeProducerDoorbell()) state_->ring_doorbell();
+}
+
+ssize_t ShmStream::TryRead(uint8_t* data, size_t size) {
+  ShmRing& ring = state_->inbound();
+  for (;;) {
     ssize_t n = ring.TryRead(data, size);
     if (n < 0) {
       SIM_LOG_ERROR("the shared memory ring from %s is corrupt", peer_.c_str());
-      return false;
+      return -1;
     }
     if (n > 0) {
-      data += n;
-      size -= static_cast<size_t>(n);
-      continue;
+      AfterRead();
+      return n;
     }
-    if (stopped_) return false;
-    if (ring.producer_closed() || peer_gone_) {
-      // Nothing more will be written; what was written before the flag is readable now.
-      if (ring.Readable() != 0) continue;
-      return false;
-    }
-    ring.WaitForData(stop);
+    if (state_->stopped) return -1;
+    if (!ring.producer_closed() && !state_->peer_gone) return 0;
+    // Nothing more will be written; what was written before the flag is readable now.
+    if (ring.Readable() == 0) return -1;
   }
-  return true;
 }
 
 size_t ShmStream::Available() {
-  int64_t readable = segment_->inbound().Readable();
+  int64_t readable = state_->inbound().Readable();
   // A corrupt ring claims everything: the reader then reads, and reports it.
   return readable < 0 ? SIZE_MAX : static_cast<size_t>(readable);
 }
 
-bool ShmStream::Peek(uint8_t* data, size_t size) { return segment_->inbound().Peek(data, size); }
+bool ShmStream::Peek(uint8_t* data, size_t size) { return state_->inbound().Peek(data, size); }
 
 bool ShmStream::TryReadExactly(uint8_t* data, size_t size) {
   while (size > 0) {
-    ssize_t n = segment_->inbound().TryRead(data, size);
+    ssize_t n = state_->inbound().TryRead(data, size);
     if (n <= 0) return false;
     data += n;
     size -= static_cast<size_t>(n);
   }
+  AfterRead();
   return true;
 }
 
-bool ShmStream::WaitReadable() {
-  ShmRing& ring = segment_->inbound();
-  auto stop = [this] { return stopped_.load() || peer_gone_.load(); };
-  for (;;) {
-    if (ring.Readable() != 0) return true;  // data, or a corrupt ring for the reader to report
-    if (stop() || ring.producer_closed()) return ring.Readable() != 0;
-    ring.WaitForData(stop);
+ssize_t ShmStream::Write(const iovec* parts, int count) {
+  if (state_->stopped || state_->peer_gone) return -1;
+  ssize_t n = state_->outbound().TryWrite(parts, count);
+  if (n > 0) {
+    state_->Touch();
+    if (state_->outbound().TakeConsumerDoorbell()) state_->ring_doorbell();
   }
+  return n;
 }
 
-bool ShmStream::Ended() {
-  return stopped_ || peer_gone_ || segment_->inbound().producer_closed();
+void ShmStream::AsyncWaitReadable(std::function<void()> ready) {
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->readable_waiter = std::move(ready);
+  }
+  state_->Kick();
 }
 
-ssize_t ShmStream::Write(const iovec* parts, int count, bool dont_wait) {
-  ShmRing& ring = segment_->outbound();
-  auto stop = [this] { return stopped_.load() || peer_gone_.load(); };
-  for (;;) {
-    if (stop()) return -1;
-    ssize_t n = ring.TryWrite(parts, count);
-    if (n != 0 || dont_wait) return n;
-    ring.WaitForSpace(stop);
+void ShmStream::AsyncWaitWritable(std::function<void()> ready) {
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->writable_waiter = std::move(ready);
   }
+  state_->Kick();
 }
+
+void ShmStream::OnDoorbell() { state_->Kick(); }
 
 void ShmStream::Shutdown() {
-  stopped_ = true;
-  segment_->outbound().CloseAsProducer();
-  segment_->inbound().CloseAsConsumer();
-  segment_->inbound().WakeConsumer();    // our own reader, if it sleeps
-  segment_->outbound().WakeProducer();   // and our own writer
-  if (!shutdown_done_.exchange(true) && on_shutdown_) on_shutdown_();
+  state_->stopped = true;
+  state_->outbound().CloseAsProducer();
+  state_->inbound().CloseAsConsumer();
+  state_->Kick();  // this side's waits see the end
+  if (!state_->shutdown_done.exchange(true) && state_->on_shutdown) state_->on_shutdown();
 }
 
 void ShmStream::PeerGone() {
-  peer_gone_ = true;
-  segment_->inbound().WakeConsumer();
-  segment_->outbound().WakeProducer();
+  state_->peer_gone = true;
+  state_->Kick();
 }
 
 }  // namespace rpma_sim

@@ -1,14 +1,20 @@
 // shm_stream.h -- a ByteStream over a connection's shared-memory segment: this side writes
-// its outbound ring and reads its inbound one.
+// its outbound ring and reads its inbound one, on the progress engine like a socket.
 //
-// A segment cannot tell that the peer process died, so the connection's TCP socket stays
-// open beside it as the watch: when the socket ends, PeerGone lets the reader take what the
-// peer wrote before it went, then end. Shutting the stream down closes that socket too
-// (`on_shutdown`), after this side's last bytes are in the ring.
+// No thread waits on the rings. A wire waiting for bytes (or for space) first looks at the
+// ring again on every turn of the engine for a short while after the last activity (a
+// reply that comes within it costs no wakeup), then asks the peer for a doorbell
+// (ShmRing::ArmConsumerDoorbell) and sleeps: the peer, after its next write, rings it with
+// `ring_doorbell` (a DOORBELL frame on the connection's TCP socket, which this process's
+// engine waits for), and OnDoorbell looks again. An idle connection costs no CPU.
+//
+// A segment cannot tell that the peer process died, so the connection's TCP socket is also
+// the watch: when it ends, PeerGone lets the reader take what the peer wrote before it
+// went, then end. Shutting the stream down closes that socket too (`on_shutdown`), after
+// this side's last bytes are in the ring.
 #ifndef RPMA_SIM_TRANSPORT_SHM_STREAM_H_
 #define RPMA_SIM_TRANSPORT_SHM_STREAM_H_
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,29 +27,33 @@ namespace rpma_sim {
 class ShmStream : public ByteStream {
  public:
   ShmStream(std::shared_ptr<ShmSegment> segment, std::string peer,
-            std::function<void()> on_shutdown);
+            std::function<void()> ring_doorbell, std::function<void()> on_shutdown);
 
-  bool ReadExactly(uint8_t* data, size_t size) override;
-  ssize_t Write(const iovec* parts, int count, bool dont_wait) override;
+  ssize_t Write(const iovec* parts, int count) override;
+  ssize_t TryRead(uint8_t* data, size_t size) override;
   void Shutdown() override;
   const std::string& peer() const override { return peer_; }
   bool CanPeek() const override { return true; }
   size_t Available() override;
   bool Peek(uint8_t* data, size_t size) override;
   bool TryReadExactly(uint8_t* data, size_t size) override;
-  bool WaitReadable() override;
-  bool Ended() override;
+  void AsyncWaitReadable(std::function<void()> ready) override;
+  void AsyncWaitWritable(std::function<void()> ready) override;
 
-  // The peer's process or link is gone: nothing more will be written.
+  // The peer rang: the waits look at the rings again. Any thread.
+  void OnDoorbell();
+  // The peer's process or link is gone: nothing more will be written. Any thread.
   void PeerGone();
 
  private:
-  std::shared_ptr<ShmSegment> segment_;
+  // What the engine's waits share with the stream; they may outlive it.
+  struct State;
+
+  // After this side read: rings the peer's producer if it waits for space.
+  void AfterRead();
+
+  std::shared_ptr<State> state_;
   std::string peer_;
-  std::function<void()> on_shutdown_;
-  std::atomic<bool> stopped_{false};
-  std::atomic<bool> peer_gone_{false};
-  std::atomic<bool> shutdown_done_{false};
 };
 
 }  // namespace rpma_sim

@@ -76,29 +76,14 @@ SocketStream::~SocketStream() {
   socket_.close(ignored);
 }
 
-bool SocketStream::ReadExactly(uint8_t* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::recv(fd_, data, size, 0);
-    if (n > 0) {
-      data += n;
-      size -= static_cast<size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-ssize_t SocketStream::Write(const iovec* parts, int count, bool dont_wait) {
+ssize_t SocketStream::Write(const iovec* parts, int count) {
   for (;;) {
     msghdr message{};
     message.msg_iov = const_cast<iovec*>(parts);
     message.msg_iovlen = count;
-    ssize_t n = ::sendmsg(fd_, &message, MSG_NOSIGNAL | (dont_wait ? MSG_DONTWAIT : 0));
+    ssize_t n = ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && dont_wait && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
     return n <= 0 ? -1 : n;
   }
 }
@@ -133,24 +118,6 @@ bool SocketStream::TryReadExactly(uint8_t* data, size_t size) {
     size -= static_cast<size_t>(n);
   }
   return true;
-}
-
-bool SocketStream::Ended() {
-  pollfd watch{fd_, POLLRDHUP, 0};
-  return ::poll(&watch, 1, 0) == 1 && (watch.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
-}
-
-bool SocketStream::WaitReadable() {
-  for (;;) {
-    pollfd watch{fd_, POLLIN | POLLRDHUP, 0};
-    int ready = ::poll(&watch, 1, -1);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) return false;
-    if (Available() > 0) return true;
-    // Nothing to read: either the end (or an error) is what there is, or a polling
-    // application took the bytes meanwhile.
-    if (Ended()) return false;
-  }
 }
 
 void SocketStream::AsyncWaitReadable(std::function<void()> ready) {

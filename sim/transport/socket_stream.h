@@ -32,20 +32,16 @@ class SocketStream : public ByteStream {
   explicit SocketStream(boost::asio::ip::tcp::socket socket);
   ~SocketStream() override;
 
-  bool ReadExactly(uint8_t* data, size_t size) override;
-  ssize_t Write(const iovec* parts, int count, bool dont_wait) override;
+  ssize_t Write(const iovec* parts, int count) override;
   void Shutdown() override;
   const std::string& peer() const override { return peer_; }
   bool CanPeek() const override { return true; }
   size_t Available() override;
   bool Peek(uint8_t* data, size_t size) override;
   bool TryReadExactly(uint8_t* data, size_t size) override;
-  bool WaitReadable() override;
-  bool Ended() override;
   // TCP keepalive probes after a second of silence, and TCP_USER_TIMEOUT: the kernel ends
   // the connection when the peer has not answered for `timeout_ms` (at least a second).
   void WatchLiveness(int timeout_ms) override;
-  bool EngineDriven() const override { return true; }
   void AsyncWaitReadable(std::function<void()> ready) override;
   void AsyncWaitWritable(std::function<void()> ready) override;
   ssize_t TryRead(uint8_t* data, size_t size) override;

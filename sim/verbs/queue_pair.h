@@ -14,6 +14,7 @@
 
 #include <deque>
 #include <vector>
+#include <algorithm>
 #include <memory>
 
 #include "sim/common/status.h"
@@ -50,6 +51,8 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
 
   uint32_t qp_num() const { return qp_num_; }
   ProtectionDomain* pd() const { return pd_.get(); }
+  // The deeper of the send and receive queues: how many work requests may be under way.
+  uint32_t queue_depth() const { return std::max(config_.sq_size, config_.rq_size); }
   State state();
 
   // Posts a receive buffer. kProvider when the queue pair uses an SRQ or its receive queue

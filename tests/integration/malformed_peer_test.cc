@@ -32,7 +32,8 @@ using integration::NextEvent;
 namespace {
 
 constexpr uint32_t kMagic = 0x4d535052;
-constexpr uint16_t kVersion = 2;
+constexpr uint16_t kVersion = 3;
+constexpr uint16_t kDoorbell = 7;
 constexpr uint16_t kHello = 1;
 constexpr uint16_t kRequest = 5;
 
@@ -72,8 +73,8 @@ std::vector<Garbage> AllGarbage() {
   hello.resize(hello.size() + 200, 'x');
   all.push_back({"hello_with_200_bytes_of_private_data", hello});
 
-  all.push_back({"hello_of_protocol_version_1", Header(kMagic, 1, kHello, 0)});
-  all.push_back({"hello_of_protocol_version_3", Header(kMagic, 3, kHello, 0)});
+  all.push_back({"hello_of_protocol_version_2", Header(kMagic, 2, kHello, 0)});
+  all.push_back({"hello_of_protocol_version_4", Header(kMagic, 4, kHello, 0)});
 
   // HELLO bodies (PROTOCOL.md): private data length, private data, offer flag, offer.
   auto hello_with = [](const std::vector<uint8_t> &body) {
@@ -97,7 +98,9 @@ std::vector<Garbage> AllGarbage() {
   foreign.insert(foreign.end(), name.begin(), name.end());
   all.push_back({"hello_requiring_a_segment_that_is_not_ours", hello_with(foreign)});
 
-  all.push_back({"unknown_frame_type_7", Header(kMagic, kVersion, 7, 0)});
+  all.push_back({"unknown_frame_type_8", Header(kMagic, kVersion, 8, 0)});
+  // A doorbell where no shared memory was agreed.
+  all.push_back({"doorbell_before_hello", Header(kMagic, kVersion, kDoorbell, 0)});
 
   // A well-formed REQUEST (a write of 0 bytes) as the first frame, before any HELLO.
   std::vector<uint8_t> body;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # scale_test.sh -- 2000 connections per process (bench/rpma_sim_scale.cc): in process (both
-# sides as two threads), and client and server as two processes over TCP. Each side must
-# connect all of them, write on each, disconnect them all and find the data in place, with
-# at most 4 simulator threads and one fd of its own per connection (+64 for the rest) while
-# every connection is open.
+# sides as two threads), and client and server as two processes over TCP and over shared
+# memory. Each side must connect all of them, write on each, disconnect them all and find
+# the data in place, with at most 4 simulator threads and one fd of its own per connection
+# (+64 for the rest) while every connection is open.
 #
 # usage: scale_test.sh RPMA_SIM_SCALE_BINARY
 set -u
@@ -40,24 +40,31 @@ echo "$out"
 [ "$status" -eq 0 ] || { echo "FAIL: in process: exit $status"; failed=1; }
 check_line "in process" "$(grep '^client:' <<<"$out")"
 
-echo "=== tcp: $connections connections, client and server as two processes"
-port=$(free_port)
-: >"$work/server.out"
-RPMA_SIM_TRANSPORT=tcp timeout 300 "$scale" server 127.0.0.1 "$port" "$connections" \
-  --max-sim-threads "$max_sim_threads" >"$work/server.out" 2>&1 &
-server_pid=$!
-timeout 60 tail -n +1 --pid="$server_pid" -f "$work/server.out" | grep -q -m1 "listening on"
-out=$(RPMA_SIM_TRANSPORT=tcp timeout 300 "$scale" client 127.0.0.1 "$port" "$connections" \
-  --max-sim-threads "$max_sim_threads" 2>&1)
-client_status=$?
-wait "$server_pid"
-server_status=$?
-cat "$work/server.out"
-echo "$out"
-[ "$client_status" -eq 0 ] || { echo "FAIL: tcp client: exit $client_status"; failed=1; }
-[ "$server_status" -eq 0 ] || { echo "FAIL: tcp server: exit $server_status"; failed=1; }
-check_line "tcp client" "$(grep '^client:' <<<"$out")"
-check_line "tcp server" "$(grep '^server: [0-9]' "$work/server.out")"
+# Client and server as two processes over TRANSPORT (tcp or shm).
+two_processes() {  # TRANSPORT
+  local transport=$1 port out client_status server_status
+  echo "=== $transport: $connections connections, client and server as two processes"
+  port=$(free_port)
+  : >"$work/server.out"
+  RPMA_SIM_TRANSPORT=$transport timeout 300 "$scale" server 127.0.0.1 "$port" "$connections" \
+    --max-sim-threads "$max_sim_threads" >"$work/server.out" 2>&1 &
+  local server_pid=$!
+  timeout 60 tail -n +1 --pid="$server_pid" -f "$work/server.out" | grep -q -m1 "listening on"
+  out=$(RPMA_SIM_TRANSPORT=$transport timeout 300 "$scale" client 127.0.0.1 "$port" \
+    "$connections" --max-sim-threads "$max_sim_threads" 2>&1)
+  client_status=$?
+  wait "$server_pid"
+  server_status=$?
+  cat "$work/server.out"
+  echo "$out"
+  [ "$client_status" -eq 0 ] || { echo "FAIL: $transport client: exit $client_status"; failed=1; }
+  [ "$server_status" -eq 0 ] || { echo "FAIL: $transport server: exit $server_status"; failed=1; }
+  check_line "$transport client" "$(grep '^client:' <<<"$out")"
+  check_line "$transport server" "$(grep '^server: [0-9]' "$work/server.out")"
+}
+
+two_processes tcp
+two_processes shm
 
 [ "$failed" -eq 0 ] && echo "PASS" || echo "FAILED"
 exit "$failed"

@@ -1,36 +1,30 @@
 // Tests of ShmRing (sim/transport/shm_ring): copying in and out, wrap-around, a full and an
-// empty ring, a corrupt control block, a closed consumer, and futex waits and wakes. The ring
+// empty ring, a corrupt control block, a closed consumer, and the doorbell handshake. The ring
 // works within one process too, so a heap RingControl and buffer stand in for a segment.
 #include "sim/transport/shm_ring.h"
 
-#include <sys/syscall.h>
 #include <sys/uio.h>
 
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
-#include <future>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "tests/sim/sim_test_support.h"
-
 namespace rpma_sim {
 namespace {
-
-using rpma_sim_test::CurrentTid;
-using rpma_sim_test::WaitUntilBlockedIn;
 
 constexpr size_t kCapacity = 16;
 constexpr size_t kGuardSize = 64;
 constexpr uint8_t kGuardByte = 0xA5;
 
-// How long a waiting thread waits at most before it gives up: a safety net so that a broken
-// wake-up fails the test instead of hanging it, never a wait for an event.
+// How long a waiting thread waits at most before it gives up: a safety net so that a lost
+// doorbell fails the test instead of hanging it, never a wait for an event.
 constexpr auto kSafetyNet = std::chrono::seconds(30);
 
 iovec Part(const void* data, size_t size) { return iovec{const_cast<void*>(data), size}; }
@@ -165,89 +159,98 @@ TEST_F(ShmRingTest, ClosedProducerIsSeenByTheConsumer) {
   EXPECT_EQ(Read(10), "ab");  // what was written before stays readable
 }
 
-// Runs `wait(stop)` on a thread and tells the caller once that thread sleeps in the futex.
-// `timed_out` turns true if the safety net ended the wait.
-class BlockedWaiter {
- public:
-  explicit BlockedWaiter(std::function<void(const std::function<bool()>&)> wait) {
-    std::promise<pid_t> tid;
-    std::future<pid_t> tid_known = tid.get_future();
-    thread_ = std::thread([this, wait, tid = std::move(tid)]() mutable {
-      tid.set_value(CurrentTid());
-      const auto deadline = std::chrono::steady_clock::now() + kSafetyNet;
-      wait([this, deadline] {
-        if (stop_.load()) return true;
-        if (std::chrono::steady_clock::now() < deadline) return false;
-        timed_out_ = true;
-        return true;
-      });
-    });
-    tid_ = tid_known.get();
-  }
-  // A test that failed early still ends the thread (at its next look at `stop`).
-  ~BlockedWaiter() {
-    Stop();
-    if (thread_.joinable()) Join();
-  }
-
-  bool BlockedInFutex() { return WaitUntilBlockedIn(tid_, SYS_futex); }
-  void Join() { thread_.join(); }
-  void Stop() { stop_ = true; }
-  bool timed_out() const { return timed_out_.load(); }
-
- private:
-  std::thread thread_;
-  pid_t tid_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> timed_out_{false};
-};
-
-TEST_F(ShmRingTest, WaitForDataWakesWhenTheProducerWrites) {
-  BlockedWaiter consumer([this](const std::function<bool()>& stop) { ring_.WaitForData(stop); });
-  ASSERT_TRUE(consumer.BlockedInFutex());
-  EXPECT_EQ(Write("x"), 1);
-  consumer.Join();
-  EXPECT_FALSE(consumer.timed_out());
-  EXPECT_EQ(Read(1), "x");
+TEST_F(ShmRingTest, ConsumerArmsOnAnEmptyRing) {
+  EXPECT_TRUE(ring_.ArmConsumerDoorbell());
 }
 
-TEST_F(ShmRingTest, WaitForDataWakesWhenStopTurnsTrue) {
-  BlockedWaiter consumer([this](const std::function<bool()>& stop) { ring_.WaitForData(stop); });
-  ASSERT_TRUE(consumer.BlockedInFutex());
-  consumer.Stop();
-  ring_.WakeConsumer();
-  consumer.Join();
-  EXPECT_FALSE(consumer.timed_out());
-  EXPECT_EQ(ring_.Readable(), 0);
+TEST_F(ShmRingTest, AWriteAfterTheConsumerArmedRingsExactlyOnce) {
+  ASSERT_TRUE(ring_.ArmConsumerDoorbell());
+  ASSERT_EQ(Write("a"), 1);
+  EXPECT_TRUE(ring_.TakeConsumerDoorbell());
+  ASSERT_EQ(Write("b"), 1);
+  EXPECT_FALSE(ring_.TakeConsumerDoorbell()) << "a second doorbell for one sleep";
 }
 
-TEST_F(ShmRingTest, WaitForDataWakesWhenTheProducerCloses) {
-  BlockedWaiter consumer([this](const std::function<bool()>& stop) { ring_.WaitForData(stop); });
-  ASSERT_TRUE(consumer.BlockedInFutex());
+TEST_F(ShmRingTest, NoDoorbellWhileTheConsumerIsAwake) {
+  ASSERT_EQ(Write("a"), 1);
+  EXPECT_FALSE(ring_.TakeConsumerDoorbell());
+}
+
+TEST_F(ShmRingTest, ConsumerDoesNotArmOverBytesAlreadyThere) {
+  ASSERT_EQ(Write("a"), 1);
+  EXPECT_FALSE(ring_.ArmConsumerDoorbell()) << "it would sleep on a byte it could read";
+  EXPECT_FALSE(ring_.TakeConsumerDoorbell()) << "a refused request must not stay asked";
+}
+
+TEST_F(ShmRingTest, ConsumerDoesNotArmOnAClosedProducer) {
   ring_.CloseAsProducer();
-  consumer.Join();
-  EXPECT_FALSE(consumer.timed_out());
+  EXPECT_FALSE(ring_.ArmConsumerDoorbell());
 }
 
-TEST_F(ShmRingTest, WaitForSpaceWakesWhenTheConsumerReads) {
+TEST_F(ShmRingTest, ProducerArmsOnAFullRingAndTheNextReadRingsOnce) {
   ASSERT_EQ(Write(std::string(kCapacity, 'f')), static_cast<ssize_t>(kCapacity));
-  BlockedWaiter producer(
-      [this](const std::function<bool()>& stop) { ring_.WaitForSpace(stop); });
-  ASSERT_TRUE(producer.BlockedInFutex());
+  ASSERT_TRUE(ring_.ArmProducerDoorbell());
   EXPECT_EQ(Read(1), "f");
-  producer.Join();
-  EXPECT_FALSE(producer.timed_out());
-  EXPECT_EQ(Write("g"), 1);
+  EXPECT_TRUE(ring_.TakeProducerDoorbell());
+  EXPECT_EQ(Read(1), "f");
+  EXPECT_FALSE(ring_.TakeProducerDoorbell());
 }
 
-TEST_F(ShmRingTest, WaitForSpaceWakesWhenTheConsumerCloses) {
-  ASSERT_EQ(Write(std::string(kCapacity, 'f')), static_cast<ssize_t>(kCapacity));
-  BlockedWaiter producer(
-      [this](const std::function<bool()>& stop) { ring_.WaitForSpace(stop); });
-  ASSERT_TRUE(producer.BlockedInFutex());
+TEST_F(ShmRingTest, ProducerDoesNotArmWhileThereIsSpaceOrOnAClosedConsumer) {
+  ASSERT_EQ(Write("a"), 1);
+  EXPECT_FALSE(ring_.ArmProducerDoorbell());
+  ASSERT_EQ(Write(std::string(kCapacity - 1, 'f')), static_cast<ssize_t>(kCapacity - 1));
   ring_.CloseAsConsumer();
-  producer.Join();
-  EXPECT_FALSE(producer.timed_out());
+  EXPECT_FALSE(ring_.ArmProducerDoorbell());
+}
+
+TEST_F(ShmRingTest, ProducerDoesNotArmOnACorruptRing) {
+  control_.head.store(kCapacity + 5);
+  EXPECT_FALSE(ring_.ArmProducerDoorbell());
+  EXPECT_FALSE(ring_.ArmConsumerDoorbell());
+}
+
+// Two threads hand bytes over with doorbells only (no spinning on the counters after
+// arming): the consumer arms, and sleeps until a doorbell unless arming was refused. A lost
+// doorbell would leave it asleep (the safety net then fails the test).
+TEST_F(ShmRingTest, DoorbellsAreNeverLostBetweenTwoThreads) {
+  constexpr int kBytes = 20000;
+  std::mutex mutex;
+  std::condition_variable rung;
+  int doorbells = 0;
+  std::thread producer([&] {
+    for (int i = 0; i < kBytes;) {
+      uint8_t byte = static_cast<uint8_t>(i);
+      iovec part = Part(&byte, 1);
+      ssize_t n = ring_.TryWrite(&part, 1);
+      ASSERT_GE(n, 0);
+      i += static_cast<int>(n);
+      if (n > 0 && ring_.TakeConsumerDoorbell()) {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++doorbells;
+        rung.notify_one();
+      }
+      if (n == 0) std::this_thread::yield();
+    }
+  });
+  int seen_doorbells = 0;
+  for (int got = 0; got < kBytes;) {
+    uint8_t byte;
+    ssize_t n = ring_.TryRead(&byte, 1);
+    ASSERT_GE(n, 0);
+    if (n == 1) {
+      ASSERT_EQ(byte, static_cast<uint8_t>(got)) << "at " << got;
+      ++got;
+      continue;
+    }
+    if (!ring_.ArmConsumerDoorbell()) continue;
+    std::unique_lock<std::mutex> lock(mutex);
+    ASSERT_TRUE(rung.wait_for(lock, kSafetyNet, [&] { return doorbells > seen_doorbells; }))
+        << "asleep with " << ring_.Readable() << " bytes in the ring: a doorbell was lost";
+    seen_doorbells = doorbells;
+  }
+  producer.join();
+  EXPECT_TRUE(GuardsIntact());
 }
 
 }  // namespace

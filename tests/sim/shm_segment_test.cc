@@ -26,6 +26,9 @@ namespace {
 
 namespace bip = boost::interprocess;
 
+// The rings of a connection with librpma's default queue depth.
+const size_t kRingCapacity = ShmSegment::RingCapacityFor(10);
+
 std::string ShmPath(const std::string& name) { return "/dev/shm/" + name; }
 
 bool Exists(const std::string& name) {
@@ -98,7 +101,7 @@ std::string ReadText(ShmRing& ring, size_t size) {
 
 TEST(ShmSegmentTest, CreateMakesAnOwnerOnlySegmentNamedAfterThisProcess) {
   std::shared_ptr<ShmSegment> client;
-  ASSERT_EQ(ShmSegment::Create(&client), Status::kOk);
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
   ASSERT_NE(client, nullptr);
   const std::string prefix = "rpma-sim-" + std::to_string(getpid()) + "-";
   EXPECT_EQ(client->name().compare(0, prefix.size(), prefix), 0) << client->name();
@@ -111,10 +114,49 @@ TEST(ShmSegmentTest, CreateMakesAnOwnerOnlySegmentNamedAfterThisProcess) {
   EXPECT_EQ(StatError(client->name()), ENOENT);
 }
 
+TEST(ShmSegmentTest, RingsAreSizedFromTheQueueDepthWithinBounds) {
+  EXPECT_EQ(ShmSegment::RingCapacityFor(0), ShmSegment::kMinRingCapacity);
+  EXPECT_EQ(ShmSegment::RingCapacityFor(1), ShmSegment::kMinRingCapacity);
+  EXPECT_EQ(ShmSegment::RingCapacityFor(10), 256u << 10);  // librpma's default depth
+  EXPECT_EQ(ShmSegment::RingCapacityFor(64), 1u << 20);
+  EXPECT_EQ(ShmSegment::RingCapacityFor(100000), ShmSegment::kMaxRingCapacity);
+}
+
+TEST(ShmSegmentTest, AnIdleConnectionOfDefaultDepthTakesAtMostOneMiB) {
+  std::shared_ptr<ShmSegment> client;
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
+  struct stat st;
+  ASSERT_EQ(stat(ShmPath(client->name()).c_str(), &st), 0);
+  EXPECT_LE(st.st_size, 1 << 20);
+  // Allocated at creation (a full /dev/shm is Create's error, not a SIGBUS later).
+  EXPECT_GE(static_cast<off_t>(st.st_blocks) * 512, st.st_size);
+}
+
+TEST(ShmSegmentTest, CreateRefusesRingSizesOutOfBounds) {
+  std::shared_ptr<ShmSegment> segment;
+  EXPECT_EQ(ShmSegment::Create(ShmSegment::kMinRingCapacity / 2, &segment), Status::kInvalid);
+  EXPECT_EQ(ShmSegment::Create(ShmSegment::kMaxRingCapacity * 2, &segment), Status::kInvalid);
+  EXPECT_EQ(ShmSegment::Create(ShmSegment::kMinRingCapacity + 1, &segment), Status::kInvalid);
+  EXPECT_EQ(segment, nullptr);
+}
+
+TEST(ShmSegmentTest, OpenRefusesAHeaderWhoseRingSizeDoesNotMatchTheSegment) {
+  std::shared_ptr<ShmSegment> client, server;
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
+  int fd = open(ShmPath(client->name()).c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  // The header: magic (8 bytes), version (4), ring capacity (4).
+  uint32_t doubled = static_cast<uint32_t>(kRingCapacity * 2);
+  ASSERT_EQ(pwrite(fd, &doubled, sizeof(doubled), 12), static_cast<ssize_t>(sizeof(doubled)));
+  close(fd);
+  EXPECT_EQ(ShmSegment::Open(client->name(), client->nonce(), &server), Status::kProvider);
+  EXPECT_EQ(server, nullptr);
+}
+
 TEST(ShmSegmentTest, TwoSegmentsGetDifferentNames) {
   std::shared_ptr<ShmSegment> first, second;
-  ASSERT_EQ(ShmSegment::Create(&first), Status::kOk);
-  ASSERT_EQ(ShmSegment::Create(&second), Status::kOk);
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &first), Status::kOk);
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &second), Status::kOk);
   EXPECT_NE(first->name(), second->name());
 }
 
@@ -122,7 +164,7 @@ TEST(ShmSegmentTest, DestructorRemovesTheName) {
   std::string name;
   {
     std::shared_ptr<ShmSegment> client;
-    ASSERT_EQ(ShmSegment::Create(&client), Status::kOk);
+    ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
     name = client->name();
     ASSERT_TRUE(Exists(name));
   }
@@ -131,7 +173,7 @@ TEST(ShmSegmentTest, DestructorRemovesTheName) {
 
 TEST(ShmSegmentTest, OpenWithTheRightNonceSucceedsAndRemovesTheName) {
   std::shared_ptr<ShmSegment> client, server;
-  ASSERT_EQ(ShmSegment::Create(&client), Status::kOk);
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
   ASSERT_EQ(ShmSegment::Open(client->name(), client->nonce(), &server), Status::kOk);
   ASSERT_NE(server, nullptr);
   EXPECT_EQ(server->side(), ShmSegment::kServer);
@@ -148,7 +190,7 @@ TEST(ShmSegmentTest, OpenWithTheRightNonceSucceedsAndRemovesTheName) {
 
 TEST(ShmSegmentTest, APeerClaimingThisProcessIsNotBelievedWithoutItsSideHere) {
   std::shared_ptr<ShmSegment> client, server;
-  ASSERT_EQ(ShmSegment::Create(&client), Status::kOk);
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
   ASSERT_EQ(ShmSegment::Open(client->name(), client->nonce(), &server), Status::kOk);
   // The header still names this process as the client, but no client side is open here
   // any more: as if another process had written our pid there.
@@ -162,7 +204,7 @@ TEST(ShmSegmentTest, APeerClaimingThisProcessIsNotBelievedWithoutItsSideHere) {
 
 TEST(ShmSegmentTest, PeerMemoryIsReachableUntilThePeerRevokesIt) {
   std::shared_ptr<ShmSegment> client, server;
-  ASSERT_EQ(ShmSegment::Create(&client), Status::kOk);
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
   ASSERT_EQ(ShmSegment::Open(client->name(), client->nonce(), &server), Status::kOk);
   ASSERT_TRUE(server->ProbePeer());
   uint64_t source = 0x1122334455667788, target = 0;
@@ -180,7 +222,7 @@ TEST(ShmSegmentTest, PeerMemoryIsReachableUntilThePeerRevokesIt) {
 
 TEST(ShmSegmentTest, OpenWithAWrongNonceFails) {
   std::shared_ptr<ShmSegment> client, server;
-  ASSERT_EQ(ShmSegment::Create(&client), Status::kOk);
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
   EXPECT_EQ(ShmSegment::Open(client->name(), client->nonce() + 1, &server), Status::kProvider);
   EXPECT_EQ(server, nullptr);
   EXPECT_TRUE(Exists(client->name()));  // a wrong offer leaves the segment alone
@@ -222,7 +264,7 @@ TEST(ShmSegmentTest, OpenOfAnObjectOfTheWrongSizeFails) {
 
 TEST(ShmSegmentTest, ClientOutboundIsServerInboundAndBack) {
   std::shared_ptr<ShmSegment> client, server;
-  ASSERT_EQ(ShmSegment::Create(&client), Status::kOk);
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
   ASSERT_EQ(ShmSegment::Open(client->name(), client->nonce(), &server), Status::kOk);
   EXPECT_EQ(WriteText(client->outbound(), "ping"), 4);
   EXPECT_EQ(server->outbound().Readable(), 0);
@@ -234,7 +276,7 @@ TEST(ShmSegmentTest, ClientOutboundIsServerInboundAndBack) {
 
 TEST(ShmSegmentTest, DestroyingOneSideClosesItsRings) {
   std::shared_ptr<ShmSegment> client, server;
-  ASSERT_EQ(ShmSegment::Create(&client), Status::kOk);
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
   ASSERT_EQ(ShmSegment::Open(client->name(), client->nonce(), &server), Status::kOk);
   client.reset();
   EXPECT_TRUE(server->inbound().producer_closed());
@@ -260,7 +302,7 @@ TEST(ShmSegmentTest, RemoveStaleRemovesASegmentItsCreatorLeftBehind) {
   pid_t child = fork();
   if (child == 0) {
     std::shared_ptr<ShmSegment> segment;
-    if (ShmSegment::Create(&segment) != Status::kOk) _exit(1);
+    if (ShmSegment::Create(kRingCapacity, &segment) != Status::kOk) _exit(1);
     std::string name = segment->name() + "\n";
     if (write(fds[1], name.data(), name.size()) != static_cast<ssize_t>(name.size())) _exit(2);
     _exit(0);  // no destructors: the name stays
@@ -285,7 +327,7 @@ TEST(ShmSegmentTest, RemoveStaleRemovesASegmentItsCreatorLeftBehind) {
 
 TEST(ShmSegmentTest, RemoveStaleKeepsTheSegmentOfALiveCreatorHoweverOld) {
   std::shared_ptr<ShmSegment> client;
-  ASSERT_EQ(ShmSegment::Create(&client), Status::kOk);
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
   ASSERT_TRUE(MakeOld(client->name()));
   ShmSegment::RemoveStale();
   EXPECT_TRUE(Exists(client->name()));
@@ -307,7 +349,7 @@ TEST(ShmSegmentTest, RemoveStaleLeavesNamesThatAreNotOurs) {
 
 TEST(ShmSegmentTest, ProbePeerWithinOneProcessSucceedsAndThePeerSeesIt) {
   std::shared_ptr<ShmSegment> client, server;
-  ASSERT_EQ(ShmSegment::Create(&client), Status::kOk);
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
   ASSERT_EQ(ShmSegment::Open(client->name(), client->nonce(), &server), Status::kOk);
   EXPECT_FALSE(server->WeReachPeer());
   EXPECT_FALSE(client->PeerReachesUs());

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -34,7 +35,7 @@ inline pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
 // True once thread `tid` of this process sleeps inside system call `syscall_number`;
 // false if that has not happened within `timeout` (a safety net, not a wait).
-inline bool WaitUntilBlockedIn(pid_t tid, long syscall_number,
+inline bool WaitUntilBlockedIn(pid_t tid, std::initializer_list<long> syscall_numbers,
                                std::chrono::seconds timeout = std::chrono::seconds(30)) {
   const std::string task = "/proc/self/task/" + std::to_string(tid);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -45,11 +46,24 @@ inline bool WaitUntilBlockedIn(pid_t tid, long syscall_number,
     const char state = paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
     std::ifstream syscall_file(task + "/syscall");
     long number = -1;
-    if (syscall_file >> number && number == syscall_number && (state == 'S' || state == 'D'))
-      return true;
+    bool in_one = false;
+    if (syscall_file >> number)
+      for (long syscall_number : syscall_numbers) in_one = in_one || number == syscall_number;
+    if (in_one && (state == 'S' || state == 'D')) return true;
     std::this_thread::yield();
   }
   return false;
+}
+
+inline bool WaitUntilBlockedIn(pid_t tid, long syscall_number,
+                               std::chrono::seconds timeout = std::chrono::seconds(30)) {
+  return WaitUntilBlockedIn(tid, {syscall_number}, timeout);
+}
+
+// True once the progress engine's thread `tid` sleeps with nothing to do: in epoll_wait
+// when the process has sockets, on its own condition variable (a futex) when it has none.
+inline bool WaitUntilEngineSleeps(pid_t tid) {
+  return WaitUntilBlockedIn(tid, {SYS_epoll_wait, SYS_epoll_pwait, SYS_futex});
 }
 
 }  // namespace rpma_sim_test

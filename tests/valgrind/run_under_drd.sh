@@ -28,7 +28,7 @@ echo "$(valgrind --version) at $(command -v valgrind)"
 out=${TEST_UNDECLARED_OUTPUTS_DIR:-${TEST_TMPDIR:-/tmp}}
 # A distinct exit code for "DRD reported errors", so it is told apart from a failing gtest.
 readonly drd_error_exit=99
-# --fair-sched=yes: the tests and the shared-memory wire spin (yield, then futex) while they
+# --fair-sched=yes: the tests and the shared-memory wire spin (yield, then sleep) while they
 # wait; Valgrind runs one thread at a time, and without a fair lock a spinning thread can keep
 # the one that would end its wait off the CPU for a whole time slice, many times over.
 # --num-callers=50: deep enough that every frame drd.supp matches on is in the stack.
