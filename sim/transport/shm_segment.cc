@@ -28,7 +28,7 @@ namespace bip = boost::interprocess;
 
 constexpr uint64_t kSegmentMagic = 0x314d48534d535052;  // "RPSMSHM1"
 constexpr uint32_t kSegmentVersion = 2;
-constexpr size_t kRingBytesPerRequest = 16 << 10;
+constexpr size_t kRingBytesPerRequest = 8 << 10;
 
 struct SegmentHeader {
   uint64_t magic;
@@ -135,7 +135,7 @@ ShmSegment::~ShmSegment() {
 
 Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out) {
   if (!ValidRingCapacity(ring_capacity)) return Status::kInvalid;
-  RemoveStale();
+  RemoveStaleNowAndThen();
   std::string name = NewName();
   try {
     bip::permissions owner_only(0600);
@@ -225,6 +225,19 @@ bool IsStale(const std::string& name) {
 }
 
 }  // namespace
+
+void ShmSegment::RemoveStaleNowAndThen() {
+  // A segment turns stale kStaleAfterSeconds after its creator died at the earliest, so
+  // looking more often finds nothing more; and each look reads all of /dev/shm.
+  static std::atomic<int64_t> last_look_s{-kStaleAfterSeconds};
+  int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
+  int64_t last = last_look_s.load();
+  if (now_s - last < kStaleAfterSeconds || !last_look_s.compare_exchange_strong(last, now_s))
+    return;
+  RemoveStale();
+}
 
 int ShmSegment::RemoveStale() {
   DIR* dir = opendir("/dev/shm");

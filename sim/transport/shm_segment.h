@@ -1,8 +1,8 @@
 // shm_segment.h -- the shared-memory segment of one connection between two processes of a
 // host: a header and two byte rings (client to server, server to client).
 //
-// Each ring is sized from the connection's queue depth (RingCapacityFor): 256 KiB each for
-// librpma's default depth of 10, so an idle connection holds about half a MiB of /dev/shm.
+// Each ring is sized from the connection's queue depth (RingCapacityFor): 128 KiB each for
+// librpma's default depth of 10, so an idle connection holds about 260 KiB of /dev/shm.
 //
 // The client creates it (Boost.Interprocess, mode 0600, a name that carries the creator's
 // pid and a random part) and offers its name and nonce in its connect request; the server
@@ -38,12 +38,13 @@ class ShmSegment {
   enum Side { kClient = 0, kServer = 1 };
 
   // The capacity of each ring for a queue pair with `queue_depth` work requests under way:
-  // 16 KiB per request, a power of two between kMinRingCapacity and kMaxRingCapacity.
+  // 8 KiB per request, a power of two between kMinRingCapacity and kMaxRingCapacity.
   static size_t RingCapacityFor(uint32_t queue_depth);
   static constexpr size_t kMinRingCapacity = 64 << 10;
   static constexpr size_t kMaxRingCapacity = 4 << 20;
 
-  // Client: creates a new segment (after removing stale ones) with rings of
+  // Client: creates a new segment (after removing stale ones, at most every
+  // kStaleAfterSeconds) with rings of
   // `ring_capacity` bytes (a multiple of 4 KiB between the bounds above). kProvider (logged)
   // if /dev/shm has no room.
   static Status Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out);
@@ -53,6 +54,8 @@ class ShmSegment {
   // Removes the segments whose creator no longer holds them (it died before the peer
   // answered) and that are older than kStaleAfterSeconds; returns how many.
   static int RemoveStale();
+  // RemoveStale, unless this process looked less than kStaleAfterSeconds ago.
+  static void RemoveStaleNowAndThen();
   // A segment is this old at least before it counts as stale: between creating it and
   // taking its lock, a live creator holds no lock either.
   static constexpr int kStaleAfterSeconds = 10;

@@ -107,7 +107,7 @@ ShmStream::ShmStream(std::shared_ptr<ShmSegment> segment, std::string peer,
   state_->segment = std::move(segment);
   state_->ring_doorbell = std::move(ring_doorbell);
   state_->on_shutdown = std::move(on_shutdown);
-  state_->Touch();
+  // No activity yet: a connection that was just made and carries nothing spins for nothing.
 }
 
 void ShmStream::AfterRead() {
