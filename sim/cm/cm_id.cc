@@ -9,7 +9,6 @@
 #include "sim/common/log.h"
 #include "sim/fabric/config.h"
 #include "sim/transport/socket_stream.h"
-#include "sim/verbs/inproc_link.h"
 
 namespace rpma_sim {
 
@@ -182,8 +181,7 @@ Status CmId::Accept(const std::vector<uint8_t>& private_data) {
     LoseLocked();
     return Status::kOk;
   }
-  qp_->Connect(std::make_shared<InprocLink>(qp_, client->qp_));
-  client->qp_->Connect(std::make_shared<InprocLink>(client->qp_, qp_));
+  QueuePair::ConnectInProcess(qp_, client->qp_);
   state_ = State::kConnected;
   client->state_ = State::kConnected;
   client->PushLocked(CmEvent{CmEventType::kEstablished, nullptr, private_data});

@@ -6,9 +6,16 @@
 
 #include <chrono>
 
+#include "sim/common/happens_before.h"
 #include "sim/common/log.h"
 
 namespace rpma_sim {
+
+// For DRD (happens_before.h): everything done before a frame is sent happens before
+// everything its reader does with it. One key for every wire of the process, since the two
+// ends of a connection in one process are two wires: coarser than the truth, as fine as the
+// process-wide lock that used to give DRD this ordering.
+char g_frames_handed_over;
 
 FrameWire::FrameWire(std::unique_ptr<ByteStream> stream) : stream_(std::move(stream)) {}
 
@@ -17,6 +24,7 @@ FrameWire::~FrameWire() = default;
 void FrameWire::Start(std::shared_ptr<WireHandler> handler) { StartOnEngine(std::move(handler)); }
 
 bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
+  SIM_HAPPENS_BEFORE(&g_frames_handed_over);
   std::lock_guard<std::mutex> lock(mutex_);
   if (closing_) return false;
   Outgoing out{Frame{type, std::move(body)}, 0};
@@ -83,6 +91,7 @@ void FrameWire::DeliverArrived() {
       Abort();
       return;
     }
+    SIM_HAPPENS_AFTER(&g_frames_handed_over);
     handler_->OnFrame(std::move(frame));
   }
   // Only a poller that takes frames makes the engine step aside: whatever it leaves (a

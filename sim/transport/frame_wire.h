@@ -32,6 +32,9 @@ class WireHandler {
   virtual void OnWireClosed(const std::string& reason) = 0;
 };
 
+// The key under which DRD is told that a frame's sending happens before its handling.
+extern char g_frames_handed_over;
+
 class FrameWire : public std::enable_shared_from_this<FrameWire> {
  public:
   explicit FrameWire(std::unique_ptr<ByteStream> stream);

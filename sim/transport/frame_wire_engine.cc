@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "sim/common/happens_before.h"
 #include "sim/common/log.h"
 #include "sim/fabric/io_service.h"
 #include "sim/transport/frame_wire.h"
@@ -60,6 +61,7 @@ void FrameWire::OnReadable() {
       case ReadResult::kFrame: {
         Frame frame = std::move(incoming_.frame);
         incoming_ = Incoming();
+        SIM_HAPPENS_AFTER(&g_frames_handed_over);
         handler_->OnFrame(std::move(frame));
         continue;
       }

@@ -15,7 +15,7 @@
 #include <chrono>
 #include <mutex>
 #include <random>
-#include <set>
+#include <map>
 #include <thread>
 
 #include "sim/common/log.h"
@@ -56,12 +56,23 @@ bool ValidRingCapacity(size_t capacity) {
 
 std::atomic<uint32_t> g_counter{0};
 
-// The segments mapped in this process, by name and side: lets ProbePeer tell a connection
-// within this process from a peer that only claims this process's pid.
+// The segments mapped in this process, by name and side, with their mapping: lets ProbePeer
+// tell a connection within this process from a peer that only claims this process's pid,
+// and lets a server in the process of its client use the client's mapping (one mapping,
+// the same addresses for both sides: the rings' release and acquire are then on the same
+// atomics for ThreadSanitizer too, not on two aliases it cannot relate).
 std::mutex g_open_mutex;
-std::set<std::pair<std::string, int>>& OpenSegments() {
-  static auto* open = new std::set<std::pair<std::string, int>>;
+std::map<std::pair<std::string, int>, std::weak_ptr<bip::mapped_region>>& OpenSegments() {
+  static auto* open =
+      new std::map<std::pair<std::string, int>, std::weak_ptr<bip::mapped_region>>;
   return *open;
+}
+
+// This process's mapping of `name` made by its creator, if it has one.
+std::shared_ptr<bip::mapped_region> MappingInThisProcess(const std::string& name) {
+  std::lock_guard<std::mutex> lock(g_open_mutex);
+  auto it = OpenSegments().find({name, ShmSegment::kClient});
+  return it == OpenSegments().end() ? nullptr : it->second.lock();
 }
 
 // "rpma-sim-<pid>-<counter>-<random>": the pid says whose it is (for people; RemoveStale
@@ -105,10 +116,10 @@ size_t ShmSegment::RingCapacityFor(uint32_t queue_depth) {
   return capacity;
 }
 
-ShmSegment::ShmSegment(std::string name, Side side, bip::mapped_region region,
+ShmSegment::ShmSegment(std::string name, Side side, std::shared_ptr<bip::mapped_region> region,
                        size_t ring_capacity)
     : name_(std::move(name)), side_(side), region_(std::move(region)) {
-  auto* base = static_cast<uint8_t*>(region_.get_address());
+  auto* base = static_cast<uint8_t*>(region_->get_address());
   header_ = reinterpret_cast<SegmentHeader*>(base);
   uint8_t* data = base + kDataOffset;
   ShmRing client_to_server(&header_->ring[kClient], data, ring_capacity);
@@ -119,7 +130,7 @@ ShmSegment::ShmSegment(std::string name, Side side, bip::mapped_region region,
   header_->base[side].store(reinterpret_cast<uintptr_t>(base));
   header_->references_open[side].store(1);
   std::lock_guard<std::mutex> lock(g_open_mutex);
-  OpenSegments().insert({name_, side_});
+  OpenSegments()[{name_, side_}] = region_;
 }
 
 ShmSegment::~ShmSegment() {
@@ -157,7 +168,9 @@ Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out
     header->version = kSegmentVersion;
     header->ring_capacity = static_cast<uint32_t>(ring_capacity);
     header->nonce = RandomNonce();
-    out->reset(new ShmSegment(name, kClient, std::move(region), ring_capacity));
+    out->reset(new ShmSegment(name, kClient,
+                              std::make_shared<bip::mapped_region>(std::move(region)),
+                              ring_capacity));
     (*out)->object_ = std::move(object);
   } catch (const bip::interprocess_exception& error) {
     SIM_LOG_WARNING("cannot create shared memory segment %s: %s", name.c_str(), error.what());
@@ -186,8 +199,9 @@ Status ShmSegment::Open(const std::string& name, uint64_t nonce,
       SIM_LOG_ERROR("shared memory segment %s belongs to another user", name.c_str());
       return Status::kProvider;
     }
-    bip::mapped_region region(object, bip::read_write);
-    const auto* header = static_cast<const SegmentHeader*>(region.get_address());
+    std::shared_ptr<bip::mapped_region> region = MappingInThisProcess(name);
+    if (!region) region = std::make_shared<bip::mapped_region>(object, bip::read_write);
+    const auto* header = static_cast<const SegmentHeader*>(region->get_address());
     // Read once: the creator could change it after the check.
     const size_t ring_capacity = header->ring_capacity;
     if (header->magic != kSegmentMagic || header->version != kSegmentVersion ||

@@ -76,6 +76,9 @@ class ShmSegment {
   // the peer can write.
   int peer_pid() const { return peer_pid_; }
 
+  // Where this side mapped the segment: the same address for both sides in one process.
+  const void* mapping() const { return region_->get_address(); }
+
   // The ring this side reads and the one it writes.
   ShmRing& inbound() { return inbound_; }
   ShmRing& outbound() { return outbound_; }
@@ -99,8 +102,8 @@ class ShmSegment {
   void RevokeReferences();
 
  private:
-  ShmSegment(std::string name, Side side, boost::interprocess::mapped_region region,
-             size_t ring_capacity);
+  ShmSegment(std::string name, Side side,
+             std::shared_ptr<boost::interprocess::mapped_region> region, size_t ring_capacity);
 
   // The creator's handle on the named object, whose fd holds the flock; closed by Unlink.
   std::unique_ptr<boost::interprocess::shared_memory_object> object_;
@@ -114,7 +117,8 @@ class ShmSegment {
   Side side_;
   int peer_pid_ = 0;
   bool we_reach_peer_ = false;
-  boost::interprocess::mapped_region region_;
+  // Shared by both sides when both are in this process.
+  std::shared_ptr<boost::interprocess::mapped_region> region_;
   SegmentHeader* header_;
   ShmRing inbound_;
   ShmRing outbound_;

@@ -1,10 +1,15 @@
-// execution_lock.h -- the lock under which the in-process fabric executes work requests.
+// execution_lock.h -- the locks under which work requests execute: one per queue pair, not
+// one per process.
 //
-// Posting, executing at the target, completing, RNR retries and the error flush of every
-// queue pair in this process happen under it, which makes RC ordering and the two-sided
-// state changes (a send that errors both queue pairs) simple and deadlock-free. It is never
-// held while waiting for anything; completion queues and receive queues have their own leaf
-// locks so that polling never contends with it for long.
+// Each queue pair belongs to an execution domain: a mutex of its own, or its shared receive
+// queue's (the queue pairs of one SRQ take their receives from it, so they execute one at a
+// time, as the SRQ's users do on hardware). Posting, executing at the target, completing,
+// RNR waits and the error flush of a queue pair happen under its domain's lock and, when its
+// peer is a queue pair of this process, under the peer's domain too: one work request
+// touches both ends (a send that errors both queue pairs). The two are taken together with
+// std::lock, so connections never deadlock, and two connections' traffic proceeds in
+// parallel on two cores. A lock is never held while waiting for anything; completion
+// queues, receive queues and the memory-region table have their own leaf locks below it.
 #ifndef RPMA_SIM_VERBS_EXECUTION_LOCK_H_
 #define RPMA_SIM_VERBS_EXECUTION_LOCK_H_
 
@@ -12,10 +17,31 @@
 
 namespace rpma_sim {
 
-inline std::mutex& ExecutionMutex() {
-  static std::mutex* mutex = new std::mutex();
-  return *mutex;
-}
+struct ExecutionDomain {
+  std::mutex mutex;
+};
+
+// Holds one domain's lock, or two (taken at once, in whatever order avoids a deadlock).
+class ExecutionLock {
+ public:
+  // `second` may be null or the same as `first`.
+  ExecutionLock(ExecutionDomain* first, ExecutionDomain* second)
+      : first_(first->mutex, std::defer_lock) {
+    if (second == nullptr || second == first) {
+      first_.lock();
+      return;
+    }
+    second_ = std::unique_lock<std::mutex>(second->mutex, std::defer_lock);
+    std::lock(first_, second_);
+  }
+
+  ExecutionLock(ExecutionLock&&) = default;
+  ExecutionLock& operator=(ExecutionLock&&) = default;
+
+ private:
+  std::unique_lock<std::mutex> first_;
+  std::unique_lock<std::mutex> second_;
+};
 
 }  // namespace rpma_sim
 

@@ -5,7 +5,7 @@
 #include <atomic>
 
 #include "sim/common/log.h"
-#include "sim/verbs/execution_lock.h"
+#include "sim/verbs/inproc_link.h"
 
 namespace rpma_sim {
 namespace {
@@ -24,14 +24,24 @@ QueuePair::QueuePair(std::shared_ptr<ProtectionDomain> pd, QueuePairConfig confi
       native_flush_(pd_->caps().native_flush),
       native_atomic_write_(pd_->caps().native_atomic_write),
       receives_(config_.rq_size),
-      send_slots_(std::make_shared<SendQueueSlots>(config_.sq_size)) {
+      send_slots_(std::make_shared<SendQueueSlots>(config_.sq_size)),
+      domain_(config_.srq ? config_.srq->domain() : std::make_shared<ExecutionDomain>()) {
   pd_->AddUser();
 }
 
 QueuePair::~QueuePair() { Destroy(); }
 
+ExecutionLock QueuePair::LockExecution() {
+  for (;;) {
+    ExecutionDomain* peer = peer_domain_seen_.load(std::memory_order_acquire);
+    ExecutionLock lock(domain_.get(), peer);
+    // It changes only under this queue pair's own lock, held now.
+    if (peer_domain_seen_.load(std::memory_order_relaxed) == peer) return lock;
+  }
+}
+
 void QueuePair::Destroy() {
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  ExecutionLock lock = LockExecution();
   EnterErrorLocked();
   if (destroyed_) return;
   destroyed_ = true;
@@ -39,7 +49,7 @@ void QueuePair::Destroy() {
 }
 
 bool QueuePair::destroyed() {
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  ExecutionLock lock = LockExecution();
   return destroyed_;
 }
 
@@ -48,7 +58,7 @@ void QueuePair::AttachToSharedReceiveQueue() {
 }
 
 QueuePair::State QueuePair::state() {
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  ExecutionLock lock = LockExecution();
   return state_;
 }
 
@@ -57,7 +67,7 @@ Status QueuePair::PostReceive(const ReceiveRequest& request) {
     SIM_LOG_ERROR("ibv_post_recv: the queue pair uses a shared receive queue");
     return Status::kProvider;
   }
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  ExecutionLock lock = LockExecution();
   if (state_ == State::kError) {
     CompleteReceiveLocked(request, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, nullptr);
     return Status::kOk;
@@ -81,15 +91,34 @@ void QueuePair::AddProgressSource(const std::weak_ptr<ProgressSource>& source) {
 }
 
 void QueuePair::Connect(std::shared_ptr<RemoteLink> link) {
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  ExecutionLock lock = LockExecution();
   if (state_ != State::kInit) return;
   link_ = std::move(link);
   state_ = State::kReadyToSend;
 }
 
+void QueuePair::ConnectInProcess(const std::shared_ptr<QueuePair>& a,
+                                 const std::shared_ptr<QueuePair>& b) {
+  ExecutionLock lock(a->domain_.get(), b->domain_.get());
+  for (QueuePair* side : {a.get(), b.get()}) {
+    QueuePair* other = side == a.get() ? b.get() : a.get();
+    if (side->state_ != State::kInit) continue;
+    side->link_ = std::make_shared<InprocLink>(side->shared_from_this(),
+                                               other->shared_from_this());
+    side->state_ = State::kReadyToSend;
+    side->peer_domain_ = other->domain_;
+    side->peer_domain_seen_.store(other->domain_.get(), std::memory_order_release);
+  }
+}
+
 void QueuePair::EnterError() {
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  ExecutionLock lock = LockExecution();
   EnterErrorLocked();
+}
+
+void QueuePair::ReceivePosted() {
+  ExecutionLock lock = LockExecution();
+  ReceivePostedLocked();
 }
 
 void QueuePair::EnterErrorLocked() {

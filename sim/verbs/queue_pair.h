@@ -15,6 +15,7 @@
 #include <deque>
 #include <vector>
 #include <algorithm>
+#include <atomic>
 #include <memory>
 
 #include "sim/common/status.h"
@@ -23,6 +24,7 @@
 #include "sim/verbs/receive_queue.h"
 #include "sim/verbs/remote_link.h"
 #include "sim/verbs/send_queue_slots.h"
+#include "sim/verbs/execution_lock.h"
 #include "sim/verbs/send_request.h"
 #include "sim/verbs/shared_receive_queue.h"
 
@@ -65,6 +67,13 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
 
   // Connects to the remote queue pair (RTR + RTS): work requests go over `link`.
   void Connect(std::shared_ptr<RemoteLink> link);
+  // Connects two queue pairs of this process to each other (InprocLink both ways), at once
+  // under both execution locks: from then on each one's lock takes the other's too.
+  static void ConnectInProcess(const std::shared_ptr<QueuePair>& a,
+                               const std::shared_ptr<QueuePair>& b);
+
+  // Takes this queue pair's execution lock, and its in-process peer's (execution_lock.h).
+  ExecutionLock LockExecution();
 
   // Polling any completion queue of this queue pair may drive `source` (progress_source.h).
   void AddProgressSource(const std::weak_ptr<ProgressSource>& source);
@@ -86,8 +95,9 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   void DeliverLocked(InboundRequest inbound);
 
   // A receive was posted where this queue pair takes them from: messages that waited for
-  // one go on. Requires the execution lock.
+  // one go on. Requires the execution lock (ReceivePosted takes it).
   void ReceivePostedLocked();
+  void ReceivePosted();
 
  private:
   // requester.cc
@@ -113,6 +123,11 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   const bool native_atomic_write_;
   ReceiveQueue receives_;
   std::shared_ptr<SendQueueSlots> send_slots_;
+  const std::shared_ptr<ExecutionDomain> domain_;  // its own, or its SRQ's
+  // The in-process peer's domain: set once, under both locks (ConnectInProcess), and read
+  // without a lock only to know which locks to take.
+  std::shared_ptr<ExecutionDomain> peer_domain_;
+  std::atomic<ExecutionDomain*> peer_domain_seen_{nullptr};
 
   // Guarded by the execution lock.
   State state_ = State::kInit;

@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "sim/common/log.h"
-#include "sim/verbs/execution_lock.h"
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
@@ -26,7 +25,7 @@ ibv_wc_status CheckLocal(const SendRequest& request, const ProtectionDomain* pd)
 }  // namespace
 
 Status QueuePair::PostSend(const SendRequest& request) {
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  ExecutionLock lock = LockExecution();
   if (state_ == State::kInit) {
     SIM_LOG_ERROR("ibv_post_send: the queue pair is not connected");
     return Status::kProvider;

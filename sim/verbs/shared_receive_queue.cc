@@ -5,7 +5,6 @@
 
 #include "sim/common/log.h"
 #include "sim/fabric/device.h"
-#include "sim/verbs/execution_lock.h"
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
@@ -34,7 +33,7 @@ Status SharedReceiveQueue::Create(std::shared_ptr<ProtectionDomain> pd, uint32_t
 SharedReceiveQueue::~SharedReceiveQueue() { Destroy(); }
 
 void SharedReceiveQueue::Destroy() {
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  std::lock_guard<std::mutex> lock(domain_->mutex);
   if (destroyed_) return;
   destroyed_ = true;
   pd_->RemoveUser();
@@ -43,7 +42,7 @@ void SharedReceiveQueue::Destroy() {
 bool SharedReceiveQueue::InUse() {
   std::vector<std::shared_ptr<QueuePair>> users;
   {
-    std::lock_guard<std::mutex> lock(ExecutionMutex());
+    std::lock_guard<std::mutex> lock(domain_->mutex);
     for (const auto& entry : attached_)
       if (auto qp = entry.lock()) users.push_back(std::move(qp));
   }
@@ -53,22 +52,29 @@ bool SharedReceiveQueue::InUse() {
 }
 
 Status SharedReceiveQueue::PostReceive(const ReceiveRequest& request) {
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
-  Status status = receives_.Post(request);
-  if (status != Status::kOk) {
-    SIM_LOG_ERROR("ibv_post_srq_recv: the shared receive queue is full");
-    return status;
+  std::vector<std::shared_ptr<QueuePair>> users;
+  {
+    std::lock_guard<std::mutex> lock(domain_->mutex);
+    Status status = receives_.Post(request);
+    if (status != Status::kOk) {
+      SIM_LOG_ERROR("ibv_post_srq_recv: the shared receive queue is full");
+      return status;
+    }
+    attached_.erase(
+        std::remove_if(attached_.begin(), attached_.end(),
+                       [](const std::weak_ptr<QueuePair>& qp) { return qp.expired(); }),
+        attached_.end());
+    for (const auto& entry : attached_)
+      if (auto qp = entry.lock()) users.push_back(std::move(qp));
   }
-  attached_.erase(std::remove_if(attached_.begin(), attached_.end(),
-                                 [](const std::weak_ptr<QueuePair>& qp) { return qp.expired(); }),
-                  attached_.end());
-  for (const auto& entry : attached_)
-    if (auto qp = entry.lock()) qp->ReceivePostedLocked();
+  // Each under its own execution lock, which adds its in-process peer's: a message that
+  // waited for this receive answers its requester. Whichever takes the receive first has it.
+  for (const auto& qp : users) qp->ReceivePosted();
   return Status::kOk;
 }
 
 void SharedReceiveQueue::Attach(const std::shared_ptr<QueuePair>& qp) {
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
+  std::lock_guard<std::mutex> lock(domain_->mutex);
   attached_.push_back(qp);
 }
 

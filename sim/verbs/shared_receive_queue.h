@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/verbs/completion_queue.h"
+#include "sim/verbs/execution_lock.h"
 #include "sim/verbs/protection_domain.h"
 #include "sim/verbs/receive_queue.h"
 
@@ -32,6 +33,8 @@ class SharedReceiveQueue {
   SharedReceiveQueue& operator=(const SharedReceiveQueue&) = delete;
 
   ReceiveQueue& receives() { return receives_; }
+  // The execution domain of every queue pair that takes its receives from here.
+  const std::shared_ptr<ExecutionDomain>& domain() const { return domain_; }
   // nullptr when created with rcq_size == 0.
   const std::shared_ptr<CompletionQueue>& rcq() const { return rcq_; }
 
@@ -49,10 +52,11 @@ class SharedReceiveQueue {
 
  private:
   std::shared_ptr<ProtectionDomain> pd_;
+  const std::shared_ptr<ExecutionDomain> domain_ = std::make_shared<ExecutionDomain>();
   ReceiveQueue receives_;
   std::shared_ptr<CompletionQueue> rcq_;
-  std::vector<std::weak_ptr<QueuePair>> attached_;  // guarded by the execution lock
-  bool destroyed_ = false;                          // guarded by the execution lock
+  std::vector<std::weak_ptr<QueuePair>> attached_;  // guarded by domain_
+  bool destroyed_ = false;                          // guarded by domain_
 };
 
 }  // namespace rpma_sim

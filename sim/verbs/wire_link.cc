@@ -5,7 +5,6 @@
 
 #include "sim/common/log.h"
 #include "sim/transport/process_vm.h"
-#include "sim/verbs/execution_lock.h"
 #include "sim/verbs/memory_region.h"
 #include "sim/verbs/queue_pair.h"
 
@@ -63,9 +62,16 @@ class PeerProcessMemory : public InitiatorBuffer {
 }  // namespace
 
 void WireLink::BindQueuePair(const std::shared_ptr<QueuePair>& qp) {
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
-  qp_ = qp;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    qp_ = qp;
+  }
   if (qp) qp->AddProgressSource(weak_from_this());
+}
+
+std::shared_ptr<QueuePair> WireLink::qp() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return qp_.lock();
 }
 
 void WireLink::Progress() { wire()->DeliverArrived(); }
@@ -83,9 +89,9 @@ void WireLink::OnFrame(Frame frame) {
     InboundRequest inbound;
     if (!DecodeRequest(frame, ReferencePeer(), &inbound, &error)) return Malformed(error);
     inbound.reply = shared_from_this();
-    std::lock_guard<std::mutex> lock(ExecutionMutex());
-    std::shared_ptr<QueuePair> qp = qp_.lock();
+    std::shared_ptr<QueuePair> qp = this->qp();
     if (!qp) return Malformed("a work request before the connection was accepted");
+    ExecutionLock lock = qp->LockExecution();
     qp->DeliverLocked(std::move(inbound));
     return;
   }
@@ -94,8 +100,10 @@ void WireLink::OnFrame(Frame frame) {
   const uint8_t* data;
   size_t length;
   if (!DecodeResponse(frame, &sequence, &outcome, &data, &length, &error)) return Malformed(error);
-  std::lock_guard<std::mutex> lock(ExecutionMutex());
-  if (std::shared_ptr<QueuePair> qp = qp_.lock()) qp->OnResponseLocked(sequence, outcome, data, length);
+  if (std::shared_ptr<QueuePair> qp = this->qp()) {
+    ExecutionLock lock = qp->LockExecution();
+    qp->OnResponseLocked(sequence, outcome, data, length);
+  }
 }
 
 bool WireLink::SendFrame(FrameType type, std::vector<uint8_t> body) {

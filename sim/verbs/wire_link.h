@@ -82,9 +82,10 @@ class WireLink : public RemoteLink,
   bool ByReference(const SendRequest& request);
   void Malformed(const std::string& what);
 
-  std::weak_ptr<QueuePair> qp_;  // guarded by the execution lock
+  std::shared_ptr<QueuePair> qp();
 
   std::mutex mutex_;
+  std::weak_ptr<QueuePair> qp_;            // guarded by mutex_
   std::shared_ptr<FrameWire> wire_;        // guarded by mutex_
   std::shared_ptr<ShmSegment> segment_;    // guarded by mutex_
 };

@@ -153,6 +153,20 @@ TEST(ShmSegmentTest, OpenRefusesAHeaderWhoseRingSizeDoesNotMatchTheSegment) {
   EXPECT_EQ(server, nullptr);
 }
 
+TEST(ShmSegmentTest, BothSidesInOneProcessShareOneMapping) {
+  std::shared_ptr<ShmSegment> client, server;
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
+  ASSERT_EQ(ShmSegment::Open(client->name(), client->nonce(), &server), Status::kOk);
+  EXPECT_EQ(server->mapping(), client->mapping());
+  // The mapping outlives the side that made it.
+  const uint64_t nonce = client->nonce();
+  client.reset();
+  EXPECT_EQ(server->nonce(), nonce);
+  const std::string text = "still mapped";
+  iovec part{const_cast<char*>(text.data()), text.size()};
+  EXPECT_EQ(server->outbound().TryWrite(&part, 1), -1);  // the client's consumer closed
+}
+
 TEST(ShmSegmentTest, TwoSegmentsGetDifferentNames) {
   std::shared_ptr<ShmSegment> first, second;
   ASSERT_EQ(ShmSegment::Create(kRingCapacity, &first), Status::kOk);
