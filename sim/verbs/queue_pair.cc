@@ -25,7 +25,9 @@ QueuePair::QueuePair(std::shared_ptr<ProtectionDomain> pd, QueuePairConfig confi
       native_atomic_write_(pd_->caps().native_atomic_write),
       receives_(config_.rq_size),
       send_slots_(std::make_shared<SendQueueSlots>(config_.sq_size)),
-      domain_(config_.srq ? config_.srq->domain() : std::make_shared<ExecutionDomain>()) {
+      first_domain_(config_.srq ? config_.srq->domain() : std::make_shared<ExecutionDomain>()),
+      domain_(first_domain_),
+      domain_seen_(first_domain_.get()) {
   pd_->AddUser();
 }
 
@@ -33,10 +35,13 @@ QueuePair::~QueuePair() { Destroy(); }
 
 ExecutionLock QueuePair::LockExecution() {
   for (;;) {
+    ExecutionDomain* own = domain_seen_.load(std::memory_order_acquire);
     ExecutionDomain* peer = peer_domain_seen_.load(std::memory_order_acquire);
-    ExecutionLock lock(domain_.get(), peer);
-    // It changes only under this queue pair's own lock, held now.
-    if (peer_domain_seen_.load(std::memory_order_relaxed) == peer) return lock;
+    ExecutionLock lock(own, peer);
+    // They change only under the locks held now, if these are still the ones.
+    if (domain_seen_.load(std::memory_order_relaxed) == own &&
+        peer_domain_seen_.load(std::memory_order_relaxed) == peer)
+      return lock;
   }
 }
 
@@ -99,15 +104,25 @@ void QueuePair::Connect(std::shared_ptr<RemoteLink> link) {
 
 void QueuePair::ConnectInProcess(const std::shared_ptr<QueuePair>& a,
                                  const std::shared_ptr<QueuePair>& b) {
+  // Neither is connected yet, so neither has a peer's lock to take.
   ExecutionLock lock(a->domain_.get(), b->domain_.get());
+  if (a->state_ == State::kInit && b->state_ == State::kInit && !a->config_.srq &&
+      !b->config_.srq) {
+    // One lock for the pair: b moves to a's domain.
+    b->domain_ = a->domain_;
+    b->domain_seen_.store(a->domain_.get(), std::memory_order_release);
+  } else {
+    a->peer_domain_ = b->domain_;
+    b->peer_domain_ = a->domain_;
+    a->peer_domain_seen_.store(b->domain_.get(), std::memory_order_release);
+    b->peer_domain_seen_.store(a->domain_.get(), std::memory_order_release);
+  }
   for (QueuePair* side : {a.get(), b.get()}) {
+    if (side->state_ != State::kInit) continue;  // destroyed or failed meanwhile
     QueuePair* other = side == a.get() ? b.get() : a.get();
-    if (side->state_ != State::kInit) continue;
     side->link_ = std::make_shared<InprocLink>(side->shared_from_this(),
                                                other->shared_from_this());
     side->state_ = State::kReadyToSend;
-    side->peer_domain_ = other->domain_;
-    side->peer_domain_seen_.store(other->domain_.get(), std::memory_order_release);
   }
 }
 

@@ -68,7 +68,8 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   // Connects to the remote queue pair (RTR + RTS): work requests go over `link`.
   void Connect(std::shared_ptr<RemoteLink> link);
   // Connects two queue pairs of this process to each other (InprocLink both ways), at once
-  // under both execution locks: from then on each one's lock takes the other's too.
+  // under both execution locks. From then on they share one lock: the first one's domain,
+  // or, where an SRQ gives either its domain, each one's lock takes the other's too.
   static void ConnectInProcess(const std::shared_ptr<QueuePair>& a,
                                const std::shared_ptr<QueuePair>& b);
 
@@ -123,10 +124,15 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   const bool native_atomic_write_;
   ReceiveQueue receives_;
   std::shared_ptr<SendQueueSlots> send_slots_;
-  const std::shared_ptr<ExecutionDomain> domain_;  // its own, or its SRQ's
-  // The in-process peer's domain: set once, under both locks (ConnectInProcess), and read
-  // without a lock only to know which locks to take.
+  // Its own domain, or its SRQ's; kept for the queue pair's life (a thread may still be
+  // waiting for its lock when ConnectInProcess moves the queue pair to its peer's domain).
+  const std::shared_ptr<ExecutionDomain> first_domain_;
+  // The locks its work takes: its domain and, for an in-process peer in another domain,
+  // the peer's. Changed once, by ConnectInProcess under the old ones; read without a lock
+  // only to know which locks to take (LockExecution checks them again once it holds them).
+  std::shared_ptr<ExecutionDomain> domain_;
   std::shared_ptr<ExecutionDomain> peer_domain_;
+  std::atomic<ExecutionDomain*> domain_seen_;
   std::atomic<ExecutionDomain*> peer_domain_seen_{nullptr};
 
   // Guarded by the execution lock.
