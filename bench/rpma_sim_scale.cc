@@ -102,14 +102,26 @@ rpma_peer* NewPeer(const char* side, const char* addr, rpma_util_ibv_context_typ
 }
 
 // Prints the side's line; false if it had more simulator threads than allowed.
+// What a side had with every connection open.
+struct Usage {
+  long threads;
+  long fds;
+  long long shm_bytes;  // of /dev/shm, more than at the start
+};
+
+Usage MeasureUsage(const Config& config) {
+  return Usage{ProcStatus("Threads"), OpenFds(), ShmUsed() - config.shm_before};
+}
+
 bool Report(const char* side, const Config& config, double connect_s, double total_s,
-            long threads, long fds) {
+            const Usage& usage) {
+  long threads = usage.threads, fds = usage.fds;
   long sim_threads = threads - config.app_threads;
   printf("%s: %d connections, connect %.0f/s, total %.2f s, threads %ld (simulator %ld), "
          "fds %ld, peak RSS %ld MiB, /dev/shm +%lld MiB\n",
          side, config.connections, config.connections / connect_s, total_s, threads,
          sim_threads, fds, ProcStatus("VmHWM") / 1024,
-         (ShmUsed() - config.shm_before) / (1 << 20));
+         usage.shm_bytes / (1 << 20));
   fflush(stdout);
   if (config.max_sim_threads >= 0 && sim_threads > config.max_sim_threads) {
     fprintf(stderr, "%s: %ld simulator threads with every connection open; at most %d allowed\n",
@@ -149,7 +161,7 @@ int Server(const Config& config, const std::function<void()>& listening) {
     ExpectEvent(side, conns[i], RPMA_CONN_ESTABLISHED);
   }
   double connect_s = Seconds(start);
-  long threads = ProcStatus("Threads"), fds = OpenFds();
+  Usage usage = MeasureUsage(config);
   for (rpma_conn*& conn : conns) {
     ExpectEvent(side, conn, RPMA_CONN_CLOSED);
     CHECK(side, rpma_conn_disconnect(conn));
@@ -162,7 +174,7 @@ int Server(const Config& config, const std::function<void()>& listening) {
   CHECK(side, rpma_ep_shutdown(&ep));
   CHECK(side, rpma_mr_dereg(&mr));
   CHECK(side, rpma_peer_delete(&peer));
-  bool ok = Report(side, config, connect_s, total_s, threads, fds);
+  bool ok = Report(side, config, connect_s, total_s, usage);
   return wrong == 0 && ok ? 0 : 1;
 }
 
@@ -189,7 +201,7 @@ int Client(const Config& config) {
     memcpy(&slots[i], static_cast<const char*>(pdata.ptr) + desc_size, sizeof(uint32_t));
   }
   double connect_s = Seconds(start);
-  long threads = ProcStatus("Threads"), fds = OpenFds();
+  Usage usage = MeasureUsage(config);
   for (int i = 0; i < config.connections; ++i) {
     // The write must complete before values[0] changes for the next connection.
     values[0] = static_cast<uint64_t>(slots[i]) + 1;
@@ -211,7 +223,7 @@ int Client(const Config& config) {
   double total_s = Seconds(start);
   CHECK(side, rpma_mr_dereg(&src));
   CHECK(side, rpma_peer_delete(&peer));
-  return Report(side, config, connect_s, total_s, threads, fds) ? 0 : 1;
+  return Report(side, config, connect_s, total_s, usage) ? 0 : 1;
 }
 
 }  // namespace

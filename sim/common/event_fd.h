@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 
@@ -32,8 +33,9 @@ class EventFd {
   // Adds one pending event.
   void Signal();
 
-  // Consumes one pending event, waiting for it. Returns false without waiting when the fd
-  // exists, is non-blocking and nothing is pending (or on an unexpected error).
+  // Consumes one pending event, waiting for it: first looking again for a short while
+  // (yielding the core between looks), then sleeping. Returns false without waiting when the
+  // fd exists, is non-blocking and nothing is pending (or on an unexpected error).
   bool Take();
 
   // Consumes every pending event without waiting, whatever the fd's flags.
@@ -42,8 +44,9 @@ class EventFd {
  private:
   mutable std::mutex mutex_;
   mutable std::condition_variable signalled_;  // an event, or the fd was created
-  mutable uint64_t pending_ = 0;               // guarded by mutex_; while fd_ < 0
-  mutable int fd_ = -1;                        // guarded by mutex_; set once
+  // Written under mutex_; read without it only to know whether to stop spinning.
+  mutable std::atomic<uint64_t> pending_{0};  // while fd_ < 0
+  mutable std::atomic<int> fd_{-1};           // set once
 };
 
 }  // namespace rpma_sim
