@@ -83,7 +83,7 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
 
   State state();
 
-  // What the peer at the other end of the wire said (the session's reader thread).
+  // What the peer at the other end of the wire said (the progress engine's thread).
   void OnPeerAccepted(std::vector<uint8_t> private_data);
   void OnPeerRejected();
   void OnPeerDisconnected();

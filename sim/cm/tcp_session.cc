@@ -80,7 +80,7 @@ void TcpSession::Close() {
 
 void TcpSession::Flush() {
   std::shared_ptr<FrameWire> shm_wire = this->shm_wire();
-  // A peer that stopped reading its ring cannot hold this side's writer thread forever.
+  // A peer that stopped reading its ring cannot hold this side's goodbye forever.
   if (shm_wire && !shm_wire->Flush(kFlushTimeoutMs)) shm_wire->Abort();
   wire_->Flush(kFlushTimeoutMs);
 }

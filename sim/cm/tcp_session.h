@@ -60,7 +60,7 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   // See ByteStream::WatchLiveness: the TCP connection watches the peer on both transports.
   void WatchLiveness(int timeout_ms) { wire_->stream()->WatchLiveness(timeout_ms); }
 
-  // WireHandler (the TCP wire's reader thread).
+  // WireHandler (the progress engine's thread, reading the TCP wire).
   void OnFrame(Frame frame) override;
   void OnWireClosed(const std::string& reason) override;
 

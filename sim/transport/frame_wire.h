@@ -110,7 +110,7 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // whichever thread takes them.
   std::mutex read_mutex_;
   std::shared_ptr<WireHandler> handler_;  // guarded by read_mutex_; reset when reading ends
-  Incoming incoming_;                     // guarded by read_mutex_ (engine mode)
+  Incoming incoming_;                     // guarded by read_mutex_
   uint64_t polls_seen_ = 0;               // the engine's thread only
   // How often DeliverArrived took frames: while an application polls and takes them, the
   // engine leaves the frames to it instead of spinning beside it for the same cores.

@@ -1,6 +1,7 @@
 // progress_source.h -- something that can move a connection forward on the thread that
-// polls a completion queue: frames that already arrived in a shared-memory ring are taken
-// there, instead of waiting for the connection's reader thread to be scheduled.
+// polls a completion queue: frames that already arrived on its socket or in its
+// shared-memory ring are taken there, instead of waiting for the progress engine's thread to
+// be scheduled.
 //
 // This is how the initiator's own thread does the work (architecture.md): a busy-polling
 // application, as RDMA applications are, finds its completion without a thread hop.
