@@ -9,45 +9,21 @@
 // The limit is RLIMIT_NOFILE, lowered around the attempt so that exactly the fds wanted are
 // left; waits that need no fd (rpma_conn_next_event) are used meanwhile.
 #include <librpma.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <future>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "tests/common/kept_log.h"
 #include "tests/common/test_support.h"
 
 namespace {
-
-// Log lines at WARNING and above, kept by a log function of the test's own (it runs on the
-// engine's thread too, hence the lock).
-std::mutex g_log_mutex;
-std::string g_log;
-
-void KeepLogLine(rpma_log_level level, const char *file, const int line, const char *function,
-                 const char *format, ...) {
-  if (level > RPMA_LOG_LEVEL_WARNING) return;
-  char text[512];
-  va_list args;
-  va_start(args, format);
-  vsnprintf(text, sizeof(text), format, args);
-  va_end(args);
-  std::lock_guard<std::mutex> lock(g_log_mutex);
-  g_log += text;
-  g_log += "\n";
-}
-
-std::string LoggedLines() {
-  std::lock_guard<std::mutex> lock(g_log_mutex);
-  return g_log;
-}
 
 class FdExhaustionTest : public ::testing::Test {
  protected:
