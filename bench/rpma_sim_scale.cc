@@ -101,7 +101,6 @@ rpma_peer* NewPeer(const char* side, const char* addr, rpma_util_ibv_context_typ
   return peer;
 }
 
-// Prints the side's line; false if it had more simulator threads than allowed.
 // What a side had with every connection open.
 struct Usage {
   long threads;
@@ -113,6 +112,7 @@ Usage MeasureUsage(const Config& config) {
   return Usage{ProcStatus("Threads"), OpenFds(), ShmUsed() - config.shm_before};
 }
 
+// Prints the side's line; false if it had more simulator threads than allowed.
 bool Report(const char* side, const Config& config, double connect_s, double total_s,
             const Usage& usage) {
   long threads = usage.threads, fds = usage.fds;

@@ -17,7 +17,11 @@ class TcpSession::SharedMemoryHandler : public WireHandler {
  public:
   explicit SharedMemoryHandler(std::shared_ptr<TcpSession> session)
       : session_(std::move(session)) {}
-  void OnFrame(Frame frame) override { session_->OnFrame(std::move(frame)); }
+  void OnFrame(Frame frame) override {
+    // Doorbells travel on TCP; one inside the rings is a peer that misbehaves.
+    if (frame.type == FrameType::kDoorbell) return session_->Malformed("a doorbell in the rings");
+    session_->OnFrame(std::move(frame));
+  }
   void OnWireClosed(const std::string& reason) override {
     session_->wire_->Abort();
     session_->Ended(reason);
@@ -211,14 +215,15 @@ std::shared_ptr<FrameWire> TcpSession::MoveToSharedMemory(std::shared_ptr<ShmSeg
   auto stream = std::make_unique<ShmStream>(segment, wire_->peer(), ring_doorbell, close_tcp);
   ShmStream* raw_stream = stream.get();
   auto shm_wire = std::make_shared<FrameWire>(std::move(stream));
-  link_->UseSharedMemory(shm_wire, segment);
   bool tcp_closed;
   {
+    // Before the data path can use the rings: the first doorbell must find the stream.
     std::lock_guard<std::mutex> lock(mutex_);
     shm_wire_ = shm_wire;
     shm_stream_ = raw_stream;
     tcp_closed = tcp_closed_;
   }
+  link_->UseSharedMemory(shm_wire, segment);
   if (tcp_closed) raw_stream->PeerGone();
   SIM_LOG_INFO("connection with %s moved to shared memory (payloads %s)", peer().c_str(),
                segment->PeerReachesUs() || segment->WeReachPeer() ? "by process_vm where large"

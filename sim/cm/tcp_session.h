@@ -7,7 +7,8 @@
 // first frame must be a HELLO, which makes it an incoming connection request on its
 // listener. When the HELLO offers a shared-memory segment the server can open (the same
 // host), the connection moves to it at ACCEPT: every later frame, both ways, goes through
-// the segment, and the TCP connection stays open only to learn when the peer is gone.
+// the segment, and the TCP connection stays open to learn when the peer is gone and to
+// carry the DOORBELL frames that wake a side sleeping on the rings.
 #ifndef RPMA_SIM_CM_TCP_SESSION_H_
 #define RPMA_SIM_CM_TCP_SESSION_H_
 
@@ -70,9 +71,9 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   void OnHello(Frame frame);
   void OnAccept(Frame frame);
   void Malformed(const std::string& what);
-  // Takes the client's offer if this host can (server); null otherwise.
   // The peer wrote to (or read from) the rings while this side slept on them.
   void OnDoorbell(const Frame& frame);
+  // Takes the client's offer if this host can (server); null otherwise.
   std::shared_ptr<ShmSegment> TakeOffer(const HelloMessage& hello);
   // Sends every later frame through `segment`; returns the wire that reads it.
   std::shared_ptr<FrameWire> MoveToSharedMemory(std::shared_ptr<ShmSegment> segment);

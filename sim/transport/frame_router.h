@@ -1,6 +1,7 @@
 // frame_router.h -- a wire's handler that sends each frame to whom it concerns: the data
 // path's frames (REQUEST, RESPONSE) to one handler, the connection manager's (HELLO, ACCEPT,
-// REJECT, DISCONNECT) to another, so that neither passes through the other.
+// REJECT, DISCONNECT, and the TCP wire's DOORBELL) to another, so that neither passes
+// through the other.
 //
 // The end of the wire goes to the connection manager's handler only: the data path learns
 // of it as the connection manager ends the connection.

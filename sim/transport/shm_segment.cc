@@ -156,8 +156,11 @@ Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out
       throw bip::interprocess_exception("cannot lock the new segment");
     object->truncate(SegmentSize(ring_capacity));
     // Taken now, so that a full /dev/shm is this call's error and not a SIGBUS later.
-    int error = posix_fallocate(object->get_mapping_handle().handle, 0,
-                                static_cast<off_t>(SegmentSize(ring_capacity)));
+    int error;
+    do {
+      error = posix_fallocate(object->get_mapping_handle().handle, 0,
+                              static_cast<off_t>(SegmentSize(ring_capacity)));
+    } while (error == EINTR);
     if (error != 0)
       throw bip::interprocess_exception(error == ENOSPC ? "no room left in /dev/shm"
                                                         : strerror(error));

@@ -8,8 +8,10 @@
 // peer is a queue pair of this process, under the peer's domain too: one work request
 // touches both ends (a send that errors both queue pairs). The two are taken together with
 // std::lock, so connections never deadlock, and two connections' traffic proceeds in
-// parallel on two cores. A lock is never held while waiting for anything; completion
-// queues, receive queues and the memory-region table have their own leaf locks below it.
+// parallel on two cores. A lock is not held while waiting for an event (one exception: an
+// error flush over shared memory waits, at most a second, for the peer's copy from this
+// side's buffers to finish: ShmSegment::RevokeReferences); completion queues, receive
+// queues and the memory-region table have their own leaf locks below it.
 #ifndef RPMA_SIM_VERBS_EXECUTION_LOCK_H_
 #define RPMA_SIM_VERBS_EXECUTION_LOCK_H_
 

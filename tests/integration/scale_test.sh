@@ -64,7 +64,19 @@ two_processes() {  # TRANSPORT
 }
 
 two_processes tcp
-two_processes shm
+
+# Each shared-memory connection takes about 260 KiB of /dev/shm (rings for librpma's default
+# queue depth); a smaller /dev/shm (a container's default 64 MiB) is said plainly, not left
+# to show as connect errors.
+shm_needed_kib=$((connections * 300))
+shm_free_kib=$(df -Pk /dev/shm | awk 'NR == 2 {print $4}')
+if [ "${shm_free_kib:-0}" -lt "$shm_needed_kib" ]; then
+  echo "FAIL: shm: /dev/shm has ${shm_free_kib:-0} KiB free; $connections connections need" \
+    "about $shm_needed_kib KiB (enlarge it, e.g. docker run --shm-size=1g)"
+  failed=1
+else
+  two_processes shm
+fi
 
 [ "$failed" -eq 0 ] && echo "PASS" || echo "FAILED"
 exit "$failed"
