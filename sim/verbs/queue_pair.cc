@@ -143,6 +143,10 @@ void QueuePair::EnterErrorLocked() {
   // leave this side's buffers alone, since they are reported done below.
   if (link_) link_->RevokeLocked();
   link_.reset();
+  // Whatever waits at a stage is outstanding like the rest, and flushed with it.
+  unsubmitted_ = 0;
+  answered_ = 0;
+  for (std::shared_ptr<StageHold>& hold : holds_) hold.reset();
   while (!in_flight_.empty()) {
     InFlight flushed = std::move(in_flight_.front());
     in_flight_.pop_front();

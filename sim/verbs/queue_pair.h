@@ -1,12 +1,15 @@
-// queue_pair.h -- ibv_qp of type RC: state machine, the single post path, RNR waits and the
-// error flush.
+// queue_pair.h -- ibv_qp of type RC: state machine, the single post path, the pipeline of
+// each work request, RNR waits and the error flush.
 //
 // A new queue pair accepts receives (INIT/RTR); once connected to its remote queue pair it
 // sends (RTS); an error or a disconnect moves it to ERROR, which completes everything
 // outstanding, receives included, with IBV_WC_WR_FLUSH_ERR, and every later work request the
 // same way. The requester side (requester.cc) posts work requests over its RemoteLink and
 // completes them as their outcomes return; the responder side (responder.cc) executes the
-// remote's work requests against this process's registered memory.
+// remote's work requests against this process's registered memory. Between post and
+// completion every work request passes three stages (stage_gate.h), each of which the
+// process's gate may hold back; a held request keeps every later one of its queue pair at
+// that stage waiting behind it (pipeline.cc), so RC order holds.
 #ifndef RPMA_SIM_VERBS_QUEUE_PAIR_H_
 #define RPMA_SIM_VERBS_QUEUE_PAIR_H_
 
@@ -27,6 +30,7 @@
 #include "sim/verbs/execution_lock.h"
 #include "sim/verbs/send_request.h"
 #include "sim/verbs/shared_receive_queue.h"
+#include "sim/verbs/stage_gate.h"
 
 namespace rpma_sim {
 
@@ -100,8 +104,23 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   void ReceivePostedLocked();
   void ReceivePosted();
 
+  // pipeline.cc: a hold this queue pair waited for was released: what waited goes on.
+  void ResumeHeld();
+
  private:
+  // pipeline.cc
+  // Whether the request first in line at `stage` may go on: asks the gate unless that
+  // request already waited for a hold that is now released. False if it must wait.
+  bool PassLocked(Stage stage, const SendRequest& request, uint64_t sequence);
+  // Submits the requests held at kSubmit, in order, until one is held again.
+  void SubmitHeldLocked();
+  // Completes the answered requests held at kComplete, in order, until one is held again.
+  void CompleteHeldLocked();
+
   // requester.cc
+  // The request first in line got `outcome` and may complete now.
+  void FinishLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status,
+                    const uint8_t* read_data, size_t length);
   void CompleteSendLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status);
   void EnterErrorLocked();
   ibv_wc_opcode SendCompletionOpcode(SendOpcode opcode) const;
@@ -142,9 +161,20 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   struct InFlight {
     SendRequest request;
     uint64_t sequence;
+    // Once answered while its completion is held:
+    ibv_wc_status status = IBV_WC_SUCCESS;
+    bool carried = false;            // a read whose bytes a transport carried back
+    std::vector<uint8_t> read_data;  // ... and these are they
   };
-  std::deque<InFlight> in_flight_;        // submitted, waiting for their outcome, in order
-  std::deque<InboundRequest> inbound_;    // arrived, waiting for a receive (RNR), in order
+  // Posted and not completed, in order. Its first `answered_` requests have their outcome
+  // and wait at kComplete; its last `unsubmitted_` wait at kSubmit.
+  std::deque<InFlight> in_flight_;
+  size_t answered_ = 0;
+  size_t unsubmitted_ = 0;
+  // Arrived, waiting for a receive (RNR) or at kExecute, in order.
+  std::deque<InboundRequest> inbound_;
+  // The hold the first request waiting at each stage waits for (null: none).
+  std::shared_ptr<StageHold> holds_[3];
 };
 
 }  // namespace rpma_sim

@@ -59,6 +59,7 @@ struct InboundRequest {
   uint64_t sequence = 0;
   std::unique_ptr<InitiatorBuffer> initiator;  // null for requests that move no bytes
   std::shared_ptr<ResponseSink> reply;
+  bool admitted = false;  // passed the kExecute stage (it may still wait for a receive)
 };
 
 // The requester's end of the path to its responder.

@@ -1,5 +1,5 @@
 // requester.cc -- the post path of a queue pair: local checks, send-queue slots, submission
-// over the remote link, completions in posting order, and the error transition.
+// over the remote link, completions in posting order.
 #include <string.h>
 
 #include "sim/common/log.h"
@@ -46,7 +46,14 @@ Status QueuePair::PostSend(const SendRequest& request) {
     EnterErrorLocked();
     return Status::kOk;
   }
-  in_flight_.push_back(InFlight{request, sequence});
+  in_flight_.emplace_back();
+  in_flight_.back().request = request;
+  in_flight_.back().sequence = sequence;
+  // Behind a held request, or held itself: it waits at kSubmit (pipeline.cc).
+  if (unsubmitted_ > 0 || !PassLocked(Stage::kSubmit, request, sequence)) {
+    ++unsubmitted_;
+    return Status::kOk;
+  }
   // Held here: an error outcome delivered during the call resets link_.
   std::shared_ptr<RemoteLink> link = link_;
   link->SubmitLocked(request, sequence);
@@ -55,12 +62,29 @@ Status QueuePair::PostSend(const SendRequest& request) {
 
 void QueuePair::OnResponseLocked(uint64_t sequence, const Outcome& outcome,
                                  const uint8_t* read_data, size_t length) {
-  // An outcome for a request the error flush already completed is stale.
-  if (in_flight_.empty() || in_flight_.front().sequence != sequence) return;
-  InFlight done = std::move(in_flight_.front());
-  in_flight_.pop_front();
-  ibv_wc_status status = outcome.status;
-  const SendRequest& request = done.request;
+  // An outcome for a request the error flush already completed is stale; outcomes come in
+  // order, so this one is for the first request not answered yet.
+  if (in_flight_.size() - unsubmitted_ <= answered_ ||
+      in_flight_[answered_].sequence != sequence)
+    return;
+  InFlight& entry = in_flight_[answered_];
+  if (answered_ == 0 && PassLocked(Stage::kComplete, entry.request, sequence)) {
+    InFlight done = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    FinishLocked(done.request, done.sequence, outcome.status, read_data, length);
+    return;
+  }
+  // Its completion waits (behind a held one, or held itself): the outcome is kept.
+  ++answered_;
+  entry.status = outcome.status;
+  if (read_data != nullptr) {
+    entry.carried = true;
+    entry.read_data.assign(read_data, read_data + length);
+  }
+}
+
+void QueuePair::FinishLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status,
+                             const uint8_t* read_data, size_t length) {
   if (status == IBV_WC_SUCCESS && read_data != nullptr && request.opcode == SendOpcode::kRead) {
     // A read carried by a transport lands in the requester's buffer only now.
     status = CheckLocal(request, pd());
@@ -70,7 +94,7 @@ void QueuePair::OnResponseLocked(uint64_t sequence, const Outcome& outcome,
       memcpy(request.local->addr + request.local_offset, read_data, length);
     }
   }
-  CompleteSendLocked(request, done.sequence, status);
+  CompleteSendLocked(request, sequence, status);
   if (status != IBV_WC_SUCCESS) EnterErrorLocked();
 }
 

@@ -49,7 +49,7 @@ void QueuePair::ReceivePostedLocked() {
     InboundRequest next = std::move(inbound_.front());
     inbound_.pop_front();
     if (!ExecuteInboundLocked(next)) {
-      inbound_.push_front(std::move(next));  // still no receive: it stays first in line
+      inbound_.push_front(std::move(next));  // still held or no receive: first in line
       return;
     }
   }
@@ -57,6 +57,10 @@ void QueuePair::ReceivePostedLocked() {
 
 bool QueuePair::ExecuteInboundLocked(InboundRequest& inbound) {
   const SendRequest& request = inbound.request;
+  if (!inbound.admitted) {
+    if (!PassLocked(Stage::kExecute, request, inbound.sequence)) return false;  // held
+    inbound.admitted = true;
+  }
   ReceiveRequest receive;
   if (NeedsReceive(request) && !TakeReceiveLocked(&receive)) return false;  // RNR: wait
 

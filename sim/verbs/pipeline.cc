@@ -1,0 +1,64 @@
+// pipeline.cc -- holding a queue pair's work requests at a stage, and letting them go on.
+//
+// A queue pair keeps one line per stage (stage_gate.h): at kSubmit the tail of in_flight_
+// (`unsubmitted_`), at kExecute inbound_ (shared with RNR waits), at kComplete the head of
+// in_flight_ (`answered_`). Only the first request in a line is ever held; the rest wait
+// behind it without asking the gate, and each is asked once it is first. Everything here
+// runs under the execution lock; a released hold resumes the queue pair on the progress
+// engine (ResumeHeld).
+#include "sim/verbs/queue_pair.h"
+
+namespace rpma_sim {
+
+bool QueuePair::PassLocked(Stage stage, const SendRequest& request, uint64_t sequence) {
+  std::shared_ptr<StageHold>& hold = holds_[static_cast<int>(stage)];
+  if (hold) {
+    if (!hold->released()) return false;
+    hold.reset();  // the request that waited for it goes on without asking again
+    return true;
+  }
+  hold = CheckStage(StagePoint{stage, this, &request, sequence});
+  if (!hold) return true;
+  std::weak_ptr<QueuePair> self = weak_from_this();
+  hold->OnRelease([self] {
+    if (std::shared_ptr<QueuePair> qp = self.lock()) qp->ResumeHeld();
+  });
+  return false;
+}
+
+void QueuePair::ResumeHeld() {
+  ExecutionLock lock = LockExecution();
+  SubmitHeldLocked();
+  ReceivePostedLocked();  // the inbound line: held executions and RNR waits alike
+  CompleteHeldLocked();
+}
+
+void QueuePair::SubmitHeldLocked() {
+  while (unsubmitted_ > 0 && state_ == State::kReadyToSend) {
+    const InFlight& next = in_flight_[in_flight_.size() - unsubmitted_];
+    if (!PassLocked(Stage::kSubmit, next.request, next.sequence)) return;
+    // Copied: an outcome delivered during the call (in process) may complete it.
+    SendRequest request = next.request;
+    uint64_t sequence = next.sequence;
+    --unsubmitted_;
+    std::shared_ptr<RemoteLink> link = link_;
+    link->SubmitLocked(request, sequence);
+  }
+}
+
+void QueuePair::CompleteHeldLocked() {
+  static const uint8_t kNoBytes = 0;
+  while (answered_ > 0) {
+    const InFlight& next = in_flight_.front();
+    if (!PassLocked(Stage::kComplete, next.request, next.sequence)) return;
+    InFlight done = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    --answered_;
+    const uint8_t* read_data = nullptr;
+    if (done.carried) read_data = done.read_data.empty() ? &kNoBytes : done.read_data.data();
+    // An error outcome flushes the rest (and zeroes answered_).
+    FinishLocked(done.request, done.sequence, done.status, read_data, done.read_data.size());
+  }
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,83 @@
+// stage_gate.cc -- holds, their timers on the progress engine, and the process's gate.
+#include "sim/verbs/stage_gate.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "sim/fabric/io_service.h"
+
+namespace rpma_sim {
+namespace internal {
+
+std::atomic<bool> g_stage_gate_installed{false};
+
+namespace {
+
+std::mutex& GateMutex() {
+  static std::mutex* mutex = new std::mutex();
+  return *mutex;
+}
+
+std::shared_ptr<StageGate>& Gate() {
+  static std::shared_ptr<StageGate>* gate = new std::shared_ptr<StageGate>();
+  return *gate;
+}
+
+}  // namespace
+
+std::shared_ptr<StageHold> CheckInstalledStageGate(const StagePoint& point) {
+  std::shared_ptr<StageGate> gate;
+  {
+    std::lock_guard<std::mutex> lock(GateMutex());
+    gate = Gate();
+  }
+  return gate ? gate->Check(point) : nullptr;
+}
+
+}  // namespace internal
+
+void SetStageGate(std::shared_ptr<StageGate> gate) {
+  std::lock_guard<std::mutex> lock(internal::GateMutex());
+  internal::g_stage_gate_installed.store(gate != nullptr, std::memory_order_release);
+  internal::Gate() = std::move(gate);
+}
+
+std::shared_ptr<StageHold> StageHold::UntilReleased() {
+  return std::shared_ptr<StageHold>(new StageHold());
+}
+
+std::shared_ptr<StageHold> StageHold::Until(std::chrono::steady_clock::time_point deadline) {
+  std::shared_ptr<StageHold> hold(new StageHold());
+  EnsureProgressEngine();
+  auto timer = std::make_shared<boost::asio::steady_timer>(IoContext(), deadline);
+  // The timer keeps the hold alive until its time: nobody else needs to.
+  timer->async_wait([timer, hold](const boost::system::error_code&) { hold->Release(); });
+  return hold;
+}
+
+void StageHold::Release() {
+  std::vector<std::function<void()>> waiters;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (released_.load(std::memory_order_relaxed)) return;
+    released_.store(true, std::memory_order_release);
+    waiters.swap(waiters_);
+  }
+  if (waiters.empty()) return;
+  EnsureProgressEngine();
+  for (auto& resume : waiters) boost::asio::post(IoContext(), std::move(resume));
+}
+
+void StageHold::OnRelease(std::function<void()> resume) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!released_.load(std::memory_order_relaxed)) {
+      waiters_.push_back(std::move(resume));
+      return;
+    }
+  }
+  EnsureProgressEngine();
+  boost::asio::post(IoContext(), std::move(resume));
+}
+
+}  // namespace rpma_sim

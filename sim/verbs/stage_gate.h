@@ -1,0 +1,101 @@
+// stage_gate.h -- the seam through which a work request's stages can be held back.
+//
+// Every work request passes three stages of its queue pair's pipeline: kSubmit (posted, about
+// to be carried to the responder), kExecute (arrived at the responder, about to touch its
+// memory) and kComplete (its outcome is back, about to become a completion). Before each, the
+// queue pair asks the process's StageGate, if one is installed, whether to go on. The gate
+// may answer with a StageHold: the request waits at that stage until the hold is released (at
+// a time, or by whoever holds it), and so does every later request of that queue pair at the
+// same stage, so RC order holds. Requests held anywhere are still outstanding: an error or a
+// lost connection flushes them, in order, like any other. Fault injection (delays,
+// partitions) installs a gate; with none installed a stage costs one atomic load.
+#ifndef RPMA_SIM_VERBS_STAGE_GATE_H_
+#define RPMA_SIM_VERBS_STAGE_GATE_H_
+
+#include <stdint.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "sim/verbs/send_request.h"
+
+namespace rpma_sim {
+
+class QueuePair;
+
+enum class Stage {
+  kSubmit,    // requester: posted, not yet carried to the responder
+  kExecute,   // responder: arrived, not yet executed against its memory
+  kComplete,  // requester: the outcome is back, not yet a completion
+};
+
+// Where a request is: the queue pair whose pipeline it is in (the requester's for kSubmit
+// and kComplete, the responder's for kExecute) and the request itself.
+struct StagePoint {
+  Stage stage;
+  const QueuePair* qp;
+  const SendRequest* request;
+  uint64_t sequence;  // the requester's send-queue sequence
+};
+
+// Keeps a stage shut until Release() (or, for a hold made by Until, its time).
+class StageHold : public std::enable_shared_from_this<StageHold> {
+ public:
+  // A hold released by whoever made it.
+  static std::shared_ptr<StageHold> UntilReleased();
+  // A hold the progress engine releases at `deadline` (or earlier, by Release()).
+  static std::shared_ptr<StageHold> Until(std::chrono::steady_clock::time_point deadline);
+  static std::shared_ptr<StageHold> For(std::chrono::microseconds duration) {
+    return Until(std::chrono::steady_clock::now() + duration);
+  }
+
+  StageHold(const StageHold&) = delete;
+  StageHold& operator=(const StageHold&) = delete;
+
+  // Opens the stage: every waiter is resumed on the progress engine (never on the calling
+  // thread, which may hold any lock). Idempotent.
+  void Release();
+  bool released() const { return released_.load(std::memory_order_acquire); }
+
+  // Runs `resume` on the progress engine once the hold is released (soon, if it already
+  // is). A queue pair calls it with its execution lock held; `resume` takes it again.
+  void OnRelease(std::function<void()> resume);
+
+ private:
+  StageHold() = default;
+
+  std::atomic<bool> released_{false};
+  std::mutex mutex_;
+  std::vector<std::function<void()>> waiters_;  // guarded by mutex_
+};
+
+class StageGate {
+ public:
+  virtual ~StageGate() = default;
+
+  // Null to let the request through, or the hold it must wait for. Called with the queue
+  // pair's execution lock held: it must not block or call back into the queue pair.
+  virtual std::shared_ptr<StageHold> Check(const StagePoint& point) = 0;
+};
+
+// The process's gate, or null for none (the default).
+void SetStageGate(std::shared_ptr<StageGate> gate);
+
+namespace internal {
+extern std::atomic<bool> g_stage_gate_installed;
+std::shared_ptr<StageHold> CheckInstalledStageGate(const StagePoint& point);
+}  // namespace internal
+
+// What the installed gate says of `point`; null at once when no gate is installed.
+inline std::shared_ptr<StageHold> CheckStage(const StagePoint& point) {
+  if (!internal::g_stage_gate_installed.load(std::memory_order_acquire)) return nullptr;
+  return internal::CheckInstalledStageGate(point);
+}
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_VERBS_STAGE_GATE_H_
