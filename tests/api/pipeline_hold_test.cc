@@ -191,8 +191,8 @@ TEST_F(PipelineHoldTest, HeldSendThenWaitsForItsReceive) {
 
 TEST_F(PipelineHoldTest, TimedHoldEndsByItself) {
   constexpr auto kHold = std::chrono::milliseconds(30);
+  auto posted = std::chrono::steady_clock::now();  // before the hold's time starts
   HoldOnce(Stage::kSubmit, 0, StageHold::For(kHold));
-  auto posted = std::chrono::steady_clock::now();
   ASSERT_NO_FATAL_FAILURE(Write(0));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
   EXPECT_GE(std::chrono::steady_clock::now() - posted, kHold);
