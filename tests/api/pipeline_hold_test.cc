@@ -3,6 +3,7 @@
 // its queue pair waiting behind it at that stage (RC order), goes on when its hold is
 // released or its time comes, and is flushed in order with the rest when the connection
 // fails. Like every API test, it runs in process and again over tcp and over shm.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <librpma.h>
 #include <rpma_sim.h>
@@ -12,7 +13,6 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "sim/verbs/stage_gate.h"
 #include "tests/common/test_support.h"
@@ -86,17 +86,24 @@ class PipelineHoldTest : public PairFixture {
                             RPMA_F_COMPLETION_ALWAYS, Ctx(k + 1)));
   }
 
-  bool Landed(int k) { return target_->bytes[8 * k] == 0xA1 + k; }
-
-  // Waits (safety net) until write k's bytes are in the target.
-  bool WaitLanded(int k) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
-    while (!__atomic_load_n(&target_->bytes[8 * k], __ATOMIC_ACQUIRE)) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::yield();
-    }
-    return Landed(k);
+  // Write k with immediate data k: the server learns it executed from a receive completion
+  // (a receive is posted for it first), without reading memory the fabric may be writing.
+  void WriteWithImm(int k) {
+    ASSERT_EQ(0, rpma_recv(pair_.server, nullptr, 0, 0, Ctx(100 + k)));
+    ASSERT_EQ(0, rpma_write_with_imm(pair_.client, remote_, 8 * k, source_[k]->mr, 0, 8,
+                                     RPMA_F_COMPLETION_ALWAYS, k, Ctx(k + 1)));
   }
+
+  // The server's receive completion for WriteWithImm(k): that write has executed.
+  void ExpectExecuted(int k) {
+    ibv_wc wc;
+    ASSERT_NO_FATAL_FAILURE(
+        ExpectCompletion(server_cq_, 100 + k, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, &wc));
+    EXPECT_EQ(htonl(k), wc.imm_data);
+  }
+
+  // Only when nothing may be writing the target any more (after a completion says so).
+  bool Landed(int k) { return target_->bytes[8 * k] == 0xA1 + k; }
 
   Buffer *target_ = nullptr;
   rpma_mr_remote *remote_ = nullptr;
@@ -146,16 +153,18 @@ TEST_F(PipelineHoldTest, HeldExecutionKeepsALaterReadBehindIt) {
 TEST_F(PipelineHoldTest, HeldCompletionKeepsLaterCompletionsBehindIt) {
   auto hold = StageHold::UntilReleased();
   HoldOnce(Stage::kComplete, 0, hold);
-  ASSERT_NO_FATAL_FAILURE(Write(0));
-  ASSERT_NO_FATAL_FAILURE(Write(1));
+  ASSERT_NO_FATAL_FAILURE(WriteWithImm(0));
+  ASSERT_NO_FATAL_FAILURE(WriteWithImm(1));
   // Both execute at the target; neither completes while the first one's completion is held.
-  ASSERT_TRUE(WaitLanded(0));
-  ASSERT_TRUE(WaitLanded(1));
+  ASSERT_NO_FATAL_FAILURE(ExpectExecuted(0));
+  ASSERT_NO_FATAL_FAILURE(ExpectExecuted(1));
   ExpectNoCompletion(client_cq_);
 
   hold->Release();
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_RDMA_WRITE));
+  EXPECT_TRUE(Landed(0));
+  EXPECT_TRUE(Landed(1));
 }
 
 TEST_F(PipelineHoldTest, HeldReadCompletesWithItsBytes) {
@@ -164,12 +173,12 @@ TEST_F(PipelineHoldTest, HeldReadCompletesWithItsBytes) {
   HoldOnce(Stage::kComplete, 0, hold);
   ASSERT_EQ(0, rpma_read(pair_.client, readback_->mr, 0, remote_, 8, 8, RPMA_F_COMPLETION_ALWAYS,
                          Ctx(10)));
-  ASSERT_NO_FATAL_FAILURE(Write(0));
-  ASSERT_TRUE(WaitLanded(0));  // the write behind the read has executed
+  ASSERT_NO_FATAL_FAILURE(WriteWithImm(1));
+  ASSERT_NO_FATAL_FAILURE(ExpectExecuted(1));  // the write behind the read has executed
   ExpectNoCompletion(client_cq_);
   hold->Release();
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 10, IBV_WC_RDMA_READ));
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_RDMA_WRITE));
   EXPECT_EQ(0x5C, readback_->bytes[0]);
 }
 
