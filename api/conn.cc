@@ -2,6 +2,7 @@
 // channel, disconnect and delete.
 #include <librpma.h>
 
+#include "api/api_prologue.h"
 #include "api/status_map.h"
 #include "api/types.h"
 #include "sim/common/log.h"
@@ -25,12 +26,14 @@ enum rpma_conn_event ToConnEvent(rpma_sim::CmEventType type, bool* known) {
 }  // namespace
 
 int rpma_conn_get_event_fd(const struct rpma_conn* conn, int* fd) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr || fd == nullptr) return RPMA_E_INVAL;
   *fd = conn->connection->events().fd();
   return 0;
 }
 
 int rpma_conn_next_event(struct rpma_conn* conn, enum rpma_conn_event* event) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr || event == nullptr) return RPMA_E_INVAL;
   rpma_sim::CmEvent cm_event;
   rpma_sim::Status status = conn->connection->events().Next(&cm_event);
@@ -54,6 +57,7 @@ int rpma_conn_next_event(struct rpma_conn* conn, enum rpma_conn_event* event) {
 
 int rpma_conn_get_private_data(const struct rpma_conn* conn,
                                struct rpma_conn_private_data* pdata) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr || pdata == nullptr) return RPMA_E_INVAL;
   if (conn->has_private_data) {
     pdata->ptr = const_cast<uint8_t*>(conn->private_data.data());
@@ -66,30 +70,35 @@ int rpma_conn_get_private_data(const struct rpma_conn* conn,
 }
 
 int rpma_conn_apply_remote_peer_cfg(struct rpma_conn* conn, const struct rpma_peer_cfg* pcfg) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr || pcfg == nullptr) return RPMA_E_INVAL;
   conn->direct_write_to_pmem = pcfg->direct_write_to_pmem;
   return 0;
 }
 
 int rpma_conn_get_qp_num(const struct rpma_conn* conn, uint32_t* qp_num) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr || qp_num == nullptr) return RPMA_E_INVAL;
   *qp_num = conn->connection->qp().qp_num();
   return 0;
 }
 
 int rpma_conn_get_cq(const struct rpma_conn* conn, struct rpma_cq** cq_ptr) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr || cq_ptr == nullptr) return RPMA_E_INVAL;
   *cq_ptr = const_cast<rpma_cq*>(&conn->cq);
   return 0;
 }
 
 int rpma_conn_get_rcq(const struct rpma_conn* conn, struct rpma_cq** rcq_ptr) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr || rcq_ptr == nullptr) return RPMA_E_INVAL;
   *rcq_ptr = conn->rcq.get();
   return 0;
 }
 
 int rpma_conn_get_compl_fd(const struct rpma_conn* conn, int* fd) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr || fd == nullptr) return RPMA_E_INVAL;
   const auto& channel = conn->connection->queues().shared_channel;
   if (!channel) return RPMA_E_NOT_SHARED_CHNL;
@@ -98,6 +107,7 @@ int rpma_conn_get_compl_fd(const struct rpma_conn* conn, int* fd) {
 }
 
 int rpma_conn_wait(struct rpma_conn* conn, int flags, struct rpma_cq** cq, bool* is_rcq) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr || cq == nullptr) return RPMA_E_INVAL;
   const auto& channel = conn->connection->queues().shared_channel;
   if (!channel) return RPMA_E_NOT_SHARED_CHNL;
@@ -120,6 +130,7 @@ int rpma_conn_wait(struct rpma_conn* conn, int flags, struct rpma_cq** cq, bool*
 }
 
 int rpma_conn_disconnect(struct rpma_conn* conn) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr) return RPMA_E_INVAL;
   conn->connection->Disconnect();
   SIM_LOG_NOTICE("Requesting for disconnection");
@@ -127,6 +138,7 @@ int rpma_conn_disconnect(struct rpma_conn* conn) {
 }
 
 int rpma_conn_delete(struct rpma_conn** conn_ptr) {
+  RPMA_API_PROLOGUE();
   if (conn_ptr == nullptr) return RPMA_E_INVAL;
   delete *conn_ptr;
   *conn_ptr = nullptr;

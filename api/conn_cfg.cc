@@ -6,9 +6,11 @@
 
 #include <new>
 
+#include "api/api_prologue.h"
 #include "api/types.h"
 
 int rpma_conn_cfg_new(struct rpma_conn_cfg** cfg_ptr) {
+  RPMA_API_PROLOGUE();
   if (cfg_ptr == nullptr) return RPMA_E_INVAL;
   auto* cfg = new (std::nothrow) rpma_conn_cfg;
   if (cfg == nullptr) return RPMA_E_NOMEM;
@@ -17,6 +19,7 @@ int rpma_conn_cfg_new(struct rpma_conn_cfg** cfg_ptr) {
 }
 
 int rpma_conn_cfg_delete(struct rpma_conn_cfg** cfg_ptr) {
+  RPMA_API_PROLOGUE();
   if (cfg_ptr == nullptr) return RPMA_E_INVAL;
   delete *cfg_ptr;
   *cfg_ptr = nullptr;
@@ -24,12 +27,14 @@ int rpma_conn_cfg_delete(struct rpma_conn_cfg** cfg_ptr) {
 }
 
 int rpma_conn_cfg_set_timeout(struct rpma_conn_cfg* cfg, int timeout_ms) {
+  RPMA_API_PROLOGUE();
   if (cfg == nullptr || timeout_ms < 0) return RPMA_E_INVAL;
   cfg->config.timeout_ms = timeout_ms;
   return 0;
 }
 
 int rpma_conn_cfg_get_timeout(const struct rpma_conn_cfg* cfg, int* timeout_ms) {
+  RPMA_API_PROLOGUE();
   if (cfg == nullptr || timeout_ms == nullptr) return RPMA_E_INVAL;
   *timeout_ms = cfg->config.timeout_ms;
   return 0;
@@ -38,11 +43,13 @@ int rpma_conn_cfg_get_timeout(const struct rpma_conn_cfg* cfg, int* timeout_ms) 
 // The uint32_t fields share one setter and one getter shape.
 #define RPMA_CONN_CFG_SIZE_ACCESSORS(name)                                          \
   int rpma_conn_cfg_set_##name(struct rpma_conn_cfg* cfg, uint32_t name) {          \
+    RPMA_API_PROLOGUE();                                                            \
     if (cfg == nullptr) return RPMA_E_INVAL;                                        \
     cfg->config.name = name;                                                        \
     return 0;                                                                       \
   }                                                                                 \
   int rpma_conn_cfg_get_##name(const struct rpma_conn_cfg* cfg, uint32_t* name) {   \
+    RPMA_API_PROLOGUE();                                                            \
     if (cfg == nullptr || name == nullptr) return RPMA_E_INVAL;                     \
     *name = cfg->config.name;                                                       \
     return 0;                                                                       \
@@ -54,24 +61,28 @@ RPMA_CONN_CFG_SIZE_ACCESSORS(sq_size)
 RPMA_CONN_CFG_SIZE_ACCESSORS(rq_size)
 
 int rpma_conn_cfg_set_compl_channel(struct rpma_conn_cfg* cfg, bool shared) {
+  RPMA_API_PROLOGUE();
   if (cfg == nullptr) return RPMA_E_INVAL;
   cfg->config.shared_channel = shared;
   return 0;
 }
 
 int rpma_conn_cfg_get_compl_channel(const struct rpma_conn_cfg* cfg, bool* shared) {
+  RPMA_API_PROLOGUE();
   if (cfg == nullptr || shared == nullptr) return RPMA_E_INVAL;
   *shared = cfg->config.shared_channel;
   return 0;
 }
 
 int rpma_conn_cfg_set_srq(struct rpma_conn_cfg* cfg, struct rpma_srq* srq) {
+  RPMA_API_PROLOGUE();
   if (cfg == nullptr || srq == nullptr) return RPMA_E_INVAL;
   cfg->srq = srq;
   return 0;
 }
 
 int rpma_conn_cfg_get_srq(const struct rpma_conn_cfg* cfg, struct rpma_srq** srq_ptr) {
+  RPMA_API_PROLOGUE();
   if (cfg == nullptr || srq_ptr == nullptr) return RPMA_E_INVAL;
   *srq_ptr = cfg->srq;
   return 0;

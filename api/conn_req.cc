@@ -4,6 +4,7 @@
 
 #include <new>
 
+#include "api/api_prologue.h"
 #include "api/conn_cfg.h"
 #include "api/receive_request.h"
 #include "api/status_map.h"
@@ -12,6 +13,7 @@
 
 int rpma_conn_req_new(struct rpma_peer* peer, const char* addr, const char* port,
                       const struct rpma_conn_cfg* cfg, struct rpma_conn_req** req_ptr) {
+  RPMA_API_PROLOGUE();
   if (peer == nullptr || addr == nullptr || port == nullptr || req_ptr == nullptr)
     return RPMA_E_INVAL;
   rpma_sim::ConnectionConfig config = ConnConfigOrDefault(cfg);
@@ -31,6 +33,7 @@ int rpma_conn_req_new(struct rpma_peer* peer, const char* addr, const char* port
 }
 
 int rpma_conn_req_delete(struct rpma_conn_req** req_ptr) {
+  RPMA_API_PROLOGUE();
   if (req_ptr == nullptr) return RPMA_E_INVAL;
   delete *req_ptr;  // an incoming request is rejected by its destructor
   *req_ptr = nullptr;
@@ -40,6 +43,7 @@ int rpma_conn_req_delete(struct rpma_conn_req** req_ptr) {
 int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
                           const struct rpma_conn_private_data* pdata,
                           struct rpma_conn** conn_ptr) {
+  RPMA_API_PROLOGUE();
   if (req_ptr == nullptr || *req_ptr == nullptr) return RPMA_E_INVAL;
   std::unique_ptr<rpma_conn_req> req(*req_ptr);
   *req_ptr = nullptr;
@@ -75,6 +79,7 @@ int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
 
 int rpma_conn_req_recv(struct rpma_conn_req* req, struct rpma_mr_local* dst, size_t offset,
                        size_t len, const void* op_context) {
+  RPMA_API_PROLOGUE();
   if (req == nullptr || dst == nullptr) return RPMA_E_INVAL;
   return ToRpmaError(
       req->request->queues().qp->PostReceive(MakeReceiveRequest(dst, offset, len, op_context)));
@@ -82,6 +87,7 @@ int rpma_conn_req_recv(struct rpma_conn_req* req, struct rpma_mr_local* dst, siz
 
 int rpma_conn_req_get_private_data(const struct rpma_conn_req* req,
                                    struct rpma_conn_private_data* pdata) {
+  RPMA_API_PROLOGUE();
   if (req == nullptr || pdata == nullptr) return RPMA_E_INVAL;
   *pdata = req->data;
   return 0;

@@ -2,16 +2,19 @@
 // re-arming), and polling completions.
 #include <librpma.h>
 
+#include "api/api_prologue.h"
 #include "api/status_map.h"
 #include "api/types.h"
 
 int rpma_cq_get_fd(const struct rpma_cq* cq, int* fd) {
+  RPMA_API_PROLOGUE();
   if (cq == nullptr || fd == nullptr) return RPMA_E_INVAL;
   *fd = cq->cq->channel()->fd();
   return 0;
 }
 
 int rpma_cq_wait(struct rpma_cq* cq) {
+  RPMA_API_PROLOGUE();
   if (cq == nullptr) return RPMA_E_INVAL;
   if (cq->shared_channel) return RPMA_E_SHARED_CHANNEL;
   rpma_sim::CompletionQueue* fired = nullptr;
@@ -23,6 +26,7 @@ int rpma_cq_wait(struct rpma_cq* cq) {
 
 int rpma_cq_get_wc(struct rpma_cq* cq, int num_entries, struct ibv_wc* wc,
                    int* num_entries_got) {
+  RPMA_API_PROLOGUE();
   if (cq == nullptr || num_entries < 1 || wc == nullptr) return RPMA_E_INVAL;
   if (num_entries > 1 && num_entries_got == nullptr) return RPMA_E_INVAL;
   int got = cq->cq->Poll(num_entries, wc);

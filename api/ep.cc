@@ -3,6 +3,7 @@
 
 #include <new>
 
+#include "api/api_prologue.h"
 #include "api/conn_cfg.h"
 #include "api/status_map.h"
 #include "api/types.h"
@@ -10,6 +11,7 @@
 
 int rpma_ep_listen(struct rpma_peer* peer, const char* addr, const char* port,
                    struct rpma_ep** ep_ptr) {
+  RPMA_API_PROLOGUE();
   if (peer == nullptr || addr == nullptr || port == nullptr || ep_ptr == nullptr)
     return RPMA_E_INVAL;
   rpma_sim::SocketAddress address;
@@ -29,6 +31,7 @@ int rpma_ep_listen(struct rpma_peer* peer, const char* addr, const char* port,
 }
 
 int rpma_ep_shutdown(struct rpma_ep** ep_ptr) {
+  RPMA_API_PROLOGUE();
   if (ep_ptr == nullptr) return RPMA_E_INVAL;
   rpma_ep* ep = *ep_ptr;
   if (ep == nullptr) return 0;
@@ -40,6 +43,7 @@ int rpma_ep_shutdown(struct rpma_ep** ep_ptr) {
 }
 
 int rpma_ep_get_fd(const struct rpma_ep* ep, int* fd) {
+  RPMA_API_PROLOGUE();
   if (ep == nullptr || fd == nullptr) return RPMA_E_INVAL;
   *fd = ep->listener->channel().fd();
   return 0;
@@ -47,6 +51,7 @@ int rpma_ep_get_fd(const struct rpma_ep* ep, int* fd) {
 
 int rpma_ep_next_conn_req(struct rpma_ep* ep, const struct rpma_conn_cfg* cfg,
                           struct rpma_conn_req** req_ptr) {
+  RPMA_API_PROLOGUE();
   if (ep == nullptr || req_ptr == nullptr) return RPMA_E_INVAL;
   rpma_sim::CmEvent event;
   rpma_sim::Status status = ep->listener->channel().Next(&event);

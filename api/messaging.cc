@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <librpma.h>
 
+#include "api/api_prologue.h"
 #include "api/receive_request.h"
 #include "api/status_map.h"
 #include "api/types.h"
@@ -28,16 +29,19 @@ int PostSendMessage(struct rpma_conn* conn, const struct rpma_mr_local* src, siz
 
 int rpma_send(struct rpma_conn* conn, const struct rpma_mr_local* src, size_t offset, size_t len,
               int flags, const void* op_context) {
+  RPMA_API_PROLOGUE();
   return PostSendMessage(conn, src, offset, len, flags, false, 0, op_context);
 }
 
 int rpma_send_with_imm(struct rpma_conn* conn, const struct rpma_mr_local* src, size_t offset,
                        size_t len, int flags, uint32_t imm, const void* op_context) {
+  RPMA_API_PROLOGUE();
   return PostSendMessage(conn, src, offset, len, flags, true, imm, op_context);
 }
 
 int rpma_recv(struct rpma_conn* conn, struct rpma_mr_local* dst, size_t offset, size_t len,
               const void* op_context) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr || (dst == nullptr && (offset != 0 || len != 0))) return RPMA_E_INVAL;
   return ToRpmaError(
       conn->connection->qp().PostReceive(MakeReceiveRequest(dst, offset, len, op_context)));

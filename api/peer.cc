@@ -5,10 +5,12 @@
 
 #include <new>
 
+#include "api/api_prologue.h"
 #include "api/types.h"
 #include "sim/fabric/device.h"
 
 int rpma_peer_new(struct ibv_context* ibv_ctx, struct rpma_peer** peer_ptr) {
+  RPMA_API_PROLOGUE();
   if (ibv_ctx == nullptr || peer_ptr == nullptr) return RPMA_E_INVAL;
   rpma_sim::Device* device = rpma_sim::Device::FromContext(ibv_ctx);
   if (device == nullptr) return RPMA_E_PROVIDER;  // the capability query fails
@@ -20,6 +22,7 @@ int rpma_peer_new(struct ibv_context* ibv_ctx, struct rpma_peer** peer_ptr) {
 }
 
 int rpma_peer_delete(struct rpma_peer** peer_ptr) {
+  RPMA_API_PROLOGUE();
   if (peer_ptr == nullptr) return RPMA_E_INVAL;
   rpma_peer* peer = *peer_ptr;
   if (peer == nullptr) return 0;

@@ -3,9 +3,11 @@
 
 #include <new>
 
+#include "api/api_prologue.h"
 #include "api/types.h"
 
 int rpma_peer_cfg_new(struct rpma_peer_cfg** pcfg_ptr) {
+  RPMA_API_PROLOGUE();
   if (pcfg_ptr == nullptr) return RPMA_E_INVAL;
   auto* cfg = new (std::nothrow) rpma_peer_cfg;
   if (cfg == nullptr) return RPMA_E_NOMEM;
@@ -14,6 +16,7 @@ int rpma_peer_cfg_new(struct rpma_peer_cfg** pcfg_ptr) {
 }
 
 int rpma_peer_cfg_delete(struct rpma_peer_cfg** pcfg_ptr) {
+  RPMA_API_PROLOGUE();
   if (pcfg_ptr == nullptr) return RPMA_E_INVAL;
   delete *pcfg_ptr;
   *pcfg_ptr = nullptr;
@@ -21,24 +24,28 @@ int rpma_peer_cfg_delete(struct rpma_peer_cfg** pcfg_ptr) {
 }
 
 int rpma_peer_cfg_set_direct_write_to_pmem(struct rpma_peer_cfg* pcfg, bool supported) {
+  RPMA_API_PROLOGUE();
   if (pcfg == nullptr) return RPMA_E_INVAL;
   pcfg->direct_write_to_pmem = supported;
   return 0;
 }
 
 int rpma_peer_cfg_get_direct_write_to_pmem(const struct rpma_peer_cfg* pcfg, bool* supported) {
+  RPMA_API_PROLOGUE();
   if (pcfg == nullptr || supported == nullptr) return RPMA_E_INVAL;
   *supported = pcfg->direct_write_to_pmem;
   return 0;
 }
 
 int rpma_peer_cfg_get_descriptor(const struct rpma_peer_cfg* pcfg, void* desc) {
+  RPMA_API_PROLOGUE();
   if (pcfg == nullptr || desc == nullptr) return RPMA_E_INVAL;
   *static_cast<uint8_t*>(desc) = pcfg->direct_write_to_pmem ? 1 : 0;
   return 0;
 }
 
 int rpma_peer_cfg_get_descriptor_size(const struct rpma_peer_cfg* pcfg, size_t* desc_size) {
+  RPMA_API_PROLOGUE();
   if (pcfg == nullptr || desc_size == nullptr) return RPMA_E_INVAL;
   *desc_size = sizeof(uint8_t);
   return 0;
@@ -46,6 +53,7 @@ int rpma_peer_cfg_get_descriptor_size(const struct rpma_peer_cfg* pcfg, size_t* 
 
 int rpma_peer_cfg_from_descriptor(const void* desc, size_t desc_size,
                                   struct rpma_peer_cfg** pcfg_ptr) {
+  RPMA_API_PROLOGUE();
   if (desc == nullptr || pcfg_ptr == nullptr || desc_size < sizeof(uint8_t)) return RPMA_E_INVAL;
   auto* cfg = new (std::nothrow) rpma_peer_cfg;
   if (cfg == nullptr) return RPMA_E_NOMEM;

@@ -5,6 +5,7 @@
 #include <librpma.h>
 #include <string.h>
 
+#include "api/api_prologue.h"
 #include "api/status_map.h"
 #include "api/types.h"
 
@@ -50,6 +51,7 @@ int Post(struct rpma_conn* conn, const rpma_sim::SendRequest& request) {
 int rpma_read(struct rpma_conn* conn, struct rpma_mr_local* dst, size_t dst_offset,
               const struct rpma_mr_remote* src, size_t src_offset, size_t len, int flags,
               const void* op_context) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr || flags == 0 || InvalidTransfer(dst, dst_offset, src, src_offset, len))
     return RPMA_E_INVAL;
   rpma_sim::SendRequest request = MakeRequest(rpma_sim::SendOpcode::kRead, flags, op_context);
@@ -74,17 +76,20 @@ static int PostWrite(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t 
 int rpma_write(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_offset,
                const struct rpma_mr_local* src, size_t src_offset, size_t len, int flags,
                const void* op_context) {
+  RPMA_API_PROLOGUE();
   return PostWrite(conn, dst, dst_offset, src, src_offset, len, flags, false, 0, op_context);
 }
 
 int rpma_write_with_imm(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_offset,
                         const struct rpma_mr_local* src, size_t src_offset, size_t len, int flags,
                         uint32_t imm, const void* op_context) {
+  RPMA_API_PROLOGUE();
   return PostWrite(conn, dst, dst_offset, src, src_offset, len, flags, true, imm, op_context);
 }
 
 int rpma_atomic_write(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_offset,
                       const char src[8], int flags, const void* op_context) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr || dst == nullptr || src == nullptr || flags == 0) return RPMA_E_INVAL;
   if (dst_offset % RPMA_ATOMIC_WRITE_ALIGNMENT != 0) return RPMA_E_INVAL;
   rpma_sim::SendRequest request =
@@ -97,6 +102,7 @@ int rpma_atomic_write(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t
 
 int rpma_flush(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_offset, size_t len,
                enum rpma_flush_type type, int flags, const void* op_context) {
+  RPMA_API_PROLOGUE();
   if (conn == nullptr || dst == nullptr || flags == 0) return RPMA_E_INVAL;
   if (type != RPMA_FLUSH_TYPE_PERSISTENT && type != RPMA_FLUSH_TYPE_VISIBILITY)
     return RPMA_E_INVAL;  // the man page's rule (librpma's code forgets it)

@@ -3,11 +3,13 @@
 
 #include <new>
 
+#include "api/api_prologue.h"
 #include "api/receive_request.h"
 #include "api/status_map.h"
 #include "api/types.h"
 
 int rpma_srq_new(struct rpma_peer* peer, struct rpma_srq_cfg* cfg, struct rpma_srq** srq_ptr) {
+  RPMA_API_PROLOGUE();
   if (peer == nullptr || srq_ptr == nullptr) return RPMA_E_INVAL;
   rpma_srq_cfg defaults;
   const rpma_srq_cfg& sizes = cfg != nullptr ? *cfg : defaults;
@@ -29,6 +31,7 @@ int rpma_srq_new(struct rpma_peer* peer, struct rpma_srq_cfg* cfg, struct rpma_s
 }
 
 int rpma_srq_delete(struct rpma_srq** srq_ptr) {
+  RPMA_API_PROLOGUE();
   if (srq_ptr == nullptr) return RPMA_E_INVAL;
   rpma_srq* srq = *srq_ptr;
   if (srq == nullptr) return 0;
@@ -42,11 +45,13 @@ int rpma_srq_delete(struct rpma_srq** srq_ptr) {
 
 int rpma_srq_recv(struct rpma_srq* srq, struct rpma_mr_local* dst, size_t offset, size_t len,
                   const void* op_context) {
+  RPMA_API_PROLOGUE();
   if (srq == nullptr || (dst == nullptr && (offset != 0 || len != 0))) return RPMA_E_INVAL;
   return ToRpmaError(srq->srq->PostReceive(MakeReceiveRequest(dst, offset, len, op_context)));
 }
 
 int rpma_srq_get_rcq(const struct rpma_srq* srq, struct rpma_cq** rcq_ptr) {
+  RPMA_API_PROLOGUE();
   if (srq == nullptr || rcq_ptr == nullptr) return RPMA_E_INVAL;
   *rcq_ptr = srq->rcq.get();
   return 0;

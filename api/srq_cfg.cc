@@ -5,9 +5,11 @@
 
 #include <new>
 
+#include "api/api_prologue.h"
 #include "api/types.h"
 
 int rpma_srq_cfg_new(struct rpma_srq_cfg** cfg_ptr) {
+  RPMA_API_PROLOGUE();
   if (cfg_ptr == nullptr) return RPMA_E_INVAL;
   auto* cfg = new (std::nothrow) rpma_srq_cfg;
   if (cfg == nullptr) return RPMA_E_NOMEM;
@@ -16,6 +18,7 @@ int rpma_srq_cfg_new(struct rpma_srq_cfg** cfg_ptr) {
 }
 
 int rpma_srq_cfg_delete(struct rpma_srq_cfg** cfg_ptr) {
+  RPMA_API_PROLOGUE();
   if (cfg_ptr == nullptr) return RPMA_E_INVAL;
   delete *cfg_ptr;
   *cfg_ptr = nullptr;
@@ -23,24 +26,28 @@ int rpma_srq_cfg_delete(struct rpma_srq_cfg** cfg_ptr) {
 }
 
 int rpma_srq_cfg_set_rq_size(struct rpma_srq_cfg* cfg, uint32_t rq_size) {
+  RPMA_API_PROLOGUE();
   if (cfg == nullptr) return RPMA_E_INVAL;
   cfg->rq_size = rq_size;
   return 0;
 }
 
 int rpma_srq_cfg_get_rq_size(const struct rpma_srq_cfg* cfg, uint32_t* rq_size) {
+  RPMA_API_PROLOGUE();
   if (cfg == nullptr || rq_size == nullptr) return RPMA_E_INVAL;
   *rq_size = cfg->rq_size;
   return 0;
 }
 
 int rpma_srq_cfg_set_rcq_size(struct rpma_srq_cfg* cfg, uint32_t rcq_size) {
+  RPMA_API_PROLOGUE();
   if (cfg == nullptr) return RPMA_E_INVAL;
   cfg->rcq_size = rcq_size;
   return 0;
 }
 
 int rpma_srq_cfg_get_rcq_size(const struct rpma_srq_cfg* cfg, uint32_t* rcq_size) {
+  RPMA_API_PROLOGUE();
   if (cfg == nullptr || rcq_size == nullptr) return RPMA_E_INVAL;
   *rcq_size = cfg->rcq_size;
   return 0;

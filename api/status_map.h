@@ -16,6 +16,9 @@ inline int ToRpmaError(rpma_sim::Status status) {
     case rpma_sim::Status::kNoEvent: return RPMA_E_NO_EVENT;
     case rpma_sim::Status::kNoCompletion: return RPMA_E_NO_COMPLETION;
     case rpma_sim::Status::kUnknown: return RPMA_E_UNKNOWN;
+    case rpma_sim::Status::kAgain: return RPMA_E_AGAIN;
+    case rpma_sim::Status::kSharedChannel: return RPMA_E_SHARED_CHANNEL;
+    case rpma_sim::Status::kNotSharedChannel: return RPMA_E_NOT_SHARED_CHNL;
   }
   return RPMA_E_UNKNOWN;
 }

@@ -2,12 +2,14 @@
 // (rpma_utils_conn_event_2str, rpma_err_2str).
 #include <librpma.h>
 
+#include "api/api_prologue.h"
 #include "api/status_map.h"
 #include "sim/fabric/config.h"
 #include "sim/fabric/device.h"
 
 int rpma_utils_get_ibv_context(const char* addr, enum rpma_util_ibv_context_type type,
                                struct ibv_context** ibv_ctx_ptr) {
+  RPMA_API_PROLOGUE();
   if (addr == nullptr || ibv_ctx_ptr == nullptr) return RPMA_E_INVAL;
   if (type != RPMA_UTIL_IBV_CONTEXT_LOCAL && type != RPMA_UTIL_IBV_CONTEXT_REMOTE)
     return RPMA_E_INVAL;
@@ -20,6 +22,7 @@ int rpma_utils_get_ibv_context(const char* addr, enum rpma_util_ibv_context_type
 }
 
 int rpma_utils_ibv_context_is_odp_capable(struct ibv_context* ibv_ctx, int* is_odp_capable) {
+  RPMA_API_PROLOGUE();
   if (ibv_ctx == nullptr || is_odp_capable == nullptr) return RPMA_E_INVAL;
   // ibv_query_device_ex fails on a context that is not a device's.
   if (rpma_sim::Device::FromContext(ibv_ctx) == nullptr) return RPMA_E_PROVIDER;

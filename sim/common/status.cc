@@ -13,6 +13,9 @@ const char* StatusName(Status status) {
     case Status::kNoEvent: return "no event";
     case Status::kNoCompletion: return "no completion";
     case Status::kUnknown: return "unknown";
+    case Status::kAgain: return "try again";
+    case Status::kSharedChannel: return "completion channel is shared";
+    case Status::kNotSharedChannel: return "completion channel is not shared";
   }
   return "unknown";
 }

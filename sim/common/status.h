@@ -16,6 +16,9 @@ enum class Status {
   kNoEvent,           // a non-blocking wait found no CM event
   kNoCompletion,      // a non-blocking wait found no completion event
   kUnknown,           // something that has no better name
+  kAgain,             // temporarily unavailable: try again
+  kSharedChannel,     // the completion channel is shared (a per-queue wait was asked of it)
+  kNotSharedChannel,  // the completion channel is not shared (a shared wait was asked of it)
 };
 
 // A short English name of the status, for log lines.

@@ -7,39 +7,10 @@
 #include "sim/fabric/io_service.h"
 
 namespace rpma_sim {
-namespace internal {
 
-std::atomic<bool> g_stage_gate_installed{false};
-
-namespace {
-
-std::mutex& GateMutex() {
-  static std::mutex* mutex = new std::mutex();
-  return *mutex;
-}
-
-std::shared_ptr<StageGate>& Gate() {
-  static std::shared_ptr<StageGate>* gate = new std::shared_ptr<StageGate>();
-  return *gate;
-}
-
-}  // namespace
-
-std::shared_ptr<StageHold> CheckInstalledStageGate(const StagePoint& point) {
-  std::shared_ptr<StageGate> gate;
-  {
-    std::lock_guard<std::mutex> lock(GateMutex());
-    gate = Gate();
-  }
-  return gate ? gate->Check(point) : nullptr;
-}
-
-}  // namespace internal
-
-void SetStageGate(std::shared_ptr<StageGate> gate) {
-  std::lock_guard<std::mutex> lock(internal::GateMutex());
-  internal::g_stage_gate_installed.store(gate != nullptr, std::memory_order_release);
-  internal::Gate() = std::move(gate);
+GateSlot<StageGate>& StageGateSlot() {
+  static GateSlot<StageGate>* slot = new GateSlot<StageGate>();
+  return *slot;
 }
 
 std::shared_ptr<StageHold> StageHold::UntilReleased() {

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <vector>
 
+#include "sim/common/gate_slot.h"
 #include "sim/verbs/send_request.h"
 
 namespace rpma_sim {
@@ -83,17 +84,13 @@ class StageGate {
 };
 
 // The process's gate, or null for none (the default).
-void SetStageGate(std::shared_ptr<StageGate> gate);
-
-namespace internal {
-extern std::atomic<bool> g_stage_gate_installed;
-std::shared_ptr<StageHold> CheckInstalledStageGate(const StagePoint& point);
-}  // namespace internal
+GateSlot<StageGate>& StageGateSlot();
+inline void SetStageGate(std::shared_ptr<StageGate> gate) { StageGateSlot().Set(std::move(gate)); }
 
 // What the installed gate says of `point`; null at once when no gate is installed.
 inline std::shared_ptr<StageHold> CheckStage(const StagePoint& point) {
-  if (!internal::g_stage_gate_installed.load(std::memory_order_acquire)) return nullptr;
-  return internal::CheckInstalledStageGate(point);
+  std::shared_ptr<StageGate> gate = StageGateSlot().Get();
+  return gate ? gate->Check(point) : nullptr;
 }
 
 }  // namespace rpma_sim

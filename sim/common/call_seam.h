@@ -1,0 +1,39 @@
+// call_seam.h -- the seam every fallible public API call passes through first.
+//
+// Each of librpma's functions that returns an error code starts with the API layer's
+// prologue (api/api_prologue.h), which asks the installed CallGate, if any, whether the call
+// is to fail at once with an error instead of running: that is how fault injection makes
+// rpma_mr_reg fail with RPMA_E_NOMEM on demand. A call failed there has no effect at all.
+#ifndef RPMA_SIM_COMMON_CALL_SEAM_H_
+#define RPMA_SIM_COMMON_CALL_SEAM_H_
+
+#include <memory>
+
+#include "sim/common/gate_slot.h"
+#include "sim/common/status.h"
+
+namespace rpma_sim {
+
+class CallGate {
+ public:
+  virtual ~CallGate() = default;
+
+  // kOk to let the call of `function` (its C name, e.g. "rpma_mr_reg") run, or the status
+  // it returns at once. Called on the application's thread, with no lock of the simulator
+  // held.
+  virtual Status Check(const char* function) = 0;
+};
+
+// The process's gate, or null for none (the default).
+GateSlot<CallGate>& CallGateSlot();
+inline void SetCallGate(std::shared_ptr<CallGate> gate) { CallGateSlot().Set(std::move(gate)); }
+
+// What the installed gate says of a call of `function`; kOk at once when none is installed.
+inline Status CheckCall(const char* function) {
+  std::shared_ptr<CallGate> gate = CallGateSlot().Get();
+  return gate ? gate->Check(function) : Status::kOk;
+}
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_COMMON_CALL_SEAM_H_
