@@ -1,11 +1,19 @@
 // call_seam.cc -- the process's CallGate slot.
 #include "sim/common/call_seam.h"
 
+#include <type_traits>
+
 namespace rpma_sim {
 
-GateSlot<CallGate>& CallGateSlot() {
-  static GateSlot<CallGate>* slot = new GateSlot<CallGate>();
-  return *slot;
+GateSlot<CallGate> g_call_gate_slot;
+
+Status CheckInstalledCallGate(const char* function) {
+  std::shared_ptr<CallGate> gate = g_call_gate_slot.Get();
+  return gate ? gate->Check(function) : Status::kOk;
 }
+
+// Never destroyed, so usable by threads still running while the process exits.
+static_assert(std::is_trivially_destructible<GateSlot<CallGate>>::value,
+              "a gate slot must not need a destructor");
 
 }  // namespace rpma_sim

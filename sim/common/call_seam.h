@@ -25,13 +25,16 @@ class CallGate {
 };
 
 // The process's gate, or null for none (the default).
-GateSlot<CallGate>& CallGateSlot();
-inline void SetCallGate(std::shared_ptr<CallGate> gate) { CallGateSlot().Set(std::move(gate)); }
+extern GateSlot<CallGate> g_call_gate_slot;
+inline void SetCallGate(std::shared_ptr<CallGate> gate) {
+  g_call_gate_slot.Set(std::move(gate));
+}
 
 // What the installed gate says of a call of `function`; kOk at once when none is installed.
+Status CheckInstalledCallGate(const char* function);
 inline Status CheckCall(const char* function) {
-  std::shared_ptr<CallGate> gate = CallGateSlot().Get();
-  return gate ? gate->Check(function) : Status::kOk;
+  if (!g_call_gate_slot.installed()) return Status::kOk;
+  return CheckInstalledCallGate(function);
 }
 
 }  // namespace rpma_sim

@@ -13,26 +13,39 @@
 
 namespace rpma_sim {
 
+// A slot is a namespace-scope global, constant-initialized and never destroyed (it owns
+// nothing that needs a destructor), so asking it needs no initialization guard and works
+// during the process's exit.
 template <typename Gate>
 class GateSlot {
  public:
+  constexpr GateSlot() = default;
+
   void Set(std::shared_ptr<Gate> gate) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (holder_ == nullptr) holder_ = new std::shared_ptr<Gate>();  // kept for the process
     installed_.store(gate != nullptr, std::memory_order_release);
-    gate_ = std::move(gate);
+    *holder_ = std::move(gate);
   }
 
-  // The installed gate, or null (at the cost of one atomic load when none is).
+  // Whether a gate is installed: one atomic load, for the callers' fast paths.
+  bool installed() const { return installed_.load(std::memory_order_acquire); }
+
+  // The installed gate, or null.
   std::shared_ptr<Gate> Get() {
-    if (!installed_.load(std::memory_order_acquire)) return nullptr;
-    std::lock_guard<std::mutex> lock(mutex_);
-    return gate_;
+    if (!installed()) return nullptr;
+    return GetInstalled();
   }
 
  private:
+  __attribute__((noinline)) std::shared_ptr<Gate> GetInstalled() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return *holder_;
+  }
+
   std::atomic<bool> installed_{false};
   std::mutex mutex_;
-  std::shared_ptr<Gate> gate_;  // guarded by mutex_
+  std::shared_ptr<Gate>* holder_ = nullptr;  // guarded by mutex_
 };
 
 }  // namespace rpma_sim

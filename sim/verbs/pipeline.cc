@@ -2,15 +2,15 @@
 //
 // A queue pair keeps one line per stage (stage_gate.h): at kSubmit the tail of in_flight_
 // (`unsubmitted_`), at kExecute inbound_ (shared with RNR waits), at kComplete the head of
-// in_flight_ (`answered_`). Only the first request in a line is ever held; the rest wait
-// behind it without asking the gate, and each is asked once it is first. Everything here
-// runs under the execution lock; a released hold resumes the queue pair on the progress
-// engine (ResumeHeld).
+// in_flight_ (their outcomes in `answered_`). Only the first request in a line is ever
+// held; the rest wait behind it without asking the gate, and each is asked once it is
+// first. Everything here runs under the execution lock; a released hold resumes the queue
+// pair on the progress engine (ResumeHeld).
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
 
-bool QueuePair::PassLocked(Stage stage, const SendRequest& request, uint64_t sequence) {
+bool QueuePair::PassHeldOrGatedLocked(Stage stage, const SendRequest& request, uint64_t sequence) {
   std::shared_ptr<StageHold>& hold = holds_[static_cast<int>(stage)];
   if (hold) {
     if (!hold->released()) return false;
@@ -48,16 +48,17 @@ void QueuePair::SubmitHeldLocked() {
 
 void QueuePair::CompleteHeldLocked() {
   static const uint8_t kNoBytes = 0;
-  while (answered_ > 0) {
+  while (!answered_.empty()) {
     const InFlight& next = in_flight_.front();
     if (!PassLocked(Stage::kComplete, next.request, next.sequence)) return;
     InFlight done = std::move(in_flight_.front());
     in_flight_.pop_front();
-    --answered_;
+    Answer answer = std::move(answered_.front());
+    answered_.erase(answered_.begin());
     const uint8_t* read_data = nullptr;
-    if (done.carried) read_data = done.read_data.empty() ? &kNoBytes : done.read_data.data();
-    // An error outcome flushes the rest (and zeroes answered_).
-    FinishLocked(done.request, done.sequence, done.status, read_data, done.read_data.size());
+    if (answer.carried) read_data = answer.read_data.empty() ? &kNoBytes : answer.read_data.data();
+    // An error outcome flushes the rest (and empties answered_).
+    FinishLocked(done.request, done.sequence, answer.status, read_data, answer.read_data.size());
   }
 }
 

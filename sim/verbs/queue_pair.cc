@@ -145,7 +145,7 @@ void QueuePair::EnterErrorLocked() {
   link_.reset();
   // Whatever waits at a stage is outstanding like the rest, and flushed with it.
   unsubmitted_ = 0;
-  answered_ = 0;
+  answered_.clear();
   for (std::shared_ptr<StageHold>& hold : holds_) hold.reset();
   while (!in_flight_.empty()) {
     InFlight flushed = std::move(in_flight_.front());

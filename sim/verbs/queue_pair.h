@@ -108,19 +108,27 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   void ResumeHeld();
 
  private:
-  // pipeline.cc
   // Whether the request first in line at `stage` may go on: asks the gate unless that
-  // request already waited for a hold that is now released. False if it must wait.
-  bool PassLocked(Stage stage, const SendRequest& request, uint64_t sequence);
+  // request already waited for a hold that is now released. False if it must wait. Inline:
+  // with no hold and no gate it is two loads.
+  bool PassLocked(Stage stage, const SendRequest& request, uint64_t sequence) {
+    if (!holds_[static_cast<int>(stage)] && !g_stage_gate_slot.installed()) return true;
+    return PassHeldOrGatedLocked(stage, request, sequence);
+  }
+  // pipeline.cc
+  bool PassHeldOrGatedLocked(Stage stage, const SendRequest& request, uint64_t sequence);
   // Submits the requests held at kSubmit, in order, until one is held again.
   void SubmitHeldLocked();
   // Completes the answered requests held at kComplete, in order, until one is held again.
   void CompleteHeldLocked();
 
   // requester.cc
-  // The request first in line got `outcome` and may complete now.
+  // The request first in line got `outcome` and may complete now. FinishLocked is for
+  // pipeline.cc; the requester's own fast path uses the inline FinishInlineLocked.
   void FinishLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status,
                     const uint8_t* read_data, size_t length);
+  inline void FinishInlineLocked(const SendRequest& request, uint64_t sequence,
+                                 ibv_wc_status status, const uint8_t* read_data, size_t length);
   void CompleteSendLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status);
   void EnterErrorLocked();
   ibv_wc_opcode SendCompletionOpcode(SendOpcode opcode) const;
@@ -161,16 +169,17 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   struct InFlight {
     SendRequest request;
     uint64_t sequence;
-    // Once answered while its completion is held:
-    ibv_wc_status status = IBV_WC_SUCCESS;
-    bool carried = false;            // a read whose bytes a transport carried back
+  };
+  // Posted and not completed, in order. Its first answered_.size() requests have their
+  // outcome and wait at kComplete; its last `unsubmitted_` wait at kSubmit.
+  std::deque<InFlight> in_flight_;
+  size_t unsubmitted_ = 0;
+  struct Answer {
+    ibv_wc_status status;
+    bool carried;                    // a read whose bytes a transport carried back
     std::vector<uint8_t> read_data;  // ... and these are they
   };
-  // Posted and not completed, in order. Its first `answered_` requests have their outcome
-  // and wait at kComplete; its last `unsubmitted_` wait at kSubmit.
-  std::deque<InFlight> in_flight_;
-  size_t answered_ = 0;
-  size_t unsubmitted_ = 0;
+  std::vector<Answer> answered_;  // few and rare: a vector costs nothing while empty
   // Arrived, waiting for a receive (RNR) or at kExecute, in order.
   std::deque<InboundRequest> inbound_;
   // The hold the first request waiting at each stage waits for (null: none).

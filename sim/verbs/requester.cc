@@ -24,6 +24,27 @@ ibv_wc_status CheckLocal(const SendRequest& request, const ProtectionDomain* pd)
 
 }  // namespace
 
+inline void QueuePair::FinishInlineLocked(const SendRequest& request, uint64_t sequence,
+                                          ibv_wc_status status, const uint8_t* read_data,
+                                          size_t length) {
+  if (status == IBV_WC_SUCCESS && read_data != nullptr && request.opcode == SendOpcode::kRead) {
+    // A read carried by a transport lands in the requester's buffer only now.
+    status = CheckLocal(request, pd());
+    if (length != request.length) status = IBV_WC_BAD_RESP_ERR;  // a peer's malformed answer
+    if (status == IBV_WC_SUCCESS) {
+      auto table_lock = MemoryRegionTable::Get().LockShared();
+      memcpy(request.local->addr + request.local_offset, read_data, length);
+    }
+  }
+  CompleteSendLocked(request, sequence, status);
+  if (status != IBV_WC_SUCCESS) EnterErrorLocked();
+}
+
+void QueuePair::FinishLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status,
+                             const uint8_t* read_data, size_t length) {
+  FinishInlineLocked(request, sequence, status, read_data, length);
+}
+
 Status QueuePair::PostSend(const SendRequest& request) {
   ExecutionLock lock = LockExecution();
   if (state_ == State::kInit) {
@@ -46,9 +67,7 @@ Status QueuePair::PostSend(const SendRequest& request) {
     EnterErrorLocked();
     return Status::kOk;
   }
-  in_flight_.emplace_back();
-  in_flight_.back().request = request;
-  in_flight_.back().sequence = sequence;
+  in_flight_.push_back(InFlight{request, sequence});
   // Behind a held request, or held itself: it waits at kSubmit (pipeline.cc).
   if (unsubmitted_ > 0 || !PassLocked(Stage::kSubmit, request, sequence)) {
     ++unsubmitted_;
@@ -63,39 +82,24 @@ Status QueuePair::PostSend(const SendRequest& request) {
 void QueuePair::OnResponseLocked(uint64_t sequence, const Outcome& outcome,
                                  const uint8_t* read_data, size_t length) {
   // An outcome for a request the error flush already completed is stale; outcomes come in
-  // order, so this one is for the first request not answered yet.
-  if (in_flight_.size() - unsubmitted_ <= answered_ ||
-      in_flight_[answered_].sequence != sequence)
-    return;
-  InFlight& entry = in_flight_[answered_];
-  if (answered_ == 0 && PassLocked(Stage::kComplete, entry.request, sequence)) {
-    InFlight done = std::move(in_flight_.front());
+  // order, so this one is for the first request not answered yet (the first of all when
+  // nothing is held: the common case, kept cheap).
+  size_t answered = answered_.size();
+  bool nothing_held = answered == 0 && unsubmitted_ == 0;
+  bool stale = nothing_held
+                   ? in_flight_.empty() || in_flight_.front().sequence != sequence
+                   : in_flight_.size() - unsubmitted_ <= answered ||
+                         in_flight_[answered].sequence != sequence;
+  if (stale) return;
+  if (answered == 0 && PassLocked(Stage::kComplete, in_flight_.front().request, sequence)) {
+    SendRequest request = std::move(in_flight_.front().request);
     in_flight_.pop_front();
-    FinishLocked(done.request, done.sequence, outcome.status, read_data, length);
+    FinishInlineLocked(request, sequence, outcome.status, read_data, length);
     return;
   }
   // Its completion waits (behind a held one, or held itself): the outcome is kept.
-  ++answered_;
-  entry.status = outcome.status;
-  if (read_data != nullptr) {
-    entry.carried = true;
-    entry.read_data.assign(read_data, read_data + length);
-  }
-}
-
-void QueuePair::FinishLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status,
-                             const uint8_t* read_data, size_t length) {
-  if (status == IBV_WC_SUCCESS && read_data != nullptr && request.opcode == SendOpcode::kRead) {
-    // A read carried by a transport lands in the requester's buffer only now.
-    status = CheckLocal(request, pd());
-    if (length != request.length) status = IBV_WC_BAD_RESP_ERR;  // a peer's malformed answer
-    if (status == IBV_WC_SUCCESS) {
-      auto table_lock = MemoryRegionTable::Get().LockShared();
-      memcpy(request.local->addr + request.local_offset, read_data, length);
-    }
-  }
-  CompleteSendLocked(request, sequence, status);
-  if (status != IBV_WC_SUCCESS) EnterErrorLocked();
+  answered_.push_back(Answer{outcome.status, read_data != nullptr, {}});
+  if (read_data != nullptr) answered_.back().read_data.assign(read_data, read_data + length);
 }
 
 ibv_wc_opcode QueuePair::SendCompletionOpcode(SendOpcode opcode) const {

@@ -8,9 +8,11 @@
 
 namespace rpma_sim {
 
-GateSlot<StageGate>& StageGateSlot() {
-  static GateSlot<StageGate>* slot = new GateSlot<StageGate>();
-  return *slot;
+GateSlot<StageGate> g_stage_gate_slot;
+
+std::shared_ptr<StageHold> CheckStage(const StagePoint& point) {
+  std::shared_ptr<StageGate> gate = g_stage_gate_slot.Get();
+  return gate ? gate->Check(point) : nullptr;
 }
 
 std::shared_ptr<StageHold> StageHold::UntilReleased() {

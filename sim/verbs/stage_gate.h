@@ -84,14 +84,14 @@ class StageGate {
 };
 
 // The process's gate, or null for none (the default).
-GateSlot<StageGate>& StageGateSlot();
-inline void SetStageGate(std::shared_ptr<StageGate> gate) { StageGateSlot().Set(std::move(gate)); }
-
-// What the installed gate says of `point`; null at once when no gate is installed.
-inline std::shared_ptr<StageHold> CheckStage(const StagePoint& point) {
-  std::shared_ptr<StageGate> gate = StageGateSlot().Get();
-  return gate ? gate->Check(point) : nullptr;
+extern GateSlot<StageGate> g_stage_gate_slot;
+inline void SetStageGate(std::shared_ptr<StageGate> gate) {
+  g_stage_gate_slot.Set(std::move(gate));
 }
+
+// What the installed gate, if any, says of `point` (callers first ask whether one is:
+// g_stage_gate_slot.installed()).
+std::shared_ptr<StageHold> CheckStage(const StagePoint& point);
 
 }  // namespace rpma_sim
 
