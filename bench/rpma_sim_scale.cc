@@ -1,7 +1,9 @@
 // rpma_sim_scale.cc -- many connections at once: a server accepts N connections, a client
 // opens them one after another, writes 8 bytes on each, and disconnects them all; each side
-// then checks the data and prints one line: the connect rate, the threads and fds its
-// process had with every connection open, its peak RSS and the /dev/shm the run took.
+// then checks the data and prints one line: the connect rate, the CPU time its process spent
+// per connection while connecting (all threads, user and system: a figure that another
+// load on the machine changes far less than the rate), the threads and fds its process had
+// with every connection open, its peak RSS and the /dev/shm the run took.
 //
 // usage: rpma-sim-scale server|client|both ADDR PORT N [--max-sim-threads K]
 //   both: the two sides as two threads of one process (in process unless
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 
 #include <chrono>
@@ -101,15 +104,25 @@ rpma_peer* NewPeer(const char* side, const char* addr, rpma_util_ibv_context_typ
   return peer;
 }
 
+// CPU time this process used so far (all threads, user and system), in microseconds.
+long long CpuMicros() {
+  rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  auto micros = [](const timeval& t) { return t.tv_sec * 1000000LL + t.tv_usec; };
+  return micros(usage.ru_utime) + micros(usage.ru_stime);
+}
+
 // What a side had with every connection open.
 struct Usage {
   long threads;
   long fds;
   long long shm_bytes;  // of /dev/shm, more than at the start
+  long long connect_cpu_us;  // CPU time spent while connecting
 };
 
-Usage MeasureUsage(const Config& config) {
-  return Usage{ProcStatus("Threads"), OpenFds(), ShmUsed() - config.shm_before};
+Usage MeasureUsage(const Config& config, long long cpu_at_start_us) {
+  return Usage{ProcStatus("Threads"), OpenFds(), ShmUsed() - config.shm_before,
+               CpuMicros() - cpu_at_start_us};
 }
 
 // Prints the side's line; false if it had more simulator threads than allowed.
@@ -117,9 +130,10 @@ bool Report(const char* side, const Config& config, double connect_s, double tot
             const Usage& usage) {
   long threads = usage.threads, fds = usage.fds;
   long sim_threads = threads - config.app_threads;
-  printf("%s: %d connections, connect %.0f/s, total %.2f s, threads %ld (simulator %ld), "
-         "fds %ld, peak RSS %ld MiB, /dev/shm +%lld MiB\n",
-         side, config.connections, config.connections / connect_s, total_s, threads,
+  printf("%s: %d connections, connect %.0f/s (CPU %.0f us each), total %.2f s, threads %ld "
+         "(simulator %ld), fds %ld, peak RSS %ld MiB, /dev/shm +%lld MiB\n",
+         side, config.connections, config.connections / connect_s,
+         static_cast<double>(usage.connect_cpu_us) / config.connections, total_s, threads,
          sim_threads, fds, ProcStatus("VmHWM") / 1024,
          usage.shm_bytes / (1 << 20));
   fflush(stdout);
@@ -149,6 +163,7 @@ int Server(const Config& config, const std::function<void()>& listening) {
 
   std::vector<rpma_conn*> conns(config.connections, nullptr);
   auto start = std::chrono::steady_clock::now();
+  long long cpu_at_start_us = CpuMicros();
   std::vector<uint8_t> pdata_bytes(desc_size + sizeof(uint32_t));
   CHECK(side, rpma_mr_get_descriptor(mr, pdata_bytes.data()));
   for (int i = 0; i < config.connections; ++i) {
@@ -161,7 +176,7 @@ int Server(const Config& config, const std::function<void()>& listening) {
     ExpectEvent(side, conns[i], RPMA_CONN_ESTABLISHED);
   }
   double connect_s = Seconds(start);
-  Usage usage = MeasureUsage(config);
+  Usage usage = MeasureUsage(config, cpu_at_start_us);
   for (rpma_conn*& conn : conns) {
     ExpectEvent(side, conn, RPMA_CONN_CLOSED);
     CHECK(side, rpma_conn_disconnect(conn));
@@ -188,6 +203,7 @@ int Client(const Config& config) {
   std::vector<rpma_mr_remote*> remotes(config.connections, nullptr);
   std::vector<uint32_t> slots(config.connections, 0);
   auto start = std::chrono::steady_clock::now();
+  long long cpu_at_start_us = CpuMicros();
   for (int i = 0; i < config.connections; ++i) {
     rpma_conn_req* req = nullptr;
     CHECK(side, rpma_conn_req_new(peer, config.addr, config.port, nullptr, &req));
@@ -201,7 +217,7 @@ int Client(const Config& config) {
     memcpy(&slots[i], static_cast<const char*>(pdata.ptr) + desc_size, sizeof(uint32_t));
   }
   double connect_s = Seconds(start);
-  Usage usage = MeasureUsage(config);
+  Usage usage = MeasureUsage(config, cpu_at_start_us);
   for (int i = 0; i < config.connections; ++i) {
     // The write must complete before values[0] changes for the next connection.
     values[0] = static_cast<uint64_t>(slots[i]) + 1;
