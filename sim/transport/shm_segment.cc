@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
-#include <random>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "sim/common/log.h"
@@ -75,13 +75,27 @@ std::shared_ptr<bip::mapped_region> MappingInThisProcess(const std::string& name
   return it == OpenSegments().end() ? nullptr : it->second.lock();
 }
 
+// 64 bits from the kernel's random source (getrandom: one short system call; a
+// std::random_device costs ~40 us to construct where CPUID traps to the hypervisor).
+uint64_t RandomBits() {
+  uint64_t bits = 0;
+  ssize_t n;
+  do {
+    n = getrandom(&bits, sizeof(bits), 0);
+  } while (n < 0 && errno == EINTR);
+  // Not enough (no getrandom before Linux 3.17): the clock and the counter still make the
+  // name unique in this process, and the nonce is checked together with it.
+  if (n != static_cast<ssize_t>(sizeof(bits)))
+    bits ^= static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  return bits;
+}
+
 // "rpma-sim-<pid>-<counter>-<random>": the pid says whose it is (for people; RemoveStale
 // goes by the creator's lock).
 std::string NewName() {
-  std::random_device random;
   char name[96];
   snprintf(name, sizeof(name), "%s%d-%u-%08x", ShmSegment::kNamePrefix, static_cast<int>(getpid()),
-           g_counter.fetch_add(1), random());
+           g_counter.fetch_add(1), static_cast<uint32_t>(RandomBits()));
   return name;
 }
 
@@ -100,11 +114,6 @@ int CreatorOf(const std::string& name) {
   for (char c : name)
     if (!isalnum(static_cast<unsigned char>(c)) && c != '-') return 0;
   return pid;
-}
-
-uint64_t RandomNonce() {
-  std::random_device random;
-  return (static_cast<uint64_t>(random()) << 32) | random();
 }
 
 }  // namespace
@@ -170,7 +179,7 @@ Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out
     header->magic = kSegmentMagic;
     header->version = kSegmentVersion;
     header->ring_capacity = static_cast<uint32_t>(ring_capacity);
-    header->nonce = RandomNonce();
+    header->nonce = RandomBits();
     out->reset(new ShmSegment(name, kClient,
                               std::make_shared<bip::mapped_region>(std::move(region)),
                               ring_capacity));
