@@ -100,8 +100,14 @@ bool SocketStream::Peek(uint8_t* data, size_t size) {
 }
 
 void SocketStream::WatchLiveness(int timeout_ms) {
-  int on = 1, idle_s = 1, interval_s = 1, probes = 3;
-  unsigned int user_timeout_ms = static_cast<unsigned int>(timeout_ms < 1000 ? 1000 : timeout_ms);
+  boost::system::error_code error, peer_error;
+  auto local = socket_.local_endpoint(error);
+  auto remote = socket_.remote_endpoint(peer_error);
+  if (!error && !peer_error && local.address() == remote.address()) return;  // this host
+  constexpr int kMinUserTimeoutMs = 5000;
+  int on = 1, idle_s = 2, interval_s = 1, probes = 5;
+  unsigned int user_timeout_ms =
+      static_cast<unsigned int>(timeout_ms < kMinUserTimeoutMs ? kMinUserTimeoutMs : timeout_ms);
   setsockopt(fd_, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
   setsockopt(fd_, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
   setsockopt(fd_, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));

@@ -39,8 +39,13 @@ class SocketStream : public ByteStream {
   size_t Available() override;
   bool Peek(uint8_t* data, size_t size) override;
   bool TryReadExactly(uint8_t* data, size_t size) override;
-  // TCP keepalive probes after a second of silence, and TCP_USER_TIMEOUT: the kernel ends
-  // the connection when the peer has not answered for `timeout_ms` (at least a second).
+  // For a peer on another host: TCP keepalive probes after 2 s of silence, then every
+  // second, and TCP_USER_TIMEOUT: the kernel ends the connection when the peer has not
+  // answered for `timeout_ms`, but at least 5 s, so a few lost probes are survived. A peer
+  // on this host (both ends have the same address) needs no watch: the kernel sends a FIN
+  // or RST however its process ends; and probing there cost every idle connection a packet
+  // a second, some of which a loaded machine's loopback dropped, and one lost probe reset
+  // a healthy connection (tests/integration:scale_test under load).
   void WatchLiveness(int timeout_ms) override;
   void AsyncWaitReadable(std::function<void()> ready) override;
   void AsyncWaitWritable(std::function<void()> ready) override;

@@ -5,7 +5,7 @@
 # by run_examples.sh. RPMA_SIM_TRANSPORT is left unset: auto must pick TCP, as the server's
 # address belongs to the other namespace. Last, a connection whose link goes down (no FIN,
 # no RST): both sides must get RPMA_CONN_LOST and their outstanding receive flushed, in a
-# few seconds (the connection's timeout, 1 s, after a second of silence; printed). Before
+# few seconds (probes after 2 s of silence, the connection ended after 5 s; printed). Before
 # that, a connect to an address nobody has must end in RPMA_CONN_UNREACHABLE after the
 # connection's timeout.
 # The namespaces are removed whatever happens.
