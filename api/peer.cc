@@ -8,8 +8,13 @@
 #include "api/api_prologue.h"
 #include "api/types.h"
 #include "sim/fabric/device.h"
+#include "sim/fault/fault_plan.h"
 
 int rpma_peer_new(struct ibv_context* ibv_ctx, struct rpma_peer** peer_ptr) {
+  // RPMA_SIM_FAULTS is read first, so that its rules already apply to this call; a plan
+  // that was not understood (logged) fails every peer: nothing runs under it.
+  if (rpma_sim::FaultPlan::Get().LoadEnvironmentOnce() != rpma_sim::Status::kOk)
+    return RPMA_E_INVAL;
   RPMA_API_PROLOGUE();
   if (ibv_ctx == nullptr || peer_ptr == nullptr) return RPMA_E_INVAL;
   rpma_sim::Device* device = rpma_sim::Device::FromContext(ibv_ctx);

@@ -3,12 +3,14 @@
 #include <librpma.h>
 
 #include "api/api_prologue.h"
+#include "sim/fault/fault_plan.h"
 #include "api/status_map.h"
 #include "sim/fabric/config.h"
 #include "sim/fabric/device.h"
 
 int rpma_utils_get_ibv_context(const char* addr, enum rpma_util_ibv_context_type type,
                                struct ibv_context** ibv_ctx_ptr) {
+  rpma_sim::FaultPlan::Get().LoadEnvironmentOnce();  // usually the first call: rules apply
   RPMA_API_PROLOGUE();
   if (addr == nullptr || ibv_ctx_ptr == nullptr) return RPMA_E_INVAL;
   if (type != RPMA_UTIL_IBV_CONTEXT_LOCAL && type != RPMA_UTIL_IBV_CONTEXT_REMOTE)

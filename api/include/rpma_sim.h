@@ -54,6 +54,18 @@ int rpma_sim_get_device_cap(enum rpma_sim_device_cap cap, bool *enabled);
  */
 int rpma_sim_node_fail(struct rpma_peer *peer);
 
+/*
+ * Fault injection (README, "Fault injection"). rpma_sim_fault_add() puts one or more rules
+ * (separated by ';') in force for the whole process, as RPMA_SIM_FAULTS does; a rule that
+ * is not understood is refused with RPMA_E_INVAL and a log line giving its position and the
+ * reason, and then none of them is added. rpma_sim_fault_clear() removes every rule.
+ * rpma_sim_fault_count() gives how many times rules have fired in this process. Each returns
+ * 0, or RPMA_E_INVAL for a NULL argument.
+ */
+int rpma_sim_fault_add(const char *rule);
+int rpma_sim_fault_clear(void);
+int rpma_sim_fault_count(uint64_t *fired);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,3 +8,9 @@ int rpma_sim_set_device_cap(enum rpma_sim_device_cap cap, bool enabled) { return
 int rpma_sim_get_device_cap(enum rpma_sim_device_cap cap, bool* enabled) { return RPMA_E_NOSUPP; }
 
 int rpma_sim_node_fail(struct rpma_peer* peer) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_fault_add(const char* rule) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_fault_clear(void) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_fault_count(uint64_t* fired) { return RPMA_E_NOSUPP; }

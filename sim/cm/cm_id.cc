@@ -1,13 +1,17 @@
 // cm_id.cc -- the connection manager's state machine for one id and its remote side.
 #include "sim/cm/cm_id.h"
 
+#include <atomic>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 
 #include "sim/cm/cm_lock.h"
+#include "sim/cm/connect_gate.h"
 #include "sim/cm/listener.h"
 #include "sim/cm/tcp_session.h"
 #include "sim/common/log.h"
 #include "sim/fabric/config.h"
+#include "sim/fabric/io_service.h"
 #include "sim/transport/socket_stream.h"
 
 namespace rpma_sim {
@@ -61,11 +65,42 @@ void CmId::EndRequestLocked(CmEventType outcome) {
   PushLocked(CmEvent{outcome, nullptr, {}});
 }
 
+Status CmId::FailRequestLocked(ConnectVerdict verdict) {
+  if (verdict == ConnectVerdict::kReject) {
+    EndRequestLocked(CmEventType::kRejected);
+    return Status::kOk;
+  }
+  // Nobody answers: the request ends after the connection's timeout, as one to a silent
+  // address does.
+  EnsureProgressEngine();
+  auto timer = std::make_shared<boost::asio::steady_timer>(
+      IoContext(), std::chrono::milliseconds(timeout_ms_));
+  std::weak_ptr<CmId> self = weak_from_this();
+  timer->async_wait([timer, self](const boost::system::error_code&) {
+    std::shared_ptr<CmId> id = self.lock();
+    if (!id) return;
+    std::lock_guard<std::mutex> lock(CmMutex());
+    if (id->state_ == State::kConnecting) id->EndRequestLocked(CmEventType::kUnreachable);
+  });
+  return Status::kOk;
+}
+
 void CmId::LoseLocked() {
   state_ = State::kClosed;
   if (qp_) qp_->EnterError();
   PushLocked(CmEvent{CmEventType::kConnectError, nullptr, {}});
   disconnect_answered_.notify_all();
+}
+
+void CmId::TagQueuePairLocked(bool server) {
+  static std::atomic<uint64_t> established[2];
+  if (!qp_) return;
+  ConnectionTag tag;
+  tag.ordinal = established[server ? 1 : 0].fetch_add(1) + 1;
+  tag.server = server;
+  tag.established = std::chrono::steady_clock::now();
+  tag.connection = weak_from_this();
+  qp_->SetTag(std::move(tag));
 }
 
 void CmId::JoinNodeLocked() {
@@ -88,14 +123,20 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
     return Status::kProvider;
   }
   TransportKind transport = GetTransport();
+  ConnectVerdict verdict = CheckConnect(false);
   {
     std::lock_guard<std::mutex> lock(CmMutex());
     if (state_ != State::kIdle) return Status::kProvider;
     state_ = State::kConnecting;
     JoinNodeLocked();
+    if (verdict != ConnectVerdict::kProceed) return FailRequestLocked(verdict);
     // Only auto and inproc connect in process; tcp and shm go through a TCP connection.
     bool in_process = transport == TransportKind::kAuto || transport == TransportKind::kInproc;
     std::shared_ptr<Listener> listener = in_process ? Listener::FindLocked(destination) : nullptr;
+    if (listener && CheckConnect(true) == ConnectVerdict::kReject) {
+      EndRequestLocked(CmEventType::kRejected);  // as if the server rejected it at once
+      return Status::kOk;
+    }
     if (listener) {
       auto incoming = NewIncoming(shared_from_this());
       remote_ = incoming;
@@ -170,6 +211,7 @@ Status CmId::Accept(const std::vector<uint8_t>& private_data) {
   if (session_) {
     session_->WatchLiveness(timeout_ms_);
     session_->BindQueuePair(qp_);
+    TagQueuePairLocked(true);
     qp_->Connect(session_->link());
     session_->SendAccept(private_data);
     state_ = State::kConnected;
@@ -181,6 +223,8 @@ Status CmId::Accept(const std::vector<uint8_t>& private_data) {
     LoseLocked();
     return Status::kOk;
   }
+  TagQueuePairLocked(true);
+  client->TagQueuePairLocked(false);
   QueuePair::ConnectInProcess(qp_, client->qp_);
   state_ = State::kConnected;
   client->state_ = State::kConnected;
@@ -246,6 +290,7 @@ void CmId::Destroy() {
 void CmId::OnPeerAccepted(std::vector<uint8_t> private_data) {
   std::lock_guard<std::mutex> lock(CmMutex());
   if (state_ != State::kConnecting || !session_) return;
+  TagQueuePairLocked(false);
   qp_->Connect(session_->link());
   state_ = State::kConnected;
   PushLocked(CmEvent{CmEventType::kEstablished, nullptr, std::move(private_data)});

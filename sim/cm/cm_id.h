@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/cm/connect_gate.h"
 #include "sim/cm/event_channel.h"
 #include "sim/common/status.h"
 #include "sim/fabric/address.h"
@@ -108,6 +109,11 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   void LoseLocked();
   // Joins the node of the queue pair (see OnNodeFailed). Requires the CM lock.
   void JoinNodeLocked();
+  // Ends a request the connect seam (connect_gate.h) turned down: rejected now, or
+  // unreachable after the timeout.
+  Status FailRequestLocked(ConnectVerdict verdict);
+  // Tags the queue pair with this connection (verbs/connection_tag.h), once established.
+  void TagQueuePairLocked(bool server);
   void RejectClientLocked(const std::shared_ptr<CmId>& client);
 
   std::shared_ptr<EventChannel> channel_;

@@ -4,6 +4,7 @@
 
 #include "sim/cm/cm_id.h"
 #include "sim/cm/cm_lock.h"
+#include "sim/cm/connect_gate.h"
 #include "sim/cm/listener.h"
 #include "sim/common/log.h"
 #include "sim/fabric/config.h"
@@ -157,9 +158,10 @@ void TcpSession::OnHello(Frame frame) {
   if (!DecodeHello(frame.body, kMaxConnectPrivateData, &hello, &error)) return Malformed(error);
   std::shared_ptr<ShmSegment> segment = TakeOffer(hello);  // not under the CM lock
   std::shared_ptr<Listener> listener = listener_.lock();
+  bool turned_down = CheckConnect(true) == ConnectVerdict::kReject;  // fault injection
   std::lock_guard<std::mutex> lock(CmMutex());
   if (!id_.expired()) return Malformed("a second HELLO");
-  if (!listener || listener->shut_down() || (hello.offer.required && !segment)) {
+  if (!listener || listener->shut_down() || (hello.offer.required && !segment) || turned_down) {
     if (listener && hello.offer.required && !segment)
       SIM_LOG_WARNING("%s asks for shared memory, which this host cannot give it: rejected",
                       peer().c_str());

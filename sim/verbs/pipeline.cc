@@ -10,14 +10,15 @@
 
 namespace rpma_sim {
 
-bool QueuePair::PassHeldOrGatedLocked(Stage stage, const SendRequest& request, uint64_t sequence) {
+bool QueuePair::PassHeldOrGatedLocked(Stage stage, const SendRequest& request, uint64_t sequence,
+                                      ibv_wc_status* fail) {
   std::shared_ptr<StageHold>& hold = holds_[static_cast<int>(stage)];
   if (hold) {
     if (!hold->released()) return false;
     hold.reset();  // the request that waited for it goes on without asking again
     return true;
   }
-  hold = CheckStage(StagePoint{stage, this, &request, sequence});
+  hold = CheckStage(StagePoint{stage, this, &request, sequence, fail});
   if (!hold) return true;
   std::weak_ptr<QueuePair> self = weak_from_this();
   hold->OnRelease([self] {
@@ -36,13 +37,13 @@ void QueuePair::ResumeHeld() {
 void QueuePair::SubmitHeldLocked() {
   while (unsubmitted_ > 0 && state_ == State::kReadyToSend) {
     const InFlight& next = in_flight_[in_flight_.size() - unsubmitted_];
-    if (!PassLocked(Stage::kSubmit, next.request, next.sequence)) return;
+    ibv_wc_status injected = IBV_WC_SUCCESS;
+    if (!PassLocked(Stage::kSubmit, next.request, next.sequence, &injected)) return;
     // Copied: an outcome delivered during the call (in process) may complete it.
     SendRequest request = next.request;
     uint64_t sequence = next.sequence;
     --unsubmitted_;
-    std::shared_ptr<RemoteLink> link = link_;
-    link->SubmitLocked(request, sequence);
+    SubmitLocked(request, sequence, injected);
   }
 }
 
@@ -50,7 +51,8 @@ void QueuePair::CompleteHeldLocked() {
   static const uint8_t kNoBytes = 0;
   while (!answered_.empty()) {
     const InFlight& next = in_flight_.front();
-    if (!PassLocked(Stage::kComplete, next.request, next.sequence)) return;
+    Answer& answer_first = answered_.front();
+    if (!PassLocked(Stage::kComplete, next.request, next.sequence, &answer_first.status)) return;
     InFlight done = std::move(in_flight_.front());
     in_flight_.pop_front();
     Answer answer = std::move(answered_.front());

@@ -126,6 +126,11 @@ void QueuePair::ConnectInProcess(const std::shared_ptr<QueuePair>& a,
   }
 }
 
+void QueuePair::SetTag(ConnectionTag tag) {
+  ExecutionLock lock = LockExecution();
+  tag_ = std::move(tag);
+}
+
 void QueuePair::EnterError() {
   ExecutionLock lock = LockExecution();
   EnterErrorLocked();

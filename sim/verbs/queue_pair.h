@@ -23,6 +23,7 @@
 
 #include "sim/common/status.h"
 #include "sim/verbs/completion_queue.h"
+#include "sim/verbs/connection_tag.h"
 #include "sim/verbs/protection_domain.h"
 #include "sim/verbs/receive_queue.h"
 #include "sim/verbs/remote_link.h"
@@ -77,6 +78,11 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   static void ConnectInProcess(const std::shared_ptr<QueuePair>& a,
                                const std::shared_ptr<QueuePair>& b);
 
+  // The connection this queue pair belongs to (connection_tag.h): set by the connection
+  // manager once it is established; read under the execution lock (a gate does).
+  void SetTag(ConnectionTag tag);
+  const ConnectionTag& tag_locked() const { return tag_; }
+
   // Takes this queue pair's execution lock, and its in-process peer's (execution_lock.h).
   ExecutionLock LockExecution();
 
@@ -109,20 +115,26 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
 
  private:
   // Whether the request first in line at `stage` may go on: asks the gate unless that
-  // request already waited for a hold that is now released. False if it must wait. Inline:
-  // with no hold and no gate it is two loads.
-  bool PassLocked(Stage stage, const SendRequest& request, uint64_t sequence) {
+  // request already waited for a hold that is now released. False if it must wait. The
+  // gate may also set *fail (StagePoint::fail; null at kSubmit). Inline: with no hold and
+  // no gate it is two loads.
+  bool PassLocked(Stage stage, const SendRequest& request, uint64_t sequence,
+                  ibv_wc_status* fail = nullptr) {
     if (!holds_[static_cast<int>(stage)] && !g_stage_gate_slot.installed()) return true;
-    return PassHeldOrGatedLocked(stage, request, sequence);
+    return PassHeldOrGatedLocked(stage, request, sequence, fail);
   }
   // pipeline.cc
-  bool PassHeldOrGatedLocked(Stage stage, const SendRequest& request, uint64_t sequence);
+  bool PassHeldOrGatedLocked(Stage stage, const SendRequest& request, uint64_t sequence,
+                             ibv_wc_status* fail);
   // Submits the requests held at kSubmit, in order, until one is held again.
   void SubmitHeldLocked();
   // Completes the answered requests held at kComplete, in order, until one is held again.
   void CompleteHeldLocked();
 
   // requester.cc
+  // Carries `request` over the link; `injected` (StagePoint::fail at kSubmit) may make it
+  // carry a key no region has.
+  void SubmitLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status injected);
   // The request first in line got `outcome` and may complete now. FinishLocked is for
   // pipeline.cc; the requester's own fast path uses the inline FinishInlineLocked.
   void FinishLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status,
@@ -163,6 +175,7 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   std::atomic<ExecutionDomain*> peer_domain_seen_{nullptr};
 
   // Guarded by the execution lock.
+  ConnectionTag tag_;
   State state_ = State::kInit;
   bool destroyed_ = false;
   std::shared_ptr<RemoteLink> link_;

@@ -69,14 +69,26 @@ Status QueuePair::PostSend(const SendRequest& request) {
   }
   in_flight_.push_back(InFlight{request, sequence});
   // Behind a held request, or held itself: it waits at kSubmit (pipeline.cc).
-  if (unsubmitted_ > 0 || !PassLocked(Stage::kSubmit, request, sequence)) {
+  ibv_wc_status injected = IBV_WC_SUCCESS;
+  if (unsubmitted_ > 0 || !PassLocked(Stage::kSubmit, request, sequence, &injected)) {
     ++unsubmitted_;
     return Status::kOk;
   }
+  SubmitLocked(request, sequence, injected);
+  return Status::kOk;
+}
+
+void QueuePair::SubmitLocked(const SendRequest& request, uint64_t sequence,
+                             ibv_wc_status injected) {
   // Held here: an error outcome delivered during the call resets link_.
   std::shared_ptr<RemoteLink> link = link_;
+  if (injected == IBV_WC_REM_ACCESS_ERR) {
+    SendRequest bad_key = request;
+    bad_key.rkey = 0;  // no region has it (memory_region.cc)
+    link->SubmitLocked(bad_key, sequence);
+    return;
+  }
   link->SubmitLocked(request, sequence);
-  return Status::kOk;
 }
 
 void QueuePair::OnResponseLocked(uint64_t sequence, const Outcome& outcome,
@@ -91,10 +103,12 @@ void QueuePair::OnResponseLocked(uint64_t sequence, const Outcome& outcome,
                    : in_flight_.size() - unsubmitted_ <= answered ||
                          in_flight_[answered].sequence != sequence;
   if (stale) return;
-  if (answered == 0 && PassLocked(Stage::kComplete, in_flight_.front().request, sequence)) {
+  ibv_wc_status status = outcome.status;
+  if (answered == 0 &&
+      PassLocked(Stage::kComplete, in_flight_.front().request, sequence, &status)) {
     SendRequest request = std::move(in_flight_.front().request);
     in_flight_.pop_front();
-    FinishInlineLocked(request, sequence, outcome.status, read_data, length);
+    FinishInlineLocked(request, sequence, status, read_data, length);
     return;
   }
   // Its completion waits (behind a held one, or held itself): the outcome is kept.

@@ -58,8 +58,16 @@ void QueuePair::ReceivePostedLocked() {
 bool QueuePair::ExecuteInboundLocked(InboundRequest& inbound) {
   const SendRequest& request = inbound.request;
   if (!inbound.admitted) {
-    if (!PassLocked(Stage::kExecute, request, inbound.sequence)) return false;  // held
+    ibv_wc_status injected = IBV_WC_SUCCESS;
+    if (!PassLocked(Stage::kExecute, request, inbound.sequence, &injected)) return false;  // held
     inbound.admitted = true;
+    if (injected != IBV_WC_SUCCESS) {
+      // A remote error the gate chose: answered as such, nothing touched, both sides fail.
+      std::shared_ptr<ResponseSink> reply = inbound.reply;
+      reply->RespondLocked(inbound.sequence, Outcome{injected}, nullptr, 0);
+      EnterErrorLocked();
+      return true;
+    }
   }
   ReceiveRequest receive;
   if (NeedsReceive(request) && !TakeReceiveLocked(&receive)) return false;  // RNR: wait

@@ -21,6 +21,8 @@
 #include <mutex>
 #include <vector>
 
+#include <infiniband/verbs.h>
+
 #include "sim/common/gate_slot.h"
 #include "sim/verbs/send_request.h"
 
@@ -41,6 +43,13 @@ struct StagePoint {
   const QueuePair* qp;
   const SendRequest* request;
   uint64_t sequence;  // the requester's send-queue sequence
+  // The gate may set it to make the request fail (fault injection) as a hardware error of
+  // that status does. At kSubmit only IBV_WC_REM_ACCESS_ERR: the request travels with a key
+  // no region has, so the responder refuses it and both queue pairs go to error. At
+  // kExecute any status: the responder answers with it without touching memory, and both
+  // go to error (remote errors). At kComplete any status: the requester completes the
+  // request with it and goes to error alone (local errors, retries exceeded).
+  ibv_wc_status* fail;
 };
 
 // Keeps a stage shut until Release() (or, for a hold made by Until, its time).

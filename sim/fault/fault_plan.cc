@@ -1,0 +1,292 @@
+// fault_plan.cc -- matching events against the rules, the seed, and the gates in the seams.
+#include "sim/fault/fault_plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/random.h>
+
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "sim/cm/connect_gate.h"
+#include "sim/common/call_seam.h"
+#include "sim/common/log.h"
+#include "sim/fabric/io_service.h"
+#include "sim/fault/call_errors.h"
+#include "sim/verbs/queue_pair.h"
+#include "sim/verbs/stage_gate.h"
+
+namespace rpma_sim {
+namespace {
+
+// splitmix64: every draw is a function of the seed and of what it is drawn for.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t Draw(uint64_t seed, uint64_t rule, uint64_t stream, uint64_t event) {
+  return Mix(Mix(Mix(Mix(seed) ^ rule) ^ stream) ^ event);
+}
+
+// Where a work request's rule applies: a bad key at submission (so the responder refuses
+// it, as hardware does), the other statuses and delays at completion, losses at submission.
+bool AppliesAt(const FaultRule& rule, Stage stage) {
+  switch (rule.kind) {
+    case FaultKind::kWc:
+      return stage == (rule.status == IBV_WC_REM_ACCESS_ERR ? Stage::kSubmit : Stage::kComplete);
+    case FaultKind::kDelay: return stage == Stage::kComplete;
+    case FaultKind::kLose: return stage == Stage::kSubmit;
+    case FaultKind::kCall:
+    case FaultKind::kReject:
+    case FaultKind::kUnreachable: return false;
+  }
+  return false;
+}
+
+const char* OpName(SendOpcode opcode) {
+  switch (opcode) {
+    case SendOpcode::kWrite: return "write";
+    case SendOpcode::kRead: return "read";
+    case SendOpcode::kSend: return "send";
+    case SendOpcode::kFlush: return "flush";
+    case SendOpcode::kAtomicWrite: return "atomic_write";
+  }
+  return "?";
+}
+
+}  // namespace
+
+// The plan's hooks in the three seams.
+class FaultGates : public CallGate, public StageGate, public ConnectGate {
+ public:
+  Status Check(const char* function) override;
+  std::shared_ptr<StageHold> Check(const StagePoint& point) override;
+  ConnectVerdict Check(bool server) override;
+};
+
+FaultPlan& FaultPlan::Get() {
+  static FaultPlan* plan = new FaultPlan();
+  return *plan;
+}
+
+FaultPlan::FaultPlan() {
+  const char* seed = getenv("RPMA_SIM_SEED");
+  if (seed != nullptr && *seed != '\0') {
+    seed_ = strtoull(seed, nullptr, 0);
+  } else if (getrandom(&seed_, sizeof(seed_), 0) != sizeof(seed_)) {
+    seed_ = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+}
+
+Status FaultPlan::LoadEnvironmentOnce() {
+  static const Status loaded = [this] {
+    const char* value = getenv("RPMA_SIM_FAULTS");
+    if (value == nullptr || *value == '\0') return Status::kOk;
+    std::string rules = value;
+    if (rules[0] == '@') {
+      std::ifstream file(rules.substr(1));
+      if (!file) {
+        SIM_LOG_ERROR("RPMA_SIM_FAULTS: cannot read %s; every rpma_peer_new fails",
+                      rules.c_str() + 1);
+        return Status::kInvalid;
+      }
+      std::stringstream text;
+      text << file.rdbuf();
+      rules = text.str();
+      for (char& c : rules)
+        if (c == '\n') c = ';';
+    }
+    std::string error;
+    if (Add(rules, &error) != Status::kOk) {
+      SIM_LOG_ERROR("RPMA_SIM_FAULTS: %s; every rpma_peer_new fails", error.c_str());
+      return Status::kInvalid;
+    }
+    return Status::kOk;
+  }();
+  return loaded;
+}
+
+Status FaultPlan::Add(const std::string& text, std::string* error) {
+  std::vector<FaultRule> rules;
+  if (!ParseFaultRules(text, &rules, error)) return Status::kInvalid;
+  std::string banner;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (FaultRule& rule : rules) rules_.push_back(Active{std::move(rule)});
+    if (rules_.empty()) return Status::kOk;
+    if (!seed_printed_) {
+      seed_printed_ = true;
+      banner = "rpma-sim: fault injection with seed " + std::to_string(seed_) +
+               " (RPMA_SIM_SEED=" + std::to_string(seed_) + " replays it); rules:";
+      for (const Active& active : rules_) banner += " " + active.rule.text + ";";
+    }
+    InstallLocked();
+  }
+  // Whatever the log thresholds: a failing run must say how to replay it.
+  if (!banner.empty()) fprintf(stderr, "%s\n", banner.c_str());
+  for (const FaultRule& rule : rules) SIM_LOG_NOTICE("fault rule in force: %s", rule.text.c_str());
+  return Status::kOk;
+}
+
+void FaultPlan::Clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  rules_.clear();
+  per_connection_.clear();
+  ++generation_;
+  SetCallGate(nullptr);
+  SetStageGate(nullptr);
+  SetConnectGate(nullptr);
+}
+
+uint64_t FaultPlan::fired() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fired_;
+}
+
+uint64_t FaultPlan::seed() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return seed_;
+}
+
+void FaultPlan::InstallLocked() {
+  static const auto gates = std::make_shared<FaultGates>();
+  SetCallGate(gates);
+  SetStageGate(gates);
+  SetConnectGate(gates);
+}
+
+bool FaultPlan::FiresLocked(Active& active, uint64_t event, uint64_t stream) {
+  const FaultRule& rule = active.rule;
+  if (rule.times != 0 && active.fired >= rule.times) return false;
+  if (rule.nth != 0 && event != rule.nth) return false;
+  if (rule.after != 0 && event < rule.after) return false;
+  if (rule.every != 0 && event % rule.every != 0) return false;
+  if (rule.p < 1.0) {
+    size_t index = static_cast<size_t>(&active - rules_.data());
+    uint64_t draw = Draw(seed_, (generation_ << 32) | index, stream, event);
+    if (static_cast<double>(draw >> 11) * 0x1.0p-53 >= rule.p) return false;
+  }
+  ++active.fired;
+  ++fired_;
+  return true;
+}
+
+Status FaultGates::Check(const char* function) {
+  FaultPlan& plan = FaultPlan::Get();
+  std::string message;
+  Status error = Status::kOk;
+  {
+    std::lock_guard<std::mutex> lock(plan.mutex_);
+    for (FaultPlan::Active& active : plan.rules_) {
+      const FaultRule& rule = active.rule;
+      if (rule.kind != FaultKind::kCall) continue;
+      bool named = rule.function == "*" ? CanReturn(function, rule.error)
+                                        : rule.function == function;
+      if (!named) continue;
+      uint64_t event = ++active.events;
+      if (!plan.FiresLocked(active, event, 0)) continue;
+      error = rule.error;
+      message = "fault '" + rule.text + "' fired: " + function + " returns " + rule.error_name +
+                " (call " + std::to_string(event) + ", seed " + std::to_string(plan.seed_) + ")";
+      break;
+    }
+  }
+  if (!message.empty()) SIM_LOG_NOTICE("%s", message.c_str());
+  return error;
+}
+
+std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
+  FaultPlan& plan = FaultPlan::Get();
+  const ConnectionTag& tag = point.qp->tag_locked();
+  int side = tag.server ? 1 : 0;
+  int64_t since_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now() - tag.established)
+                         .count();
+  std::string message;
+  std::shared_ptr<StageHold> hold;
+  std::shared_ptr<NodeMember> lost;
+  {
+    std::lock_guard<std::mutex> lock(plan.mutex_);
+    for (size_t index = 0; index < plan.rules_.size(); ++index) {
+      FaultPlan::Active& active = plan.rules_[index];
+      const FaultRule& rule = active.rule;
+      if (!AppliesAt(rule, point.stage) || !rule.MatchesOp(point.request->opcode)) continue;
+      if ((rule.side >= 0 && rule.side != side) || (rule.conn != 0 && rule.conn != tag.ordinal) ||
+          (rule.at_ms >= 0 && since_ms < rule.at_ms))
+        continue;
+      uint64_t event = ++plan.per_connection_[FaultPlan::ConnectionKey(index, side, tag.ordinal)];
+      uint64_t stream = (static_cast<uint64_t>(side) << 63) | tag.ordinal;
+      if (!plan.FiresLocked(active, event, stream)) continue;
+      std::string what;
+      switch (rule.kind) {
+        case FaultKind::kWc:
+          *point.fail = rule.status;
+          what = std::string("completes with ") + InjectableStatusName(rule.status);
+          break;
+        case FaultKind::kDelay: {
+          uint64_t span = rule.us_max - rule.us_min + 1;
+          uint64_t us = rule.us_min +
+                        Draw(plan.seed_, ~index, stream, event) % span;
+          hold = StageHold::For(std::chrono::microseconds(us));
+          what = "completes " + std::to_string(us) + " us late";
+          break;
+        }
+        case FaultKind::kLose:
+          lost = tag.connection.lock();
+          hold = StageHold::UntilReleased();  // never: the loss flushes it
+          what = "loses its connection";
+          break;
+        case FaultKind::kCall:
+        case FaultKind::kReject:
+        case FaultKind::kUnreachable:
+          break;
+      }
+      message = "fault '" + rule.text + "' fired: " + OpName(point.request->opcode) + " " +
+                std::to_string(event) + " of " + (side ? "server" : "client") + " connection " +
+                std::to_string(tag.ordinal) + " " + what + " (seed " +
+                std::to_string(plan.seed_) + ")";
+      break;
+    }
+  }
+  if (!message.empty()) SIM_LOG_NOTICE("%s", message.c_str());
+  // The connection manager's lock comes before the execution lock held here: the loss
+  // runs on the progress engine.
+  if (lost) {
+    EnsureProgressEngine();
+    boost::asio::post(IoContext(), [lost] { lost->OnNodeFailed(); });
+  }
+  return hold;
+}
+
+
+ConnectVerdict FaultGates::Check(bool server) {
+  FaultPlan& plan = FaultPlan::Get();
+  int side = server ? 1 : 0;
+  std::string message;
+  ConnectVerdict verdict = ConnectVerdict::kProceed;
+  {
+    std::lock_guard<std::mutex> lock(plan.mutex_);
+    for (FaultPlan::Active& active : plan.rules_) {
+      const FaultRule& rule = active.rule;
+      if (!IsConnectKind(rule.kind) || rule.side != side) continue;
+      uint64_t event = ++active.events;
+      if (!plan.FiresLocked(active, event, static_cast<uint64_t>(side))) continue;
+      bool reject = rule.kind == FaultKind::kReject;
+      verdict = reject ? ConnectVerdict::kReject : ConnectVerdict::kUnreachable;
+      message = "fault '" + rule.text + "' fired: connection request " + std::to_string(event) +
+                (server ? " arriving at this server" : " made by this client") +
+                (reject ? " is rejected" : " finds its address unreachable") + " (seed " +
+                std::to_string(plan.seed_) + ")";
+      break;
+    }
+  }
+  if (!message.empty()) SIM_LOG_NOTICE("%s", message.c_str());
+  return verdict;
+}
+
+}  // namespace rpma_sim

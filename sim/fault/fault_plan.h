@@ -1,0 +1,74 @@
+// fault_plan.h -- the process's fault-injection rules in force, and the decisions they make.
+//
+// Rules come from RPMA_SIM_FAULTS (read once, at the first rpma_peer_new) or from code
+// (rpma_sim_fault_add). While any rule is in force the plan's gates sit in the seams: the
+// call seam (a `call` rule fails a public call at once) and the stage seam of every queue
+// pair's pipeline (`wc` fails a work request, `delay` holds its completion, `lose` loses its
+// connection). Every probabilistic choice comes from the seed (RPMA_SIM_SEED, or a random
+// one that is printed): a work request's decision from its rule, its connection (side and
+// ordinal) and its ordinal among that connection's matching requests, so threads do not
+// change which requests fail. When the first rule comes into force the rules and the seed
+// are printed on stderr once; every firing is logged (NOTICE).
+#ifndef RPMA_SIM_FAULT_FAULT_PLAN_H_
+#define RPMA_SIM_FAULT_FAULT_PLAN_H_
+
+#include <stdint.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sim/common/status.h"
+#include "sim/fault/fault_rule.h"
+
+namespace rpma_sim {
+
+class FaultPlan {
+ public:
+  static FaultPlan& Get();
+
+  // Reads RPMA_SIM_FAULTS (`@path`: the rules are in that file) and RPMA_SIM_SEED once per
+  // process. kInvalid, now and at every later call, if they cannot be understood (logged).
+  Status LoadEnvironmentOnce();
+
+  // Adds rules (';'-separated). kInvalid, with *error saying where and why, if any is not
+  // a valid rule; then none is added.
+  Status Add(const std::string& rules, std::string* error);
+  // Removes every rule (the counts of firings stay).
+  void Clear();
+  // How many times rules fired in this process.
+  uint64_t fired();
+  uint64_t seed();
+
+ private:
+  FaultPlan();
+  friend class FaultGates;
+
+  // A rule and what it has done.
+  struct Active {
+    FaultRule rule;
+    uint64_t events = 0;  // call rules: matching calls in the process
+    uint64_t fired = 0;
+  };
+  // Per rule and connection (side, ordinal): how many matching work requests it has seen.
+  using ConnectionKey = std::tuple<size_t, int, uint64_t>;
+
+  void InstallLocked();
+  // Whether `active`'s `event`th matching event fires (1-based), drawing from the seed with
+  // `stream` (what the event belongs to) when the rule has a probability.
+  bool FiresLocked(Active& active, uint64_t event, uint64_t stream);
+
+  std::mutex mutex_;
+  std::vector<Active> rules_;                         // guarded by mutex_
+  std::map<ConnectionKey, uint64_t> per_connection_;  // guarded by mutex_
+  uint64_t seed_ = 0;
+  bool seed_printed_ = false;
+  uint64_t fired_ = 0;
+  uint64_t generation_ = 0;  // bumped by Clear: rule indexes start again
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_FAULT_FAULT_PLAN_H_

@@ -1,0 +1,317 @@
+// fault_rule.cc -- the grammar of fault rules: `kind:key=value,...`.
+#include "sim/fault/fault_rule.h"
+
+#include <stdlib.h>
+
+#include <map>
+
+#include "sim/fault/call_errors.h"
+
+namespace rpma_sim {
+namespace {
+
+struct Named {
+  const char* name;
+  int value;
+};
+
+const Named kKinds[] = {{"call", static_cast<int>(FaultKind::kCall)},
+                        {"wc", static_cast<int>(FaultKind::kWc)},
+                        {"delay", static_cast<int>(FaultKind::kDelay)},
+                        {"lose", static_cast<int>(FaultKind::kLose)},
+                       {"reject", static_cast<int>(FaultKind::kReject)},
+                       {"unreachable", static_cast<int>(FaultKind::kUnreachable)}};
+
+const Named kErrors[] = {
+    {"RPMA_E_UNKNOWN", static_cast<int>(Status::kUnknown)},
+    {"RPMA_E_NOSUPP", static_cast<int>(Status::kNotSupported)},
+    {"RPMA_E_PROVIDER", static_cast<int>(Status::kProvider)},
+    {"RPMA_E_NOMEM", static_cast<int>(Status::kNoMemory)},
+    {"RPMA_E_INVAL", static_cast<int>(Status::kInvalid)},
+    {"RPMA_E_NO_COMPLETION", static_cast<int>(Status::kNoCompletion)},
+    {"RPMA_E_NO_EVENT", static_cast<int>(Status::kNoEvent)},
+    {"RPMA_E_AGAIN", static_cast<int>(Status::kAgain)},
+    {"RPMA_E_SHARED_CHANNEL", static_cast<int>(Status::kSharedChannel)},
+    {"RPMA_E_NOT_SHARED_CHNL", static_cast<int>(Status::kNotSharedChannel)},
+};
+
+const Named kOps[] = {{"write", static_cast<int>(SendOpcode::kWrite)},
+                      {"read", static_cast<int>(SendOpcode::kRead)},
+                      {"send", static_cast<int>(SendOpcode::kSend)},
+                      {"flush", static_cast<int>(SendOpcode::kFlush)},
+                      {"atomic_write", static_cast<int>(SendOpcode::kAtomicWrite)}};
+
+constexpr uint32_t kOneSidedOps = (1u << static_cast<int>(SendOpcode::kWrite)) |
+                                  (1u << static_cast<int>(SendOpcode::kRead)) |
+                                  (1u << static_cast<int>(SendOpcode::kFlush)) |
+                                  (1u << static_cast<int>(SendOpcode::kAtomicWrite));
+
+// The statuses a `wc` rule can give: the requester's own errors and retries exceeded (its
+// queue pair alone fails), and IBV_WC_REM_ACCESS_ERR (both fail, as after a bad key).
+const Named kStatuses[] = {
+    {"IBV_WC_LOC_LEN_ERR", IBV_WC_LOC_LEN_ERR},
+    {"IBV_WC_LOC_QP_OP_ERR", IBV_WC_LOC_QP_OP_ERR},
+    {"IBV_WC_LOC_PROT_ERR", IBV_WC_LOC_PROT_ERR},
+    {"IBV_WC_MW_BIND_ERR", IBV_WC_MW_BIND_ERR},
+    {"IBV_WC_BAD_RESP_ERR", IBV_WC_BAD_RESP_ERR},
+    {"IBV_WC_LOC_ACCESS_ERR", IBV_WC_LOC_ACCESS_ERR},
+    {"IBV_WC_REM_ACCESS_ERR", IBV_WC_REM_ACCESS_ERR},
+    {"IBV_WC_RETRY_EXC_ERR", IBV_WC_RETRY_EXC_ERR},
+    {"IBV_WC_RNR_RETRY_EXC_ERR", IBV_WC_RNR_RETRY_EXC_ERR},
+    {"IBV_WC_FATAL_ERR", IBV_WC_FATAL_ERR},
+    {"IBV_WC_RESP_TIMEOUT_ERR", IBV_WC_RESP_TIMEOUT_ERR},
+    {"IBV_WC_GENERAL_ERR", IBV_WC_GENERAL_ERR},
+};
+
+template <size_t N>
+bool Lookup(const Named (&table)[N], const std::string& name, int* value) {
+  for (const Named& entry : table) {
+    if (name == entry.name) {
+      *value = entry.value;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ParseCount(const std::string& text, uint64_t* value) {
+  if (text.empty() || text.size() > 18) return false;
+  for (char c : text)
+    if (c < '0' || c > '9') return false;
+  *value = strtoull(text.c_str(), nullptr, 10);
+  return true;
+}
+
+// One key=value of a rule, and where it starts.
+struct Param {
+  std::string key;
+  std::string value;
+  size_t position;  // 1-based, in the rule's text
+};
+
+class RuleParser {
+ public:
+  RuleParser(const std::string& text, FaultRule* rule, std::string* error)
+      : text_(text), rule_(rule), error_(error) {}
+
+  bool Parse() {
+    rule_->text = text_;
+    size_t colon = text_.find(':');
+    std::string kind = text_.substr(0, colon);
+    int value;
+    if (!Lookup(kKinds, kind, &value))
+      return Fail(1, "unknown kind '" + kind + "' (call, wc, delay, lose, reject or unreachable)");
+    rule_->kind = static_cast<FaultKind>(value);
+    std::vector<Param> params;
+    if (colon != std::string::npos && !SplitParams(colon + 1, &params)) return false;
+    for (const Param& param : params)
+      if (!Apply(param)) return false;
+    return CheckComplete();
+  }
+
+ private:
+  bool Fail(size_t position, const std::string& reason) {
+    *error_ = "at " + std::to_string(position) + ": " + reason;
+    return false;
+  }
+
+  bool SplitParams(size_t start, std::vector<Param>* params) {
+    while (start <= text_.size()) {
+      size_t comma = text_.find(',', start);
+      size_t end = comma == std::string::npos ? text_.size() : comma;
+      std::string item = text_.substr(start, end - start);
+      size_t equals = item.find('=');
+      if (equals == std::string::npos || equals == 0)
+        return Fail(start + 1, "expected key=value, found '" + item + "'");
+      for (const Param& seen : *params)
+        if (seen.key == item.substr(0, equals))
+          return Fail(start + 1, "'" + seen.key + "' given twice");
+      params->push_back(Param{item.substr(0, equals), item.substr(equals + 1), start + 1});
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return true;
+  }
+
+  bool Apply(const Param& param) {
+    const std::string& key = param.key;
+    const std::string& value = param.value;
+    size_t at = param.position + key.size() + 1;  // where the value starts
+    if (IsConnectKind(rule_->kind) && (key == "conn" || key == "at_ms" || key == "op"))
+      return Fail(param.position, "'" + key + "' selects a connection's work requests; a " +
+                                      "connection request has none");
+    if (key == "nth" || key == "after" || key == "every" || key == "times" || key == "conn") {
+      uint64_t n;
+      if (!ParseCount(value, &n) || n == 0)
+        return Fail(at, key + " takes a whole number from 1, not '" + value + "'");
+      uint64_t* field = key == "nth"     ? &rule_->nth
+                        : key == "after" ? &rule_->after
+                        : key == "every" ? &rule_->every
+                        : key == "times" ? &rule_->times
+                                         : &rule_->conn;
+      *field = n;
+      return true;
+    }
+    if (key == "p") {
+      char* end = nullptr;
+      double p = strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(p > 0.0 && p <= 1.0))
+        return Fail(at, "p takes a probability in (0, 1], not '" + value + "'");
+      rule_->p = p;
+      return true;
+    }
+    if (key == "side") {
+      if (value != "client" && value != "server")
+        return Fail(at, "side is client or server, not '" + value + "'");
+      rule_->side = value == "server" ? 1 : 0;
+      if (rule_->kind == FaultKind::kUnreachable && rule_->side == 1)
+        return Fail(at, "only the client can find an address unreachable");
+      return true;
+    }
+    if (key == "at_ms") {
+      uint64_t ms;
+      if (!ParseCount(value, &ms)) return Fail(at, "at_ms takes milliseconds, not '" + value + "'");
+      rule_->at_ms = static_cast<int64_t>(ms);
+      return true;
+    }
+    if (rule_->kind == FaultKind::kCall) return ApplyCall(param, at);
+    if (key == "op") return ApplyOps(value, at);
+    if (key == "status" && rule_->kind == FaultKind::kWc) {
+      int status;
+      if (!Lookup(kStatuses, value, &status))
+        return Fail(at, "status '" + value + "' cannot be injected (README lists those that can)");
+      rule_->status = static_cast<ibv_wc_status>(status);
+      return true;
+    }
+    if (key == "us" && rule_->kind == FaultKind::kDelay) {
+      size_t dash = value.find('-');
+      std::string low = value.substr(0, dash);
+      std::string high = dash == std::string::npos ? low : value.substr(dash + 1);
+      if (!ParseCount(low, &rule_->us_min) || !ParseCount(high, &rule_->us_max) ||
+          rule_->us_max < rule_->us_min)
+        return Fail(at, "us takes microseconds N or MIN-MAX, not '" + value + "'");
+      return true;
+    }
+    return Fail(param.position, "unknown key '" + key + "' for this kind");
+  }
+
+  bool ApplyCall(const Param& param, size_t at) {
+    if (param.key == "fn") {
+      if (param.value != "*" && !IsLibrpmaFunction(param.value))
+        return Fail(at, "'" + param.value + "' is not a librpma function that returns an error");
+      rule_->function = param.value;
+      return true;
+    }
+    if (param.key == "err") {
+      int error;
+      if (!Lookup(kErrors, param.value, &error))
+        return Fail(at, "unknown error code '" + param.value + "'");
+      rule_->error = static_cast<Status>(error);
+      rule_->error_name = param.value;
+      error_at_ = at;
+      return true;
+    }
+    return Fail(param.position, "unknown key '" + param.key + "' for this kind");
+  }
+
+  bool ApplyOps(const std::string& value, size_t at) {
+    uint32_t ops = 0;
+    size_t start = 0;
+    for (;;) {
+      size_t bar = value.find('|', start);
+      std::string name = value.substr(start, bar == std::string::npos ? std::string::npos
+                                                                      : bar - start);
+      int op;
+      if (name == "*") {
+        ops = ~0u;
+      } else if (Lookup(kOps, name, &op)) {
+        ops |= 1u << op;
+      } else if (name == "recv") {
+        return Fail(at + start, "op recv cannot be injected yet (a send's can)");
+      } else {
+        return Fail(at + start, "unknown op '" + name + "'");
+      }
+      if (bar == std::string::npos) break;
+      start = bar + 1;
+    }
+    rule_->ops = ops;
+    ops_at_ = at;
+    return true;
+  }
+
+  bool CheckComplete() {
+    size_t end = text_.size() + 1;
+    switch (rule_->kind) {
+      case FaultKind::kCall:
+        if (rule_->error == Status::kOk) return Fail(end, "a call rule needs err=RPMA_E_...");
+        if (rule_->function != "*" && !CanReturn(rule_->function, rule_->error))
+          return Fail(error_at_, rule_->function + " cannot return " + rule_->error_name +
+                                     " in librpma 1.3");
+        return true;
+      case FaultKind::kWc:
+        if (rule_->status == IBV_WC_SUCCESS) return Fail(end, "a wc rule needs status=IBV_WC_...");
+        if (rule_->status == IBV_WC_REM_ACCESS_ERR && (rule_->ops & ~kOneSidedOps) != 0)
+          return Fail(ops_at_ ? ops_at_ : end,
+                      "IBV_WC_REM_ACCESS_ERR needs one-sided ops (write, read, flush, "
+                      "atomic_write)");
+        return true;
+      case FaultKind::kDelay:
+        if (rule_->us_max == 0) return Fail(end, "a delay rule needs us=N or us=MIN-MAX");
+        return true;
+      case FaultKind::kLose:
+        return true;
+      case FaultKind::kReject:
+      case FaultKind::kUnreachable:
+        if (rule_->side < 0) rule_->side = 0;
+        return true;
+    }
+    return true;
+  }
+
+  const std::string& text_;
+  FaultRule* rule_;
+  std::string* error_;
+  size_t error_at_ = 0;
+  size_t ops_at_ = 0;
+};
+
+}  // namespace
+
+const char* InjectableStatusName(ibv_wc_status status) {
+  for (const Named& entry : kStatuses)
+    if (entry.value == status) return entry.name;
+  return "?";
+}
+
+bool ParseFaultRule(const std::string& text, FaultRule* rule, std::string* error) {
+  *rule = FaultRule();
+  return RuleParser(text, rule, error).Parse();
+}
+
+bool ParseFaultRules(const std::string& text, std::vector<FaultRule>* rules,
+                     std::string* error) {
+  std::vector<FaultRule> parsed;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t semicolon = text.find(';', start);
+    std::string one = text.substr(start, semicolon == std::string::npos ? std::string::npos
+                                                                          : semicolon - start);
+    size_t first = one.find_first_not_of(" \t\n");
+    if (first != std::string::npos) {
+      size_t last = one.find_last_not_of(" \t\n");
+      FaultRule rule;
+      if (!ParseFaultRule(one.substr(first, last - first + 1), &rule, error)) {
+        *error = "rule " + std::to_string(parsed.size() + 1) + " '" +
+                 one.substr(first, last - first + 1) + "' " + *error;
+        return false;
+      }
+      parsed.push_back(std::move(rule));
+    }
+    if (semicolon == std::string::npos) break;
+    start = semicolon + 1;
+  }
+  rules->insert(rules->end(), parsed.begin(), parsed.end());
+  return true;
+}
+
+}  // namespace rpma_sim

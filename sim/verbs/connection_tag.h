@@ -1,0 +1,31 @@
+// connection_tag.h -- what a queue pair knows of the connection it belongs to, for the seams.
+//
+// The connection manager tags a queue pair when its connection is established: which of this
+// process's connections it is, on which side, since when, and how to lose it. A gate
+// (stage_gate.h) reads the tag to decide by connection, side and time; a queue pair that
+// was never connected has the default tag (ordinal 0).
+#ifndef RPMA_SIM_VERBS_CONNECTION_TAG_H_
+#define RPMA_SIM_VERBS_CONNECTION_TAG_H_
+
+#include <stdint.h>
+
+#include <chrono>
+#include <memory>
+
+#include "sim/fabric/node.h"
+
+namespace rpma_sim {
+
+struct ConnectionTag {
+  // The Nth connection established on its side in this process (from 1; the client and the
+  // server side are counted apart), 0 for none.
+  uint64_t ordinal = 0;
+  bool server = false;
+  std::chrono::steady_clock::time_point established;
+  // Failing it loses the connection on both sides (what a failing node does to it).
+  std::weak_ptr<NodeMember> connection;
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_VERBS_CONNECTION_TAG_H_

@@ -1,0 +1,240 @@
+// fault_injection_test.cc -- rules from code (rpma_sim_fault_add / _clear / _count): the
+// grammar's refusals, and each kind (call, wc, delay, lose, reject, unreachable) with its
+// selectors, over
+// in-process connections and, like every API test, again over tcp and over shm.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <librpma.h>
+#include <rpma_sim.h>
+
+#include <chrono>
+#include <cstdint>
+
+#include "tests/common/test_support.h"
+
+namespace {
+
+uint64_t Fired() {
+  uint64_t fired = 0;
+  EXPECT_EQ(0, rpma_sim_fault_count(&fired));
+  return fired;
+}
+
+class FaultRulesTest : public ::testing::Test {
+ protected:
+  void TearDown() override { EXPECT_EQ(0, rpma_sim_fault_clear()); }
+};
+
+TEST_F(FaultRulesTest, MalformedRulesAreRefused) {
+  uint64_t before = Fired();
+  EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_add(nullptr));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_count(nullptr));
+  for (const char *rule : {
+           "bogus:nth=1",
+           "call",                                            // no err
+           "call:fn=rpma_mr_reg,err=RPMA_E_NO_EVENT",         // rpma_mr_reg cannot return it
+           "call:fn=rpma_no_such_function,err=RPMA_E_INVAL",
+           "call:fn=rpma_mr_reg,err=RPMA_E_NOMEM,nth=0",      // counts start at 1
+           "call:fn=rpma_mr_reg,err=RPMA_E_NOMEM,nth=1,nth=2", // twice
+           "wc:op=write",                                     // no status
+           "wc:op=send,status=IBV_WC_REM_ACCESS_ERR",         // a send has no remote key
+           "wc:op=write,status=IBV_WC_SUCCESS",
+           "wc:op=teleport,status=IBV_WC_RETRY_EXC_ERR",
+           "wc:status=IBV_WC_RETRY_EXC_ERR,p=1.5",
+           "wc:status=IBV_WC_RETRY_EXC_ERR,side=middle",
+           "delay:op=write",                                  // no us
+           "delay:us=9-3",
+           "lose:nth",
+           "lose:color=red",
+           "reject:conn=1",                                   // a request has no connection yet
+           "reject:op=write",
+           "unreachable:side=server",                         // only a client finds it so
+           "wc:status=IBV_WC_RETRY_EXC_ERR;bogus",            // one bad rule: none is added
+       }) {
+    EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_add(rule)) << rule;
+  }
+  // Nothing was put in force: calls run as usual.
+  rpma_conn_cfg *cfg = nullptr;
+  ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
+  EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+  EXPECT_EQ(before, Fired());
+}
+
+TEST_F(FaultRulesTest, CallRuleFailsTheNthCallOnly) {
+  uint64_t before = Fired();
+  ASSERT_EQ(0, rpma_sim_fault_add("call:fn=rpma_conn_cfg_new,err=RPMA_E_NOMEM,nth=2"));
+  rpma_conn_cfg *cfg[3] = {};
+  EXPECT_EQ(0, rpma_conn_cfg_new(&cfg[0]));
+  EXPECT_EQ(RPMA_E_NOMEM, rpma_conn_cfg_new(&cfg[1]));
+  EXPECT_EQ(nullptr, cfg[1]);  // a failed call has no effect
+  EXPECT_EQ(0, rpma_conn_cfg_new(&cfg[2]));
+  EXPECT_EQ(before + 1, Fired());
+  EXPECT_EQ(0, rpma_sim_fault_clear());
+  EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg[0]));
+  EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg[2]));
+}
+
+TEST_F(FaultRulesTest, CallRuleForAnyFunctionPicksOnesThatCanFailSo) {
+  // RPMA_E_NO_EVENT: of the calls below only rpma_conn_next_event could return it, and
+  // none of them is that one.
+  ASSERT_EQ(0, rpma_sim_fault_add("call:fn=*,err=RPMA_E_NO_EVENT"));
+  rpma_conn_cfg *cfg = nullptr;
+  EXPECT_EQ(0, rpma_conn_cfg_new(&cfg));
+  EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+  ASSERT_EQ(0, rpma_sim_fault_clear());
+  ASSERT_EQ(0, rpma_sim_fault_add("call:fn=*,err=RPMA_E_NOMEM,times=1"));
+  EXPECT_EQ(RPMA_E_NOMEM, rpma_conn_cfg_new(&cfg));  // can run out of memory: fails
+  EXPECT_EQ(0, rpma_conn_cfg_new(&cfg));             // times=1: once only
+  EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+}
+
+constexpr int kTargetUsage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC;
+
+// Work-request rules on a connected pair. The client posts; selectors pick its requests.
+class FaultWorkRequestTest : public PairFixture {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(ConnectPair());
+    target_ = Register(64, kTargetUsage, 0);
+    remote_ = regs_.RemoteOf(target_);
+    ASSERT_NE(nullptr, remote_);
+    source_ = Register(8, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST, 0x5A);
+  }
+
+  void TearDown() override {
+    EXPECT_EQ(0, rpma_sim_fault_clear());
+    PairFixture::TearDown();
+  }
+
+  void Write(uintptr_t id) {
+    ASSERT_EQ(0, rpma_write(pair_.client, remote_, 8 * (id % 8), source_->mr, 0, 8,
+                            RPMA_F_COMPLETION_ALWAYS, Ctx(id)));
+  }
+
+  Buffer *target_ = nullptr;
+  rpma_mr_remote *remote_ = nullptr;
+  Buffer *source_ = nullptr;
+};
+
+TEST_F(FaultWorkRequestTest, WcRuleFailsTheNthWriteAndFlushesTheRest) {
+  uint64_t before = Fired();
+  ASSERT_EQ(0, rpma_sim_fault_add("wc:op=write,status=IBV_WC_RETRY_EXC_ERR,nth=2,side=client"));
+  for (uintptr_t id = 1; id <= 3; ++id) ASSERT_NO_FATAL_FAILURE(Write(id));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, 2, IBV_WC_RETRY_EXC_ERR, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, 3, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
+  EXPECT_EQ(before + 1, Fired());
+}
+
+TEST_F(FaultWorkRequestTest, RemoteAccessErrorFailsBothSides) {
+  ASSERT_EQ(0, rpma_sim_fault_add("wc:op=read,status=IBV_WC_REM_ACCESS_ERR"));
+  Buffer *inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 8, Ctx(50)));
+  ASSERT_NO_FATAL_FAILURE(Write(1));  // writes are not selected
+  ASSERT_EQ(0, rpma_read(pair_.client, source_->mr, 0, remote_, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+                         Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, 2, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_READ));
+  // The responder went to error too: its posted receive is flushed.
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 50, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
+}
+
+TEST_F(FaultWorkRequestTest, SelectorsThatMatchNothingFireNothing) {
+  uint64_t before = Fired();
+  ASSERT_EQ(0, rpma_sim_fault_add("wc:status=IBV_WC_RETRY_EXC_ERR,side=server;"
+                                  "wc:status=IBV_WC_RETRY_EXC_ERR,conn=1000;"
+                                  "wc:status=IBV_WC_RETRY_EXC_ERR,at_ms=3600000;"
+                                  "lose:op=flush"));
+  for (uintptr_t id = 1; id <= 4; ++id) ASSERT_NO_FATAL_FAILURE(Write(id));
+  for (uintptr_t id = 1; id <= 4; ++id)
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, id, IBV_WC_RDMA_WRITE));
+  EXPECT_EQ(before, Fired());
+}
+
+TEST_F(FaultWorkRequestTest, EveryAndTimesCountPerConnection) {
+  ASSERT_EQ(0, rpma_sim_fault_add("delay:op=write,us=1,every=2,times=2"));
+  uint64_t before = Fired();
+  for (uintptr_t id = 1; id <= 6; ++id) ASSERT_NO_FATAL_FAILURE(Write(id));
+  for (uintptr_t id = 1; id <= 6; ++id)
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, id, IBV_WC_RDMA_WRITE));
+  EXPECT_EQ(before + 2, Fired());  // the 2nd and 4th; the 6th is past times=2
+}
+
+TEST_F(FaultWorkRequestTest, DelayedCompletionKeepsOrder) {
+  constexpr auto kDelay = std::chrono::milliseconds(30);
+  auto posted = std::chrono::steady_clock::now();
+  ASSERT_EQ(0, rpma_sim_fault_add("delay:op=write,us=30000,nth=1"));
+  ASSERT_NO_FATAL_FAILURE(Write(1));
+  ASSERT_NO_FATAL_FAILURE(Write(2));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  EXPECT_GE(std::chrono::steady_clock::now() - posted, kDelay);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_RDMA_WRITE));
+}
+
+TEST_F(FaultWorkRequestTest, LoseRuleLosesTheConnectionOnBothSides) {
+  ASSERT_EQ(0, rpma_sim_fault_add("lose:op=write,nth=2,side=client"));
+  for (uintptr_t id = 1; id <= 3; ++id) ASSERT_NO_FATAL_FAILURE(Write(id));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.client, RPMA_CONN_LOST));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.server, RPMA_CONN_LOST));
+  EXPECT_EQ(0, rpma_conn_delete(&pair_.client));
+  EXPECT_EQ(0, rpma_conn_delete(&pair_.server));
+}
+
+// Connection-request rules: the client's request is rejected or finds nobody; the endpoint
+// never sees it; the next request is not selected and connects.
+class FaultConnectTest : public PeerFixture {
+ protected:
+  void TearDown() override {
+    EXPECT_EQ(0, rpma_sim_fault_clear());
+    PeerFixture::TearDown();
+  }
+
+  // A request selected by the rule in force ends with `outcome`; then one that is not
+  // selected connects.
+  void ExpectRequestEndsThenNextConnects(const rpma_conn_cfg *cfg, rpma_conn_event outcome) {
+    uint64_t before = Fired();
+    rpma_conn *client = nullptr;
+    ASSERT_NO_FATAL_FAILURE(ClientConnect(peer_, port_, cfg, nullptr, &client));
+    ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, outcome));
+    EXPECT_EQ(0, rpma_conn_delete(&client));
+    EXPECT_EQ(before + 1, Fired());
+    int ep_fd = -1;
+    ASSERT_EQ(0, rpma_ep_get_fd(ep_, &ep_fd));
+    EXPECT_FALSE(IsReadableNow(ep_fd)) << "the endpoint saw a request the fault turned down";
+    rpma_conn *server = nullptr;
+    ASSERT_NO_FATAL_FAILURE(ConnectOnce(peer_, ep_, port_, PairOptions(), &client, &server));
+    ASSERT_NO_FATAL_FAILURE(DisconnectAndDelete(&client, &server));
+  }
+};
+
+TEST_F(FaultConnectTest, RejectRuleRejectsTheClientsRequest) {
+  ASSERT_NO_FATAL_FAILURE(Listen());
+  ASSERT_EQ(0, rpma_sim_fault_add("reject:nth=1"));
+  ASSERT_NO_FATAL_FAILURE(ExpectRequestEndsThenNextConnects(nullptr, RPMA_CONN_REJECTED));
+}
+
+TEST_F(FaultConnectTest, RejectRuleOnTheServerTurnsDownWhatArrives) {
+  ASSERT_NO_FATAL_FAILURE(Listen());
+  ASSERT_EQ(0, rpma_sim_fault_add("reject:side=server,nth=1"));
+  ASSERT_NO_FATAL_FAILURE(ExpectRequestEndsThenNextConnects(nullptr, RPMA_CONN_REJECTED));
+}
+
+TEST_F(FaultConnectTest, UnreachableRuleEndsTheRequestAfterItsTimeout) {
+  ASSERT_NO_FATAL_FAILURE(Listen());
+  rpma_conn_cfg *cfg = nullptr;
+  ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
+  ASSERT_EQ(0, rpma_conn_cfg_set_timeout(cfg, 40));
+  ASSERT_EQ(0, rpma_sim_fault_add("unreachable:times=1"));
+  auto started = std::chrono::steady_clock::now();
+  ASSERT_NO_FATAL_FAILURE(ExpectRequestEndsThenNextConnects(cfg, RPMA_CONN_UNREACHABLE));
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(40));
+  EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+}
+
+}  // namespace
