@@ -1,8 +1,11 @@
 // conn.cc -- rpma_conn_*: connection events, private data, queues, the shared completion
 // channel, disconnect and delete.
+#include <errno.h>
 #include <librpma.h>
 
 #include "api/api_prologue.h"
+#include "api/fault_point.h"
+#include "api/librpma_points.h"
 #include "api/status_map.h"
 #include "api/types.h"
 #include "sim/common/log.h"
@@ -27,6 +30,7 @@ enum rpma_conn_event ToConnEvent(rpma_sim::CmEventType type, bool* known) {
 
 int rpma_conn_get_event_fd(const struct rpma_conn* conn, int* fd) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_get_event_fd");
   if (conn == nullptr || fd == nullptr) return RPMA_E_INVAL;
   *fd = conn->connection->events().fd();
   return 0;
@@ -34,10 +38,24 @@ int rpma_conn_get_event_fd(const struct rpma_conn* conn, int* fd) {
 
 int rpma_conn_next_event(struct rpma_conn* conn, enum rpma_conn_event* event) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_conn_next_event");
+  if (RPMA_FAULT_FIRES(RPMA_E_NO_EVENT, "rpma_conn_next_event")) {
+    errno = ENODATA;
+    return RPMA_E_NO_EVENT;
+  }
   if (conn == nullptr || event == nullptr) return RPMA_E_INVAL;
   rpma_sim::CmEvent cm_event;
   rpma_sim::Status status = conn->connection->events().Next(&cm_event);
   if (status != rpma_sim::Status::kOk) return ToRpmaError(status);
+  // Past here the event is taken: a fault point that fires loses it, as in librpma.
+  if (cm_event.type == rpma_sim::CmEventType::kEstablished && !conn->has_private_data &&
+      RPMA_FAULT_FIRES(RPMA_E_NOMEM, "rpma_private_data_store"))
+    return RPMA_E_NOMEM;
+  if (RPMA_FAULT_FIRES(RPMA_E_UNKNOWN, "rpma_conn_next_event")) {
+    conn->private_data.clear();  // librpma discards what it stored
+    conn->has_private_data = false;
+    return RPMA_E_UNKNOWN;
+  }
   bool known;
   enum rpma_conn_event conn_event = ToConnEvent(cm_event.type, &known);
   if (!known) {
@@ -58,6 +76,7 @@ int rpma_conn_next_event(struct rpma_conn* conn, enum rpma_conn_event* event) {
 int rpma_conn_get_private_data(const struct rpma_conn* conn,
                                struct rpma_conn_private_data* pdata) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_get_private_data");
   if (conn == nullptr || pdata == nullptr) return RPMA_E_INVAL;
   if (conn->has_private_data) {
     pdata->ptr = const_cast<uint8_t*>(conn->private_data.data());
@@ -71,13 +90,16 @@ int rpma_conn_get_private_data(const struct rpma_conn* conn,
 
 int rpma_conn_apply_remote_peer_cfg(struct rpma_conn* conn, const struct rpma_peer_cfg* pcfg) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_apply_remote_peer_cfg");
   if (conn == nullptr || pcfg == nullptr) return RPMA_E_INVAL;
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_peer_cfg_get_direct_write_to_pmem");
   conn->direct_write_to_pmem = pcfg->direct_write_to_pmem;
   return 0;
 }
 
 int rpma_conn_get_qp_num(const struct rpma_conn* conn, uint32_t* qp_num) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_get_qp_num");
   if (conn == nullptr || qp_num == nullptr) return RPMA_E_INVAL;
   *qp_num = conn->connection->qp().qp_num();
   return 0;
@@ -85,6 +107,7 @@ int rpma_conn_get_qp_num(const struct rpma_conn* conn, uint32_t* qp_num) {
 
 int rpma_conn_get_cq(const struct rpma_conn* conn, struct rpma_cq** cq_ptr) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_get_cq");
   if (conn == nullptr || cq_ptr == nullptr) return RPMA_E_INVAL;
   *cq_ptr = const_cast<rpma_cq*>(&conn->cq);
   return 0;
@@ -92,6 +115,7 @@ int rpma_conn_get_cq(const struct rpma_conn* conn, struct rpma_cq** cq_ptr) {
 
 int rpma_conn_get_rcq(const struct rpma_conn* conn, struct rpma_cq** rcq_ptr) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_get_rcq");
   if (conn == nullptr || rcq_ptr == nullptr) return RPMA_E_INVAL;
   *rcq_ptr = conn->rcq.get();
   return 0;
@@ -99,6 +123,7 @@ int rpma_conn_get_rcq(const struct rpma_conn* conn, struct rpma_cq** rcq_ptr) {
 
 int rpma_conn_get_compl_fd(const struct rpma_conn* conn, int* fd) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_get_compl_fd");
   if (conn == nullptr || fd == nullptr) return RPMA_E_INVAL;
   const auto& channel = conn->connection->queues().shared_channel;
   if (!channel) return RPMA_E_NOT_SHARED_CHNL;
@@ -108,6 +133,7 @@ int rpma_conn_get_compl_fd(const struct rpma_conn* conn, int* fd) {
 
 int rpma_conn_wait(struct rpma_conn* conn, int flags, struct rpma_cq** cq, bool* is_rcq) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_NO_COMPLETION, "rpma_conn_wait");
   if (conn == nullptr || cq == nullptr) return RPMA_E_INVAL;
   const auto& channel = conn->connection->queues().shared_channel;
   if (!channel) return RPMA_E_NOT_SHARED_CHNL;
@@ -123,6 +149,10 @@ int rpma_conn_wait(struct rpma_conn* conn, int flags, struct rpma_cq** cq, bool*
     *cq = nullptr;
     return RPMA_E_UNKNOWN;
   }
+  if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_wait")) {  // before re-arming
+    *cq = nullptr;
+    return RPMA_E_PROVIDER;
+  }
   which->cq->Arm();
   *cq = which;
   if (is_rcq != nullptr) *is_rcq = which == conn->rcq.get();
@@ -134,13 +164,18 @@ int rpma_conn_disconnect(struct rpma_conn* conn) {
   if (conn == nullptr) return RPMA_E_INVAL;
   conn->connection->Disconnect();
   SIM_LOG_NOTICE("Requesting for disconnection");
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_conn_disconnect");
   return 0;
 }
 
 int rpma_conn_delete(struct rpma_conn** conn_ptr) {
   RPMA_API_PROLOGUE();
   if (conn_ptr == nullptr) return RPMA_E_INVAL;
-  delete *conn_ptr;
+  rpma_conn* conn = *conn_ptr;
+  if (conn == nullptr) return 0;
+  bool has_rcq = conn->rcq != nullptr;
+  bool shared_channel = conn->cq.shared_channel;
+  delete conn;
   *conn_ptr = nullptr;
-  return 0;
+  return PointsConnDelete(has_rcq, shared_channel);
 }

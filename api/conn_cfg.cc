@@ -7,10 +7,12 @@
 #include <new>
 
 #include "api/api_prologue.h"
+#include "api/fault_point.h"
 #include "api/types.h"
 
 int rpma_conn_cfg_new(struct rpma_conn_cfg** cfg_ptr) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_NOMEM, "rpma_conn_cfg_new");
   if (cfg_ptr == nullptr) return RPMA_E_INVAL;
   auto* cfg = new (std::nothrow) rpma_conn_cfg;
   if (cfg == nullptr) return RPMA_E_NOMEM;
@@ -21,13 +23,16 @@ int rpma_conn_cfg_new(struct rpma_conn_cfg** cfg_ptr) {
 int rpma_conn_cfg_delete(struct rpma_conn_cfg** cfg_ptr) {
   RPMA_API_PROLOGUE();
   if (cfg_ptr == nullptr) return RPMA_E_INVAL;
+  if (*cfg_ptr == nullptr) return 0;
   delete *cfg_ptr;
   *cfg_ptr = nullptr;
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_delete");
   return 0;
 }
 
 int rpma_conn_cfg_set_timeout(struct rpma_conn_cfg* cfg, int timeout_ms) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_set_timeout");
   if (cfg == nullptr || timeout_ms < 0) return RPMA_E_INVAL;
   cfg->config.timeout_ms = timeout_ms;
   return 0;
@@ -37,6 +42,7 @@ int rpma_conn_cfg_get_timeout(const struct rpma_conn_cfg* cfg, int* timeout_ms) 
   RPMA_API_PROLOGUE();
   if (cfg == nullptr || timeout_ms == nullptr) return RPMA_E_INVAL;
   *timeout_ms = cfg->config.timeout_ms;
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_get_timeout");
   return 0;
 }
 
@@ -44,6 +50,7 @@ int rpma_conn_cfg_get_timeout(const struct rpma_conn_cfg* cfg, int* timeout_ms) 
 #define RPMA_CONN_CFG_SIZE_ACCESSORS(name)                                          \
   int rpma_conn_cfg_set_##name(struct rpma_conn_cfg* cfg, uint32_t name) {          \
     RPMA_API_PROLOGUE();                                                            \
+    RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_set_" #name);                     \
     if (cfg == nullptr) return RPMA_E_INVAL;                                        \
     cfg->config.name = name;                                                        \
     return 0;                                                                       \
@@ -52,6 +59,7 @@ int rpma_conn_cfg_get_timeout(const struct rpma_conn_cfg* cfg, int* timeout_ms) 
     RPMA_API_PROLOGUE();                                                            \
     if (cfg == nullptr || name == nullptr) return RPMA_E_INVAL;                     \
     *name = cfg->config.name;                                                       \
+    RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_get_" #name);                     \
     return 0;                                                                       \
   }
 
@@ -62,6 +70,7 @@ RPMA_CONN_CFG_SIZE_ACCESSORS(rq_size)
 
 int rpma_conn_cfg_set_compl_channel(struct rpma_conn_cfg* cfg, bool shared) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_set_compl_channel");
   if (cfg == nullptr) return RPMA_E_INVAL;
   cfg->config.shared_channel = shared;
   return 0;
@@ -71,11 +80,13 @@ int rpma_conn_cfg_get_compl_channel(const struct rpma_conn_cfg* cfg, bool* share
   RPMA_API_PROLOGUE();
   if (cfg == nullptr || shared == nullptr) return RPMA_E_INVAL;
   *shared = cfg->config.shared_channel;
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_get_compl_channel");
   return 0;
 }
 
 int rpma_conn_cfg_set_srq(struct rpma_conn_cfg* cfg, struct rpma_srq* srq) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_set_srq");
   if (cfg == nullptr || srq == nullptr) return RPMA_E_INVAL;
   cfg->srq = srq;
   return 0;
@@ -85,5 +96,6 @@ int rpma_conn_cfg_get_srq(const struct rpma_conn_cfg* cfg, struct rpma_srq** srq
   RPMA_API_PROLOGUE();
   if (cfg == nullptr || srq_ptr == nullptr) return RPMA_E_INVAL;
   *srq_ptr = cfg->srq;
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_get_srq");
   return 0;
 }

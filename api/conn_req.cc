@@ -5,19 +5,59 @@
 #include <new>
 
 #include "api/api_prologue.h"
+#include "api/fault_point.h"
+#include "api/librpma_points.h"
 #include "api/conn_cfg.h"
 #include "api/receive_request.h"
 #include "api/status_map.h"
 #include "api/types.h"
 #include "sim/common/log.h"
 
+namespace {
+
+// The points rpma_conn_req_connect passes on its way: accepting (incoming) or connecting, and
+// the connection (rpma_conn_new). When one fires, librpma's clean-up deletes the queues it
+// made (and, connecting, the connection), passing those deleters' points.
+int PointsConnect(bool incoming, bool has_rcq) {
+  int code = 0;
+  const char* step = incoming ? "rpma_conn_new_accept" : "rpma_conn_new_connect";
+  if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, step)) code = RPMA_E_PROVIDER;
+  if (code == 0) code = PointsConnNew();
+  if (code == 0 && !incoming && RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_new_connect")) {
+    (void)PointsConnDelete(has_rcq, false);
+    return RPMA_E_PROVIDER;
+  }
+  if (code != 0) {
+    if (has_rcq) (void)RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_cq_delete");
+    (void)RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_cq_delete");
+  }
+  return code;
+}
+
+}  // namespace
+
 int rpma_conn_req_new(struct rpma_peer* peer, const char* addr, const char* port,
                       const struct rpma_conn_cfg* cfg, struct rpma_conn_req** req_ptr) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_req_new");
   if (peer == nullptr || addr == nullptr || port == nullptr || req_ptr == nullptr)
     return RPMA_E_INVAL;
   rpma_sim::ConnectionConfig config = ConnConfigOrDefault(cfg);
-  if (config.shared_channel && config.srq && config.srq->rcq()) return RPMA_E_INVAL;
+  // An info, a CM id, the address and the route resolved, then the request's queues.
+  (void)RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_conn_cfg_get_timeout");
+  int code = PointsInfoNew();
+  if (code != 0) return code;
+  bool srq_rcq = config.srq && config.srq->rcq();
+  if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_req_new") ||
+      RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_info_resolve_addr") ||
+      RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_req_new"))
+    code = RPMA_E_PROVIDER;
+  if (code == 0) code = PointsRequestFromId(config, config.srq != nullptr, srq_rcq);
+  if (code != 0) {
+    PointsInfoDelete();
+    return code;
+  }
+  if (config.shared_channel && srq_rcq) return RPMA_E_INVAL;
   auto* req = new (std::nothrow) rpma_conn_req;
   if (req == nullptr) return RPMA_E_NOMEM;
   rpma_sim::Status status =
@@ -27,6 +67,7 @@ int rpma_conn_req_new(struct rpma_peer* peer, const char* addr, const char* port
     return ToRpmaError(status);
   }
   req->peer = peer;
+  PointsInfoDelete();
   SIM_LOG_NOTICE("Requesting a connection to %s:%s", addr, port);
   *req_ptr = req;
   return 0;
@@ -35,9 +76,13 @@ int rpma_conn_req_new(struct rpma_peer* peer, const char* addr, const char* port
 int rpma_conn_req_delete(struct rpma_conn_req** req_ptr) {
   RPMA_API_PROLOGUE();
   if (req_ptr == nullptr) return RPMA_E_INVAL;
-  delete *req_ptr;  // an incoming request is rejected by its destructor
+  rpma_conn_req* req = *req_ptr;
+  if (req == nullptr) return 0;
+  bool incoming = req->request->incoming();
+  bool has_rcq = req->request->queues().rcq != nullptr;
+  delete req;  // an incoming request is rejected by its destructor
   *req_ptr = nullptr;
-  return 0;
+  return PointsRequestDelete(incoming, has_rcq);
 }
 
 int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
@@ -45,6 +90,10 @@ int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
                           struct rpma_conn** conn_ptr) {
   RPMA_API_PROLOGUE();
   if (req_ptr == nullptr || *req_ptr == nullptr) return RPMA_E_INVAL;
+  if (RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_conn_req_connect")) {
+    (void)rpma_conn_req_delete(req_ptr);
+    return RPMA_E_INVAL;
+  }
   std::unique_ptr<rpma_conn_req> req(*req_ptr);
   *req_ptr = nullptr;
   if (conn_ptr == nullptr || (pdata != nullptr && (pdata->ptr == nullptr || pdata->len == 0)))
@@ -57,6 +106,8 @@ int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
     data.assign(bytes, bytes + pdata->len);
   }
   bool incoming = req->request->incoming();
+  int code = PointsConnect(incoming, req->request->queues().rcq != nullptr);
+  if (code != 0) return code;  // the request is consumed
   if (incoming) {
     // The client's private data moves from the request to the connection.
     conn->private_data = req->request->private_data();
@@ -80,7 +131,9 @@ int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
 int rpma_conn_req_recv(struct rpma_conn_req* req, struct rpma_mr_local* dst, size_t offset,
                        size_t len, const void* op_context) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_req_recv");
   if (req == nullptr || dst == nullptr) return RPMA_E_INVAL;
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_recv");
   return ToRpmaError(
       req->request->queues().qp->PostReceive(MakeReceiveRequest(dst, offset, len, op_context)));
 }
@@ -88,6 +141,7 @@ int rpma_conn_req_recv(struct rpma_conn_req* req, struct rpma_mr_local* dst, siz
 int rpma_conn_req_get_private_data(const struct rpma_conn_req* req,
                                    struct rpma_conn_private_data* pdata) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_req_get_private_data");
   if (req == nullptr || pdata == nullptr) return RPMA_E_INVAL;
   *pdata = req->data;
   return 0;

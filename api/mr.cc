@@ -6,6 +6,7 @@
 #include <new>
 
 #include "api/api_prologue.h"
+#include "api/fault_point.h"
 #include "api/status_map.h"
 #include "api/types.h"
 
@@ -41,8 +42,10 @@ uint64_t LoadLe(const uint8_t* src, size_t bytes) {
 int rpma_mr_reg(struct rpma_peer* peer, void* ptr, size_t size, int usage,
                 struct rpma_mr_local** mr_ptr) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_NOMEM, "rpma_mr_reg");
   if (peer == nullptr || ptr == nullptr || size == 0 || mr_ptr == nullptr) return RPMA_E_INVAL;
   if (usage == 0 || (usage & ~kUsageAllAllowed) != 0) return RPMA_E_INVAL;
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_peer_setup_mr_reg");
   auto* mr = new (std::nothrow) rpma_mr_local;
   if (mr == nullptr) return RPMA_E_NOMEM;
   rpma_sim::Status status = peer->pd->RegisterMemory(ptr, size, UsageToAccess(usage), &mr->region);
@@ -64,11 +67,13 @@ int rpma_mr_dereg(struct rpma_mr_local** mr_ptr) {
   mr->pd->DeregisterMemory(mr->region);
   delete mr;
   *mr_ptr = nullptr;
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_dereg");
   return 0;
 }
 
 int rpma_mr_get_descriptor(const struct rpma_mr_local* mr, void* desc) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_mr_get_descriptor");
   if (mr == nullptr || desc == nullptr) return RPMA_E_INVAL;
   auto* out = static_cast<uint8_t*>(desc);
   StoreLe(out, reinterpret_cast<uint64_t>(mr->region->addr), 8);
@@ -80,6 +85,7 @@ int rpma_mr_get_descriptor(const struct rpma_mr_local* mr, void* desc) {
 
 int rpma_mr_get_descriptor_size(const struct rpma_mr_local* mr, size_t* desc_size) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_mr_get_descriptor_size");
   if (mr == nullptr || desc_size == nullptr) return RPMA_E_INVAL;
   *desc_size = kMrDescriptorSize;
   return 0;
@@ -87,6 +93,7 @@ int rpma_mr_get_descriptor_size(const struct rpma_mr_local* mr, size_t* desc_siz
 
 int rpma_mr_get_ptr(const struct rpma_mr_local* mr, void** ptr) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_mr_get_ptr");
   if (mr == nullptr || ptr == nullptr) return RPMA_E_INVAL;
   *ptr = mr->region->addr;
   return 0;
@@ -94,6 +101,7 @@ int rpma_mr_get_ptr(const struct rpma_mr_local* mr, void** ptr) {
 
 int rpma_mr_get_size(const struct rpma_mr_local* mr, size_t* size) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_mr_get_size");
   if (mr == nullptr || size == nullptr) return RPMA_E_INVAL;
   *size = mr->region->length;
   return 0;
@@ -102,6 +110,7 @@ int rpma_mr_get_size(const struct rpma_mr_local* mr, size_t* size) {
 int rpma_mr_advise(struct rpma_mr_local* mr, size_t offset, size_t len, int advice,
                    uint32_t flags) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_advise");
   // Prefetching is a no-op for simulated memory; librpma has no argument checks here.
   return 0;
 }
@@ -109,6 +118,7 @@ int rpma_mr_advise(struct rpma_mr_local* mr, size_t offset, size_t len, int advi
 int rpma_mr_remote_from_descriptor(const void* desc, size_t desc_size,
                                    struct rpma_mr_remote** mr_ptr) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_mr_remote_from_descriptor");
   if (desc == nullptr || mr_ptr == nullptr || desc_size < kMrDescriptorSize) return RPMA_E_INVAL;
   const auto* in = static_cast<const uint8_t*>(desc);
   uint8_t usage = in[20];
@@ -125,6 +135,7 @@ int rpma_mr_remote_from_descriptor(const void* desc, size_t desc_size,
 
 int rpma_mr_remote_get_size(const struct rpma_mr_remote* mr, size_t* size) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_mr_remote_get_size");
   if (mr == nullptr || size == nullptr) return RPMA_E_INVAL;
   *size = mr->size;
   return 0;
@@ -132,6 +143,7 @@ int rpma_mr_remote_get_size(const struct rpma_mr_remote* mr, size_t* size) {
 
 int rpma_mr_remote_get_flush_type(const struct rpma_mr_remote* mr, int* flush_type) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_mr_remote_get_flush_type");
   if (mr == nullptr || flush_type == nullptr) return RPMA_E_INVAL;
   *flush_type = mr->usage & (RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT |
                              RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
@@ -141,7 +153,9 @@ int rpma_mr_remote_get_flush_type(const struct rpma_mr_remote* mr, int* flush_ty
 int rpma_mr_remote_delete(struct rpma_mr_remote** mr_ptr) {
   RPMA_API_PROLOGUE();
   if (mr_ptr == nullptr) return RPMA_E_INVAL;
+  if (*mr_ptr == nullptr) return 0;
   delete *mr_ptr;
   *mr_ptr = nullptr;
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_mr_remote_delete");
   return 0;
 }

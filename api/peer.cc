@@ -3,9 +3,12 @@
 #include <librpma.h>
 #include <rpma_sim.h>
 
+#include <errno.h>
+
 #include <new>
 
 #include "api/api_prologue.h"
+#include "api/fault_point.h"
 #include "api/types.h"
 #include "sim/fabric/device.h"
 #include "sim/fault/fault_plan.h"
@@ -16,9 +19,21 @@ int rpma_peer_new(struct ibv_context* ibv_ctx, struct rpma_peer** peer_ptr) {
   if (rpma_sim::FaultPlan::Get().LoadEnvironmentOnce() != rpma_sim::Status::kOk)
     return RPMA_E_INVAL;
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_peer_new");
   if (ibv_ctx == nullptr || peer_ptr == nullptr) return RPMA_E_INVAL;
+  // The device's capabilities, then the protection domain (librpma's order).
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_utils_ibv_context_is_atomic_write_capable");
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_utils_ibv_context_is_flush_capable");
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_utils_ibv_context_is_odp_capable");
+  if (RPMA_FAULT_FIRES(RPMA_E_NOMEM, "rpma_peer_new")) {
+    errno = ENOMEM;
+    return RPMA_E_NOMEM;
+  }
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_peer_new");
+  RPMA_FAULT_POINT(RPMA_E_UNKNOWN, "rpma_peer_new");
   rpma_sim::Device* device = rpma_sim::Device::FromContext(ibv_ctx);
   if (device == nullptr) return RPMA_E_PROVIDER;  // the capability query fails
+  RPMA_FAULT_POINT(RPMA_E_NOMEM, "rpma_peer_new");
   auto* peer = new (std::nothrow) rpma_peer;
   if (peer == nullptr) return RPMA_E_NOMEM;
   peer->pd = std::make_shared<rpma_sim::ProtectionDomain>(device);
@@ -36,6 +51,7 @@ int rpma_peer_delete(struct rpma_peer** peer_ptr) {
   int ret = peer->pd->Deallocate() == rpma_sim::Status::kOk ? 0 : RPMA_E_PROVIDER;
   delete peer;
   *peer_ptr = nullptr;
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_peer_delete");
   return ret;
 }
 

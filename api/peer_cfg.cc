@@ -4,10 +4,12 @@
 #include <new>
 
 #include "api/api_prologue.h"
+#include "api/fault_point.h"
 #include "api/types.h"
 
 int rpma_peer_cfg_new(struct rpma_peer_cfg** pcfg_ptr) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_NOMEM, "rpma_peer_cfg_new");
   if (pcfg_ptr == nullptr) return RPMA_E_INVAL;
   auto* cfg = new (std::nothrow) rpma_peer_cfg;
   if (cfg == nullptr) return RPMA_E_NOMEM;
@@ -20,11 +22,13 @@ int rpma_peer_cfg_delete(struct rpma_peer_cfg** pcfg_ptr) {
   if (pcfg_ptr == nullptr) return RPMA_E_INVAL;
   delete *pcfg_ptr;
   *pcfg_ptr = nullptr;
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_peer_cfg_delete");
   return 0;
 }
 
 int rpma_peer_cfg_set_direct_write_to_pmem(struct rpma_peer_cfg* pcfg, bool supported) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_peer_cfg_set_direct_write_to_pmem");
   if (pcfg == nullptr) return RPMA_E_INVAL;
   pcfg->direct_write_to_pmem = supported;
   return 0;
@@ -32,6 +36,7 @@ int rpma_peer_cfg_set_direct_write_to_pmem(struct rpma_peer_cfg* pcfg, bool supp
 
 int rpma_peer_cfg_get_direct_write_to_pmem(const struct rpma_peer_cfg* pcfg, bool* supported) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_peer_cfg_get_direct_write_to_pmem");
   if (pcfg == nullptr || supported == nullptr) return RPMA_E_INVAL;
   *supported = pcfg->direct_write_to_pmem;
   return 0;
@@ -39,13 +44,17 @@ int rpma_peer_cfg_get_direct_write_to_pmem(const struct rpma_peer_cfg* pcfg, boo
 
 int rpma_peer_cfg_get_descriptor(const struct rpma_peer_cfg* pcfg, void* desc) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_peer_cfg_get_descriptor");
   if (pcfg == nullptr || desc == nullptr) return RPMA_E_INVAL;
+  // librpma reads the flag through its own getter, whose result it ignores.
+  (void)RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_peer_cfg_get_direct_write_to_pmem");
   *static_cast<uint8_t*>(desc) = pcfg->direct_write_to_pmem ? 1 : 0;
   return 0;
 }
 
 int rpma_peer_cfg_get_descriptor_size(const struct rpma_peer_cfg* pcfg, size_t* desc_size) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_peer_cfg_get_descriptor_size");
   if (pcfg == nullptr || desc_size == nullptr) return RPMA_E_INVAL;
   *desc_size = sizeof(uint8_t);
   return 0;
@@ -54,6 +63,7 @@ int rpma_peer_cfg_get_descriptor_size(const struct rpma_peer_cfg* pcfg, size_t* 
 int rpma_peer_cfg_from_descriptor(const void* desc, size_t desc_size,
                                   struct rpma_peer_cfg** pcfg_ptr) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_peer_cfg_from_descriptor");
   if (desc == nullptr || pcfg_ptr == nullptr || desc_size < sizeof(uint8_t)) return RPMA_E_INVAL;
   auto* cfg = new (std::nothrow) rpma_peer_cfg;
   if (cfg == nullptr) return RPMA_E_NOMEM;

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "api/api_prologue.h"
+#include "api/fault_point.h"
 #include "api/status_map.h"
 #include "api/types.h"
+#include "sim/fabric/config.h"
 
 namespace {
 
@@ -52,8 +54,10 @@ int rpma_read(struct rpma_conn* conn, struct rpma_mr_local* dst, size_t dst_offs
               const struct rpma_mr_remote* src, size_t src_offset, size_t len, int flags,
               const void* op_context) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_read");
   if (conn == nullptr || flags == 0 || InvalidTransfer(dst, dst_offset, src, src_offset, len))
     return RPMA_E_INVAL;
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_read");
   rpma_sim::SendRequest request = MakeRequest(rpma_sim::SendOpcode::kRead, flags, op_context);
   SetLocal(&request, dst, dst_offset, len);
   SetRemote(&request, src, src_offset);
@@ -65,6 +69,8 @@ static int PostWrite(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t 
                      bool with_imm, uint32_t imm, const void* op_context) {
   if (conn == nullptr || flags == 0 || InvalidTransfer(src, src_offset, dst, dst_offset, len))
     return RPMA_E_INVAL;
+  RPMA_FAULT_POINT(RPMA_E_NOSUPP, "rpma_mr_write");
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_write");
   rpma_sim::SendRequest request = MakeRequest(rpma_sim::SendOpcode::kWrite, flags, op_context);
   SetLocal(&request, src, src_offset, len);
   SetRemote(&request, dst, dst_offset);
@@ -77,6 +83,7 @@ int rpma_write(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_of
                const struct rpma_mr_local* src, size_t src_offset, size_t len, int flags,
                const void* op_context) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_write");
   return PostWrite(conn, dst, dst_offset, src, src_offset, len, flags, false, 0, op_context);
 }
 
@@ -84,14 +91,17 @@ int rpma_write_with_imm(struct rpma_conn* conn, struct rpma_mr_remote* dst, size
                         const struct rpma_mr_local* src, size_t src_offset, size_t len, int flags,
                         uint32_t imm, const void* op_context) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_write_with_imm");
   return PostWrite(conn, dst, dst_offset, src, src_offset, len, flags, true, imm, op_context);
 }
 
 int rpma_atomic_write(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_offset,
                       const char src[8], int flags, const void* op_context) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_atomic_write");
   if (conn == nullptr || dst == nullptr || src == nullptr || flags == 0) return RPMA_E_INVAL;
   if (dst_offset % RPMA_ATOMIC_WRITE_ALIGNMENT != 0) return RPMA_E_INVAL;
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_atomic_write");
   rpma_sim::SendRequest request =
       MakeRequest(rpma_sim::SendOpcode::kAtomicWrite, flags, op_context);
   SetRemote(&request, dst, dst_offset);
@@ -103,15 +113,24 @@ int rpma_atomic_write(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t
 int rpma_flush(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_offset, size_t len,
                enum rpma_flush_type type, int flags, const void* op_context) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_NOSUPP, "rpma_flush");
   if (conn == nullptr || dst == nullptr || flags == 0) return RPMA_E_INVAL;
   if (type != RPMA_FLUSH_TYPE_PERSISTENT && type != RPMA_FLUSH_TYPE_VISIBILITY)
     return RPMA_E_INVAL;  // the man page's rule (librpma's code forgets it)
+  // librpma reads the target's flush types through rpma_mr_remote_get_flush_type, ignoring
+  // its result: when its point fires the types read as none.
+  bool no_flush_type = RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_mr_remote_get_flush_type");
   if (type == RPMA_FLUSH_TYPE_PERSISTENT) {
     if (!conn->direct_write_to_pmem) return RPMA_E_NOSUPP;
-    if ((dst->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) == 0) return RPMA_E_NOSUPP;
-  } else if ((dst->usage & RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY) == 0) {
+    if (no_flush_type || (dst->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) == 0)
+      return RPMA_E_NOSUPP;
+  } else if (no_flush_type || (dst->usage & RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY) == 0) {
     return RPMA_E_NOSUPP;
   }
+  bool native = rpma_sim::GetDeviceCaps().native_flush;
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER,
+                   native ? "rpma_native_flush_execute" : "rpma_flush_apm_execute");
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, native ? "rpma_mr_flush" : "rpma_mr_read");
   rpma_sim::SendRequest request = MakeRequest(rpma_sim::SendOpcode::kFlush, flags, op_context);
   SetRemote(&request, dst, dst_offset);
   request.length = len;

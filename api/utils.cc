@@ -3,6 +3,8 @@
 #include <librpma.h>
 
 #include "api/api_prologue.h"
+#include "api/fault_point.h"
+#include "api/librpma_points.h"
 #include "sim/fault/fault_plan.h"
 #include "api/status_map.h"
 #include "sim/fabric/config.h"
@@ -12,19 +14,31 @@ int rpma_utils_get_ibv_context(const char* addr, enum rpma_util_ibv_context_type
                                struct ibv_context** ibv_ctx_ptr) {
   rpma_sim::FaultPlan::Get().LoadEnvironmentOnce();  // usually the first call: rules apply
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_utils_get_ibv_context");
   if (addr == nullptr || ibv_ctx_ptr == nullptr) return RPMA_E_INVAL;
   if (type != RPMA_UTIL_IBV_CONTEXT_LOCAL && type != RPMA_UTIL_IBV_CONTEXT_REMOTE)
     return RPMA_E_INVAL;
+  // Resolving the address: an info, a CM id, bound (local) or resolved (remote).
+  int code = PointsInfoNew();
+  if (code != 0) return code;
+  bool local = type == RPMA_UTIL_IBV_CONTEXT_LOCAL;
+  if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_utils_get_ibv_context") ||
+      RPMA_FAULT_FIRES(RPMA_E_PROVIDER, local ? "rpma_info_bind_addr" : "rpma_info_resolve_addr")) {
+    PointsInfoDelete();
+    return RPMA_E_PROVIDER;
+  }
   rpma_sim::Device* device = nullptr;
   rpma_sim::Status status =
       rpma_sim::Device::ForAddress(addr, type == RPMA_UTIL_IBV_CONTEXT_LOCAL, &device);
   if (status != rpma_sim::Status::kOk) return ToRpmaError(status);
+  PointsInfoDelete();
   *ibv_ctx_ptr = device->context();
   return 0;
 }
 
 int rpma_utils_ibv_context_is_odp_capable(struct ibv_context* ibv_ctx, int* is_odp_capable) {
   RPMA_API_PROLOGUE();
+  RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_utils_ibv_context_is_odp_capable");
   if (ibv_ctx == nullptr || is_odp_capable == nullptr) return RPMA_E_INVAL;
   // ibv_query_device_ex fails on a context that is not a device's.
   if (rpma_sim::Device::FromContext(ibv_ctx) == nullptr) return RPMA_E_PROVIDER;

@@ -85,30 +85,52 @@ LogFunction LogFunctionFor(LogLevel level) {
   return g_function.load();
 }
 
-void DefaultLogFunction(LogLevel level, const char* file, int line, const char* function,
-                        const char* format, ...) {
-  if (level < LogLevel::kFatal || level > LogLevel::kDebug) return;
+namespace {
+
+// A message and its "file: line: function: " part, formatted as the default function does.
+struct LogLine {
   char message[1024];
-  va_list args;
-  va_start(args, format);
-  vsnprintf(message, sizeof(message), format, args);
-  va_end(args);
-  char file_info[256] = "";
-  if (file != nullptr) {
+  char file_info[256];
+
+  LogLine(const char* file, int line, const char* function, const char* format, va_list args) {
+    vsnprintf(message, sizeof(message), format, args);
+    file_info[0] = '\0';
+    if (file == nullptr) return;
     const char* base = strrchr(file, '/');
     base = base != nullptr ? base + 1 : file;
     snprintf(file_info, sizeof(file_info), "%s: %3d: %s: ", base, line,
              function != nullptr ? function : "");
   }
-  if (static_cast<int>(level) <= g_thresholds[0].load()) {
-    OpenSyslogOnce();
-    syslog(SyslogSeverity(level), "%s%s%s", LevelTag(level), file_info, message);
-  }
-  if (static_cast<int>(level) <= g_thresholds[1].load()) {
+
+  void WriteToStderr(LogLevel level) const {
     char prefix[64];
     TimestampPrefix(prefix, sizeof(prefix));
     fprintf(stderr, "%s%s%s%s\n", prefix, LevelTag(level), file_info, message);
   }
+};
+
+}  // namespace
+
+void DefaultLogFunction(LogLevel level, const char* file, int line, const char* function,
+                        const char* format, ...) {
+  if (level < LogLevel::kFatal || level > LogLevel::kDebug) return;
+  va_list args;
+  va_start(args, format);
+  LogLine text(file, line, function, format, args);
+  va_end(args);
+  if (static_cast<int>(level) <= g_thresholds[0].load()) {
+    OpenSyslogOnce();
+    syslog(SyslogSeverity(level), "%s%s%s", LevelTag(level), text.file_info, text.message);
+  }
+  if (static_cast<int>(level) <= g_thresholds[1].load()) text.WriteToStderr(level);
+}
+
+void LogAlways(const char* file, int line, const char* function, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  LogLine text(file, line, function, format, args);
+  va_end(args);
+  text.WriteToStderr(LogLevel::kDebug);
 }
 
 }  // namespace rpma_sim

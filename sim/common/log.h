@@ -45,6 +45,11 @@ void LogSetFunction(LogFunction function);
 void DefaultLogFunction(LogLevel level, const char* file, int line, const char* function,
                         const char* format, ...) __attribute__((format(printf, 5, 6)));
 
+// What librpma's RPMA_LOG_ALWAYS does: a DEBUG line in the default function's stderr format,
+// whatever the thresholds and whatever function the application installed; never syslog.
+void LogAlways(const char* file, int line, const char* function, const char* format, ...)
+    __attribute__((format(printf, 4, 5)));
+
 // The function to call for a message at `level`, or nullptr when `level` is above the main
 // threshold (the message is then dropped without being formatted).
 LogFunction LogFunctionFor(LogLevel level);

@@ -1,0 +1,36 @@
+// librpma_points.h -- librpma's own fault injection: RPMA_FAULT_INJECTION=N fails the Nth
+// fault point the process passes, as a librpma built with DEBUG_FAULT_INJECTION does.
+//
+// The points sit in the API layer (api/fault_point.h) in the same functions, in the same
+// order and with the same error codes as librpma 1.3's (../shared/docs/librpma-fault-points.md).
+// Each point passed counts once and prints `[#i]`; the Nth prints
+// `[#N] [FAULT INJECTION: "<rpma_err_2str(code)>"]` and fails; later points count and print
+// but never fail. The lines go to stderr in the default log format at DEBUG, whatever the log
+// thresholds and the installed log function (librpma's RPMA_LOG_ALWAYS). Unset, or <= 0:
+// no point counts or prints, and a point costs one load.
+#ifndef RPMA_SIM_FAULT_LIBRPMA_POINTS_H_
+#define RPMA_SIM_FAULT_LIBRPMA_POINTS_H_
+
+#include <stdint.h>
+
+namespace rpma_sim {
+
+// N from RPMA_FAULT_INJECTION, read at the first point passed; 0 when unset or <= 0.
+int64_t LibrpmaFaultTarget();
+
+// Counts one point and prints its marker; true when it is the Nth, which then fails.
+// `file`/`line` say where the point is, `function` is the librpma function it belongs to
+// and `error` what it returns (rpma_err_2str).
+bool PassLibrpmaFaultPoint(const char* file, int line, const char* function, const char* error);
+
+// How many points the process has passed (0 while disabled).
+int64_t LibrpmaFaultPointsPassed();
+
+inline bool LibrpmaFaultPointFires(const char* file, int line, const char* function,
+                                   const char* error) {
+  return LibrpmaFaultTarget() > 0 && PassLibrpmaFaultPoint(file, line, function, error);
+}
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_FAULT_LIBRPMA_POINTS_H_
