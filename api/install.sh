@@ -2,7 +2,8 @@
 # install.sh -- `bazel run //:install -- PREFIX`: installs the simulator as a librpma for
 # builds outside Bazel: PREFIX/include/{librpma.h,rpma_sim.h}, PREFIX/lib/librpma.so.0 (and
 # the librpma.so link), PREFIX/lib/.debug/librpma.so.0.debug (its symbols, which gdb finds
-# through the library's .gnu_debuglink), PREFIX/lib/pkgconfig/librpma.pc.
+# through the library's .gnu_debuglink), PREFIX/lib/pkgconfig/librpma.pc, and
+# PREFIX/bin/rpma-sim-sweep (a program run once per librpma fault point).
 #
 # This is the template of //:install (api/install.bzl), which builds the library optimized
 # whatever flags `bazel run` was given and fills in where that library is in the runfiles.
@@ -21,7 +22,7 @@ here=$(dirname "$0")
 runfiles="${RUNFILES_DIR:-$0.runfiles}/rpma_sim"
 [ -d "$runfiles" ] || runfiles="$here"
 library_dir="$runfiles/@LIBRARY_DIR@"
-mkdir -p "$prefix/include" "$prefix/lib/pkgconfig" "$prefix/lib/.debug"
+mkdir -p "$prefix/include" "$prefix/lib/pkgconfig" "$prefix/lib/.debug" "$prefix/bin"
 # cp, not install(1): under `bazel test` the runfiles' own "install" can shadow it on PATH.
 cp -f "$runfiles/api/include/librpma.h" "$runfiles/api/include/rpma_sim.h" "$prefix/include/"
 cp -f "$library_dir/librpma.so.0" "$prefix/lib/librpma.so.0"
@@ -30,6 +31,8 @@ chmod 0644 "$prefix/include/librpma.h" "$prefix/include/rpma_sim.h"
 chmod 0755 "$prefix/lib/librpma.so.0"
 chmod 0644 "$prefix/lib/.debug/librpma.so.0.debug"
 ln -sf librpma.so.0 "$prefix/lib/librpma.so"
+cp -f "$runfiles/api/tools/rpma-sim-sweep" "$prefix/bin/rpma-sim-sweep"
+chmod 0755 "$prefix/bin/rpma-sim-sweep"
 sed "s|@PREFIX@|$prefix|" "$runfiles/api/librpma.pc.in" > "$prefix/lib/pkgconfig/librpma.pc"
 echo "installed rpma-sim's librpma into $prefix"
 echo "  cflags: $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags librpma 2>/dev/null || echo "-I$prefix/include")"
