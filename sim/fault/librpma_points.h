@@ -13,9 +13,15 @@
 
 #include <stdint.h>
 
+#include <atomic>
+
 namespace rpma_sim {
 
-// N from RPMA_FAULT_INJECTION, read at the first point passed; 0 when unset or <= 0.
+// N from RPMA_FAULT_INJECTION: -1 until the first point reads it, then N, or 0 when unset or
+// <= 0 (the common case: a point then costs this one load).
+extern std::atomic<int64_t> g_librpma_fault_target;
+
+// N, reading RPMA_FAULT_INJECTION at the first call.
 int64_t LibrpmaFaultTarget();
 
 // Counts one point and prints its marker; true when it is the Nth, which then fails.
@@ -28,7 +34,8 @@ int64_t LibrpmaFaultPointsPassed();
 
 inline bool LibrpmaFaultPointFires(const char* file, int line, const char* function,
                                    const char* error) {
-  return LibrpmaFaultTarget() > 0 && PassLibrpmaFaultPoint(file, line, function, error);
+  return g_librpma_fault_target.load(std::memory_order_relaxed) != 0 &&
+         PassLibrpmaFaultPoint(file, line, function, error);
 }
 
 }  // namespace rpma_sim
