@@ -99,6 +99,7 @@ void CmId::TagQueuePairLocked(bool server) {
   tag.ordinal = established[server ? 1 : 0].fetch_add(1) + 1;
   tag.server = server;
   tag.established = std::chrono::steady_clock::now();
+  tag.timeout_ms = timeout_ms_;
   tag.connection = weak_from_this();
   qp_->SetTag(std::move(tag));
 }

@@ -6,6 +6,7 @@
 #include <sys/random.h>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -38,9 +39,11 @@ uint64_t Draw(uint64_t seed, uint64_t rule, uint64_t stream, uint64_t event) {
 bool AppliesAt(const FaultRule& rule, Stage stage) {
   switch (rule.kind) {
     case FaultKind::kWc:
+      if (rule.recv) return stage == Stage::kExecute;  // at the receiver
       return stage == (rule.status == IBV_WC_REM_ACCESS_ERR ? Stage::kSubmit : Stage::kComplete);
     case FaultKind::kDelay: return stage == Stage::kComplete;
-    case FaultKind::kLose: return stage == Stage::kSubmit;
+    case FaultKind::kLose:
+    case FaultKind::kPartition: return stage == Stage::kSubmit;
     case FaultKind::kCall:
     case FaultKind::kReject:
     case FaultKind::kUnreachable: return false;
@@ -210,12 +213,24 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
   std::string message;
   std::shared_ptr<StageHold> hold;
   std::shared_ptr<NodeMember> lost;
+  std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point give_up_at;  // a partition that ends the connection
   {
     std::lock_guard<std::mutex> lock(plan.mutex_);
+    auto partition = plan.partitions_.find(point.qp);
+    if (partition != plan.partitions_.end()) {
+      const FaultPlan::Partition& cut = partition->second;
+      // The same connection (not a later queue pair at the same address), still cut.
+      std::shared_ptr<NodeMember> connection = cut.connection.lock();
+      if (connection && connection == tag.connection.lock() &&
+          (cut.until_lost || now < cut.until))
+        return cut.until_lost ? StageHold::UntilReleased() : StageHold::Until(cut.until);
+      plan.partitions_.erase(partition);
+    }
     for (size_t index = 0; index < plan.rules_.size(); ++index) {
       FaultPlan::Active& active = plan.rules_[index];
       const FaultRule& rule = active.rule;
-      if (!AppliesAt(rule, point.stage) || !rule.MatchesOp(point.request->opcode)) continue;
+      if (!AppliesAt(rule, point.stage) || !rule.Matches(*point.request)) continue;
       if ((rule.side >= 0 && rule.side != side) || (rule.conn != 0 && rule.conn != tag.ordinal) ||
           (rule.at_ms >= 0 && since_ms < rule.at_ms))
         continue;
@@ -226,7 +241,8 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
       switch (rule.kind) {
         case FaultKind::kWc:
           *point.fail = rule.status;
-          what = std::string("completes with ") + InjectableStatusName(rule.status);
+          what = std::string(rule.recv ? "fails its receive with " : "completes with ") +
+                 InjectableStatusName(rule.status);
           break;
         case FaultKind::kDelay: {
           uint64_t span = rule.us_max - rule.us_min + 1;
@@ -241,6 +257,23 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
           hold = StageHold::UntilReleased();  // never: the loss flushes it
           what = "loses its connection";
           break;
+        case FaultKind::kPartition: {
+          // Shorter than the connection's timeout it only delays; as long or longer, the
+          // requester gives up at the timeout, as hardware does after its retries.
+          bool ends = rule.ms >= static_cast<uint64_t>(tag.timeout_ms);
+          auto until = now + std::chrono::milliseconds(ends ? tag.timeout_ms : rule.ms);
+          plan.partitions_[point.qp] = FaultPlan::Partition{tag.connection, until, ends};
+          hold = ends ? StageHold::UntilReleased() : StageHold::Until(until);
+          if (ends) {
+            lost = tag.connection.lock();
+            give_up_at = until;
+          }
+          what = "cuts its link for " + std::to_string(rule.ms) + " ms" +
+                 (ends ? " (the connection's timeout is " + std::to_string(tag.timeout_ms) +
+                             " ms: retries exceeded, then lost)"
+                       : "");
+          break;
+        }
         case FaultKind::kCall:
         case FaultKind::kReject:
         case FaultKind::kUnreachable:
@@ -256,7 +289,19 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
   if (!message.empty()) SIM_LOG_NOTICE("%s", message.c_str());
   // The connection manager's lock comes before the execution lock held here: the loss
   // runs on the progress engine.
-  if (lost) {
+  if (lost && give_up_at != std::chrono::steady_clock::time_point()) {
+    // Retries exceeded: the first outstanding request fails so, the rest are flushed, and
+    // the connection is lost on both sides.
+    std::weak_ptr<QueuePair> qp =
+        std::const_pointer_cast<QueuePair>(point.qp->shared_from_this());
+    std::weak_ptr<NodeMember> connection = lost;
+    EnsureProgressEngine();
+    auto timer = std::make_shared<boost::asio::steady_timer>(IoContext(), give_up_at);
+    timer->async_wait([timer, qp, connection](const boost::system::error_code&) {
+      if (std::shared_ptr<QueuePair> cut = qp.lock()) cut->EnterError(IBV_WC_RETRY_EXC_ERR);
+      if (std::shared_ptr<NodeMember> member = connection.lock()) member->OnNodeFailed();
+    });
+  } else if (lost) {
     EnsureProgressEngine();
     boost::asio::post(IoContext(), [lost] { lost->OnNodeFailed(); });
   }

@@ -2,11 +2,12 @@
 //
 // Rules come from RPMA_SIM_FAULTS (read once, at the first rpma_peer_new) or from code
 // (rpma_sim_fault_add). While any rule is in force the plan's gates sit in the seams: the
-// call seam (a `call` rule fails a public call at once) and the stage seam of every queue
-// pair's pipeline (`wc` fails a work request, `delay` holds its completion, `lose` loses its
-// connection). Every probabilistic choice comes from the seed (RPMA_SIM_SEED, or a random
-// one that is printed): a work request's decision from its rule, its connection (side and
-// ordinal) and its ordinal among that connection's matching requests, so threads do not
+// call seam (a `call` rule fails a public call at once), the connect seam (`reject`,
+// `unreachable`) and the stage seam of every queue pair's pipeline (`wc` fails a work
+// request, `delay` holds its completion, `lose` loses its connection, `partition` stops its
+// link for a time). Every probabilistic choice comes from the seed (RPMA_SIM_SEED, or a
+// random one that is printed): a work request's decision from its rule, its connection (side
+// and ordinal) and its ordinal among that connection's matching requests, so threads do not
 // change which requests fail. When the first rule comes into force the rules and the seed
 // are printed on stderr once; every firing is logged (NOTICE).
 #ifndef RPMA_SIM_FAULT_FAULT_PLAN_H_
@@ -14,13 +15,16 @@
 
 #include <stdint.h>
 
+#include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "sim/common/status.h"
+#include "sim/fabric/node.h"
 #include "sim/fault/fault_rule.h"
 
 namespace rpma_sim {
@@ -63,6 +67,15 @@ class FaultPlan {
   std::mutex mutex_;
   std::vector<Active> rules_;                         // guarded by mutex_
   std::map<ConnectionKey, uint64_t> per_connection_;  // guarded by mutex_
+  // A link that carries nothing, by this side's queue pair: every stage of it waits until
+  // `until`, or (a partition that outlasts the connection's timeout) until the connection
+  // is lost.
+  struct Partition {
+    std::weak_ptr<NodeMember> connection;  // which connection the queue pair served
+    std::chrono::steady_clock::time_point until;
+    bool until_lost;
+  };
+  std::map<const void*, Partition> partitions_;  // guarded by mutex_
   uint64_t seed_ = 0;
   bool seed_printed_ = false;
   uint64_t fired_ = 0;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "sim/fault/call_errors.h"
+#include "sim/verbs/stage_gate.h"
 
 namespace rpma_sim {
 namespace {
@@ -20,7 +21,8 @@ const Named kKinds[] = {{"call", static_cast<int>(FaultKind::kCall)},
                         {"delay", static_cast<int>(FaultKind::kDelay)},
                         {"lose", static_cast<int>(FaultKind::kLose)},
                        {"reject", static_cast<int>(FaultKind::kReject)},
-                       {"unreachable", static_cast<int>(FaultKind::kUnreachable)}};
+                       {"unreachable", static_cast<int>(FaultKind::kUnreachable)},
+                       {"partition", static_cast<int>(FaultKind::kPartition)}};
 
 const Named kErrors[] = {
     {"RPMA_E_UNKNOWN", static_cast<int>(Status::kUnknown)},
@@ -100,7 +102,8 @@ class RuleParser {
     std::string kind = text_.substr(0, colon);
     int value;
     if (!Lookup(kKinds, kind, &value))
-      return Fail(1, "unknown kind '" + kind + "' (call, wc, delay, lose, reject or unreachable)");
+      return Fail(1, "unknown kind '" + kind +
+                         "' (call, wc, delay, lose, reject, unreachable or partition)");
     rule_->kind = static_cast<FaultKind>(value);
     std::vector<Param> params;
     if (colon != std::string::npos && !SplitParams(colon + 1, &params)) return false;
@@ -181,6 +184,12 @@ class RuleParser {
       if (!Lookup(kStatuses, value, &status))
         return Fail(at, "status '" + value + "' cannot be injected (README lists those that can)");
       rule_->status = static_cast<ibv_wc_status>(status);
+      status_at_ = at;
+      return true;
+    }
+    if (key == "ms" && rule_->kind == FaultKind::kPartition) {
+      if (!ParseCount(value, &rule_->ms) || rule_->ms == 0)
+        return Fail(at, "ms takes milliseconds from 1, not '" + value + "'");
       return true;
     }
     if (key == "us" && rule_->kind == FaultKind::kDelay) {
@@ -227,7 +236,11 @@ class RuleParser {
       } else if (Lookup(kOps, name, &op)) {
         ops |= 1u << op;
       } else if (name == "recv") {
-        return Fail(at + start, "op recv cannot be injected yet (a send's can)");
+        if (rule_->kind != FaultKind::kWc)
+          return Fail(at + start, "op recv is for wc rules (a receive fails at its receiver)");
+        if (start != 0 || bar != std::string::npos)
+          return Fail(at + start, "op recv stands alone (its rule acts at the receiver)");
+        rule_->recv = true;
       } else {
         return Fail(at + start, "unknown op '" + name + "'");
       }
@@ -250,7 +263,11 @@ class RuleParser {
         return true;
       case FaultKind::kWc:
         if (rule_->status == IBV_WC_SUCCESS) return Fail(end, "a wc rule needs status=IBV_WC_...");
-        if (rule_->status == IBV_WC_REM_ACCESS_ERR && (rule_->ops & ~kOneSidedOps) != 0)
+        if (rule_->recv && !IsReceiverStatus(rule_->status))
+          return Fail(status_at_, "a receive fails with IBV_WC_LOC_LEN_ERR, IBV_WC_LOC_PROT_ERR, "
+                                  "IBV_WC_LOC_QP_OP_ERR or IBV_WC_GENERAL_ERR");
+        if (!rule_->recv && rule_->status == IBV_WC_REM_ACCESS_ERR &&
+            (rule_->ops & ~kOneSidedOps) != 0)
           return Fail(ops_at_ ? ops_at_ : end,
                       "IBV_WC_REM_ACCESS_ERR needs one-sided ops (write, read, flush, "
                       "atomic_write)");
@@ -259,6 +276,9 @@ class RuleParser {
         if (rule_->us_max == 0) return Fail(end, "a delay rule needs us=N or us=MIN-MAX");
         return true;
       case FaultKind::kLose:
+        return true;
+      case FaultKind::kPartition:
+        if (rule_->ms == 0) return Fail(end, "a partition rule needs ms=N");
         return true;
       case FaultKind::kReject:
       case FaultKind::kUnreachable:
@@ -273,6 +293,7 @@ class RuleParser {
   std::string* error_;
   size_t error_at_ = 0;
   size_t ops_at_ = 0;
+  size_t status_at_ = 0;
 };
 
 }  // namespace

@@ -3,7 +3,8 @@
 // A rule is `kind:key=value,...` (README, "Fault injection"). Kinds: `call` (a public call
 // returns an error), `wc` (a work request completes with an error status), `delay` (a work
 // request's completion is late), `lose` (the connection is lost), `reject` (a connection
-// request is rejected), `unreachable` (a connection request's address never answers).
+// request is rejected), `unreachable` (a connection request's address never answers),
+// `partition` (the connection's link carries nothing for a time).
 // Selectors: nth, after, every, p, times, side for all; conn and at_ms for the kinds that act
 // on a connection's work requests. A text that is not a valid rule is refused with the
 // position (from 1) and the reason.
@@ -21,7 +22,7 @@
 
 namespace rpma_sim {
 
-enum class FaultKind { kCall, kWc, kDelay, kLose, kReject, kUnreachable };
+enum class FaultKind { kCall, kWc, kDelay, kLose, kReject, kUnreachable, kPartition };
 
 // Whether rules of `kind` act on connection requests (the connect seam, cm/connect_gate.h).
 inline bool IsConnectKind(FaultKind kind) {
@@ -36,13 +37,15 @@ struct FaultRule {
   std::string function = "*";
   Status error = Status::kOk;
   std::string error_name;
-  // wc, delay, lose: which operations (bit 1 << SendOpcode), all by default
+  // wc, delay, lose, partition: which operations (bit 1 << SendOpcode), all by default
   uint32_t ops = ~0u;
   // wc
   ibv_wc_status status = IBV_WC_SUCCESS;
   // delay: the completion is late by a number of microseconds in [us_min, us_max]
   uint64_t us_min = 0;
   uint64_t us_max = 0;
+  // partition: how long the link carries nothing
+  uint64_t ms = 0;
 
   // Selectors (0 or -1: not given). Events are counted per connection for work requests and
   // per process for calls and connection requests (on their side).
@@ -56,8 +59,17 @@ struct FaultRule {
                        // unless given: where the request is made, or 1: where it arrives)
   int64_t at_ms = -1;  // only from this many ms after the connection was established
 
+  // wc only: the rule fails the receive a send (or a write with immediate data) consumes,
+  // at the receiver (op=recv), instead of a request at its requester.
+  bool recv = false;
+
   bool MatchesOp(SendOpcode opcode) const {
     return (ops & (1u << static_cast<int>(opcode))) != 0;
+  }
+  // Whether the rule selects `request` (at its requester, or with op=recv at its receiver).
+  bool Matches(const SendRequest& request) const {
+    return recv ? request.opcode == SendOpcode::kSend || request.with_imm
+                : MatchesOp(request.opcode);
   }
 };
 

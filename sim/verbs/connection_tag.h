@@ -22,6 +22,8 @@ struct ConnectionTag {
   uint64_t ordinal = 0;
   bool server = false;
   std::chrono::steady_clock::time_point established;
+  // How long the requester retries before it gives up (rpma_conn_cfg_set_timeout).
+  int timeout_ms = 1000;
   // Failing it loses the connection on both sides (what a failing node does to it).
   std::weak_ptr<NodeMember> connection;
 };

@@ -131,9 +131,9 @@ void QueuePair::SetTag(ConnectionTag tag) {
   tag_ = std::move(tag);
 }
 
-void QueuePair::EnterError() {
+void QueuePair::EnterError(ibv_wc_status first) {
   ExecutionLock lock = LockExecution();
-  EnterErrorLocked();
+  EnterErrorLocked(first);
 }
 
 void QueuePair::ReceivePosted() {
@@ -141,7 +141,7 @@ void QueuePair::ReceivePosted() {
   ReceivePostedLocked();
 }
 
-void QueuePair::EnterErrorLocked() {
+void QueuePair::EnterErrorLocked(ibv_wc_status first) {
   if (state_ == State::kError) return;
   state_ = State::kError;
   // The responder may still be working through requests it received: from now on it must
@@ -152,10 +152,12 @@ void QueuePair::EnterErrorLocked() {
   unsubmitted_ = 0;
   answered_.clear();
   for (std::shared_ptr<StageHold>& hold : holds_) hold.reset();
+  ibv_wc_status status = first;
   while (!in_flight_.empty()) {
     InFlight flushed = std::move(in_flight_.front());
     in_flight_.pop_front();
-    CompleteSendLocked(flushed.request, flushed.sequence, IBV_WC_WR_FLUSH_ERR);
+    CompleteSendLocked(flushed.request, flushed.sequence, status);
+    status = IBV_WC_WR_FLUSH_ERR;
   }
   // The remote's requests that waited here for a receive: their requester flushes them.
   while (!inbound_.empty()) {

@@ -89,8 +89,10 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   // Polling any completion queue of this queue pair may drive `source` (progress_source.h).
   void AddProgressSource(const std::weak_ptr<ProgressSource>& source);
 
-  // Moves to the error state and flushes everything outstanding.
-  void EnterError();
+  // Moves to the error state and flushes everything outstanding: the first outstanding send
+  // completes with `first` (retries exceeded, when a link stopped answering), the rest and
+  // every receive with IBV_WC_WR_FLUSH_ERR.
+  void EnterError(ibv_wc_status first = IBV_WC_WR_FLUSH_ERR);
 
   // ibv_destroy_qp: flushes like EnterError and gives the protection domain back at once,
   // even if a thread of the fabric still holds a reference for a moment. Idempotent.
@@ -142,7 +144,7 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   inline void FinishInlineLocked(const SendRequest& request, uint64_t sequence,
                                  ibv_wc_status status, const uint8_t* read_data, size_t length);
   void CompleteSendLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status);
-  void EnterErrorLocked();
+  void EnterErrorLocked(ibv_wc_status first = IBV_WC_WR_FLUSH_ERR);
   ibv_wc_opcode SendCompletionOpcode(SendOpcode opcode) const;
 
   // responder.cc

@@ -60,6 +60,9 @@ struct InboundRequest {
   std::unique_ptr<InitiatorBuffer> initiator;  // null for requests that move no bytes
   std::shared_ptr<ResponseSink> reply;
   bool admitted = false;  // passed the kExecute stage (it may still wait for a receive)
+  // Not IBV_WC_SUCCESS: the receive it consumes completes with this status (a receiver's
+  // error the stage gate chose), and the requester gets the matching remote error.
+  ibv_wc_status receive_fails = IBV_WC_SUCCESS;
 };
 
 // The requester's end of the path to its responder.

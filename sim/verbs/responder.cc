@@ -61,7 +61,9 @@ bool QueuePair::ExecuteInboundLocked(InboundRequest& inbound) {
     ibv_wc_status injected = IBV_WC_SUCCESS;
     if (!PassLocked(Stage::kExecute, request, inbound.sequence, &injected)) return false;  // held
     inbound.admitted = true;
-    if (injected != IBV_WC_SUCCESS) {
+    if (injected != IBV_WC_SUCCESS && NeedsReceive(request) && IsReceiverStatus(injected)) {
+      inbound.receive_fails = injected;  // once it has its receive, below
+    } else if (injected != IBV_WC_SUCCESS) {
       // A remote error the gate chose: answered as such, nothing touched, both sides fail.
       std::shared_ptr<ResponseSink> reply = inbound.reply;
       reply->RespondLocked(inbound.sequence, Outcome{injected}, nullptr, 0);
@@ -71,6 +73,16 @@ bool QueuePair::ExecuteInboundLocked(InboundRequest& inbound) {
   }
   ReceiveRequest receive;
   if (NeedsReceive(request) && !TakeReceiveLocked(&receive)) return false;  // RNR: wait
+  if (inbound.receive_fails != IBV_WC_SUCCESS) {
+    // A receiver's error the gate chose: the receive completes with it, nothing placed.
+    ibv_wc_status remote = inbound.receive_fails == IBV_WC_LOC_LEN_ERR ? IBV_WC_REM_INV_REQ_ERR
+                                                                       : IBV_WC_REM_OP_ERR;
+    std::shared_ptr<ResponseSink> reply = inbound.reply;
+    reply->RespondLocked(inbound.sequence, Outcome{remote}, nullptr, 0);
+    CompleteReceiveLocked(receive, inbound.receive_fails, IBV_WC_RECV, 0, nullptr);
+    EnterErrorLocked();
+    return true;
+  }
 
   Outcome outcome;
   std::vector<uint8_t> read_data;

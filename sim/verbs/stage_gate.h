@@ -46,11 +46,21 @@ struct StagePoint {
   // The gate may set it to make the request fail (fault injection) as a hardware error of
   // that status does. At kSubmit only IBV_WC_REM_ACCESS_ERR: the request travels with a key
   // no region has, so the responder refuses it and both queue pairs go to error. At
-  // kExecute any status: the responder answers with it without touching memory, and both
-  // go to error (remote errors). At kComplete any status: the requester completes the
+  // kExecute any remote status: the responder answers with it without touching memory, and
+  // both go to error (remote errors); for a request that consumes a receive, a receiver's
+  // status (IsReceiverStatus) instead completes that receive with it, the requester gets the
+  // matching remote error, and both go to error. At kComplete any status: the requester completes the
   // request with it and goes to error alone (local errors, retries exceeded).
   ibv_wc_status* fail;
 };
+
+// The statuses a receive can complete with when the send that consumes it fails at the
+// receiver: IBV_WC_LOC_LEN_ERR (the requester gets IBV_WC_REM_INV_REQ_ERR),
+// IBV_WC_LOC_PROT_ERR, IBV_WC_LOC_QP_OP_ERR, IBV_WC_GENERAL_ERR (IBV_WC_REM_OP_ERR).
+inline bool IsReceiverStatus(ibv_wc_status status) {
+  return status == IBV_WC_LOC_LEN_ERR || status == IBV_WC_LOC_PROT_ERR ||
+         status == IBV_WC_LOC_QP_OP_ERR || status == IBV_WC_GENERAL_ERR;
+}
 
 // Keeps a stage shut until Release() (or, for a hold made by Until, its time).
 class StageHold : public std::enable_shared_from_this<StageHold> {

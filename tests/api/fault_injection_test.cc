@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "tests/common/test_support.h"
 
@@ -44,6 +45,11 @@ TEST_F(FaultRulesTest, MalformedRulesAreRefused) {
            "wc:status=IBV_WC_RETRY_EXC_ERR,side=middle",
            "delay:op=write",                                  // no us
            "delay:us=9-3",
+           "partition:op=write",                              // no ms
+           "wc:op=recv|write,status=IBV_WC_LOC_LEN_ERR",      // recv stands alone
+           "wc:op=recv,status=IBV_WC_RETRY_EXC_ERR",          // not a receiver's status
+           "delay:op=recv,us=5",                              // wc only
+           "partition:ms=0",
            "lose:nth",
            "lose:color=red",
            "reject:conn=1",                                   // a request has no connection yet
@@ -94,7 +100,14 @@ constexpr int kTargetUsage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC;
 class FaultWorkRequestTest : public PairFixture {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(ConnectPair());
+    PairOptions options;
+    if (client_timeout_ms_ > 0) {
+      rpma_conn_cfg *cfg = NewCfg();
+      ASSERT_NE(nullptr, cfg);
+      ASSERT_EQ(0, rpma_conn_cfg_set_timeout(cfg, client_timeout_ms_));
+      options.client_cfg = cfg;
+    }
+    ASSERT_NO_FATAL_FAILURE(ConnectPair(options));
     target_ = Register(64, kTargetUsage, 0);
     remote_ = regs_.RemoteOf(target_);
     ASSERT_NE(nullptr, remote_);
@@ -111,6 +124,7 @@ class FaultWorkRequestTest : public PairFixture {
                             RPMA_F_COMPLETION_ALWAYS, Ctx(id)));
   }
 
+  int client_timeout_ms_ = 0;  // the client's rpma_conn_cfg_set_timeout, if not 0
   Buffer *target_ = nullptr;
   rpma_mr_remote *remote_ = nullptr;
   Buffer *source_ = nullptr;
@@ -185,6 +199,62 @@ TEST_F(FaultWorkRequestTest, LoseRuleLosesTheConnectionOnBothSides) {
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.client, RPMA_CONN_LOST));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.server, RPMA_CONN_LOST));
+  EXPECT_EQ(0, rpma_conn_delete(&pair_.client));
+  EXPECT_EQ(0, rpma_conn_delete(&pair_.server));
+}
+
+TEST_F(FaultWorkRequestTest, RecvRuleFailsTheReceiveAtTheReceiver) {
+  uint64_t before = Fired();
+  ASSERT_EQ(0, rpma_sim_fault_add("wc:op=recv,status=IBV_WC_LOC_LEN_ERR,side=server,nth=2"));
+  Buffer *inbox = Register(16, RPMA_MR_USAGE_RECV, 0);
+  Buffer *message = Source(8, 1);
+  ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(inbox, 0, 8, 50, message, 0, 8, 1));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(50, IBV_WC_SUCCESS, 1, IBV_WC_SUCCESS));
+  // The second receive fails as one too small would: the sender sees the remote's error,
+  // nothing is placed, both queue pairs go to error.
+  ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(inbox, 8, 8, 51, message, 0, 8, 2));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(51, IBV_WC_LOC_LEN_ERR, 2, IBV_WC_REM_INV_REQ_ERR));
+  EXPECT_EQ(std::vector<uint8_t>(8, 0), std::vector<uint8_t>(inbox->bytes.begin() + 8,
+                                                             inbox->bytes.end()));
+  EXPECT_EQ(before + 1, Fired());
+  ASSERT_NO_FATAL_FAILURE(Write(3));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
+}
+
+TEST_F(FaultWorkRequestTest, ShortPartitionOnlyDelaysInOrder) {
+  uint64_t before = Fired();
+  ASSERT_EQ(0, rpma_sim_fault_add("partition:op=write,ms=60,nth=2,side=client"));
+  ASSERT_NO_FATAL_FAILURE(Write(1));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  auto cut = std::chrono::steady_clock::now();
+  ASSERT_NO_FATAL_FAILURE(Write(2));
+  ASSERT_NO_FATAL_FAILURE(Write(3));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_RDMA_WRITE));
+  EXPECT_GE(std::chrono::steady_clock::now() - cut, std::chrono::milliseconds(60));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_RDMA_WRITE));
+  EXPECT_EQ(before + 1, Fired());
+  ASSERT_NO_FATAL_FAILURE(ExpectNoPendingEvent(pair_.client));  // the connection lives on
+}
+
+// A partition at least as long as the connection's timeout (200 ms here) ends it.
+class FaultPartitionTest : public FaultWorkRequestTest {
+ protected:
+  FaultPartitionTest() { client_timeout_ms_ = 200; }
+};
+
+TEST_F(FaultPartitionTest, LongPartitionEndsAsRetriesExceededThenLost) {
+  ASSERT_EQ(0, rpma_sim_fault_add("partition:op=write,ms=100000,nth=1,side=client"));
+  auto cut = std::chrono::steady_clock::now();
+  ASSERT_NO_FATAL_FAILURE(Write(1));
+  ASSERT_NO_FATAL_FAILURE(Write(2));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, 1, IBV_WC_RETRY_EXC_ERR, IBV_WC_RDMA_WRITE));
+  EXPECT_GE(std::chrono::steady_clock::now() - cut, std::chrono::milliseconds(200));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.client, RPMA_CONN_LOST));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.server, RPMA_CONN_LOST));
+  // Nothing crossed the cut link.
+  EXPECT_EQ(std::vector<uint8_t>(64, 0), target_->bytes);
   EXPECT_EQ(0, rpma_conn_delete(&pair_.client));
   EXPECT_EQ(0, rpma_conn_delete(&pair_.server));
 }
