@@ -13,29 +13,6 @@
 #include "api/types.h"
 #include "sim/common/log.h"
 
-namespace {
-
-// The points rpma_conn_req_connect passes on its way: accepting (incoming) or connecting, and
-// the connection (rpma_conn_new). When one fires, librpma's clean-up deletes the queues it
-// made (and, connecting, the connection), passing those deleters' points.
-int PointsConnect(bool incoming, bool has_rcq) {
-  int code = 0;
-  const char* step = incoming ? "rpma_conn_new_accept" : "rpma_conn_new_connect";
-  if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, step)) code = RPMA_E_PROVIDER;
-  if (code == 0) code = PointsConnNew();
-  if (code == 0 && !incoming && RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_new_connect")) {
-    (void)PointsConnDelete(has_rcq, false);
-    return RPMA_E_PROVIDER;
-  }
-  if (code != 0) {
-    if (has_rcq) (void)RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_cq_delete");
-    (void)RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_cq_delete");
-  }
-  return code;
-}
-
-}  // namespace
-
 int rpma_conn_req_new(struct rpma_peer* peer, const char* addr, const char* port,
                       const struct rpma_conn_cfg* cfg, struct rpma_conn_req** req_ptr) {
   RPMA_API_PROLOGUE();

@@ -30,8 +30,15 @@ int PointsCqNew(bool own_channel) {
   return 0;
 }
 
-static void PassCqDelete(int* first) {
-  if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_cq_delete")) Keep(first, RPMA_E_PROVIDER);
+int PointsCqDelete() {
+  return RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_cq_delete") ? RPMA_E_PROVIDER : 0;
+}
+
+// A connection's CQs deleted: the receive CQ (if any), then the main one. The first code.
+static int PointsCqDeletes(bool has_rcq) {
+  int first = has_rcq ? PointsCqDelete() : 0;
+  Keep(&first, PointsCqDelete());
+  return first;
 }
 
 int PointsRequestFromId(const rpma_sim::ConnectionConfig& config, bool has_srq, bool srq_rcq) {
@@ -46,17 +53,15 @@ int PointsRequestFromId(const rpma_sim::ConnectionConfig& config, bool has_srq, 
   int code = PointsCqNew(own_channel);
   if (code != 0) return code;
   bool has_rcq = !srq_rcq && config.rcq_size > 0;
-  int ignored = 0;
   if (has_rcq && (code = PointsCqNew(own_channel)) != 0) {
-    PassCqDelete(&ignored);
+    (void)PointsCqDelete();  // the main CQ made above
     return code;
   }
   PassIgnored(RPMA_E_INVAL, "rpma_conn_cfg_get_sq_size");
   PassIgnored(RPMA_E_INVAL, "rpma_conn_cfg_get_rq_size");
   PassIgnored(RPMA_E_INVAL, "rpma_conn_cfg_get_srq");
   if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_peer_setup_qp")) {
-    if (has_rcq) PassCqDelete(&ignored);
-    PassCqDelete(&ignored);
+    (void)PointsCqDeletes(has_rcq);
     return RPMA_E_PROVIDER;
   }
   // librpma logs the two ends' GIDs when NOTICE is logged; each is a point.
@@ -81,10 +86,19 @@ int PointsConnNew() {
   return 0;
 }
 
+int PointsConnect(bool incoming, bool has_rcq) {
+  const char* step = incoming ? "rpma_conn_new_accept" : "rpma_conn_new_connect";
+  int code = RPMA_FAULT_FIRES(RPMA_E_PROVIDER, step) ? RPMA_E_PROVIDER : PointsConnNew();
+  if (code == 0 && !incoming && RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_new_connect")) {
+    (void)PointsConnDelete(has_rcq, false);
+    return RPMA_E_PROVIDER;
+  }
+  if (code != 0) (void)PointsCqDeletes(has_rcq);
+  return code;
+}
+
 int PointsRequestDelete(bool incoming, bool has_rcq) {
-  int first = 0;
-  if (has_rcq) PassCqDelete(&first);
-  PassCqDelete(&first);
+  int first = PointsCqDeletes(has_rcq);
   const char* end = incoming ? "rpma_conn_req_reject" : "rpma_conn_req_destroy";
   if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, end)) Keep(&first, RPMA_E_PROVIDER);
   if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_req_delete")) Keep(&first, RPMA_E_PROVIDER);
@@ -99,8 +113,7 @@ int PointsConnDelete(bool has_rcq, bool shared_channel) {
     if (RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_flush_apm_delete")) Keep(&first, RPMA_E_INVAL);
   }
   if (RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_flush_delete")) Keep(&first, RPMA_E_INVAL);
-  if (has_rcq) PassCqDelete(&first);
-  PassCqDelete(&first);
+  Keep(&first, PointsCqDeletes(has_rcq));
   if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_delete")) Keep(&first, RPMA_E_PROVIDER);
   if (shared_channel && RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_delete"))
     Keep(&first, RPMA_E_PROVIDER);

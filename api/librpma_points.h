@@ -22,12 +22,18 @@ int PointsInfoNew();
 void PointsInfoDelete();
 // rpma_cq_new: one more point when the CQ gets its own completion channel.
 int PointsCqNew(bool own_channel);
+// rpma_cq_delete (at its end): the code it returns, 0 if its point did not fire.
+int PointsCqDelete();
 // rpma_conn_req_new_from_id: a request's CQ(s) and QP, for rpma_conn_req_new and
 // rpma_ep_next_conn_req.
 int PointsRequestFromId(const rpma_sim::ConnectionConfig& config, bool has_srq, bool srq_rcq);
 // rpma_conn_new with its flush helper (librpma's portable one, an 8-byte region, unless the
 // device flushes natively: RPMA_SIM_NATIVE_FLUSH).
 int PointsConnNew();
+// What rpma_conn_req_connect passes on its way: accepting (incoming) or connecting, and the
+// connection (rpma_conn_new); when one fires, librpma's clean-up deletes the CQs it made
+// (and, connecting, the connection), passing those deleters' points.
+int PointsConnect(bool incoming, bool has_rcq);
 // What rpma_conn_req_delete passes after deleting a request (incoming: rejected).
 int PointsRequestDelete(bool incoming, bool has_rcq);
 // What rpma_conn_delete passes after deleting a connection.

@@ -24,7 +24,7 @@ int rpma_srq_new(struct rpma_peer* peer, struct rpma_srq_cfg* cfg, struct rpma_s
     if (code != 0) return code;
   }
   if (RPMA_FAULT_FIRES(RPMA_E_NOMEM, "rpma_srq_new")) {
-    if (sizes.rcq_size > 0) (void)RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_cq_delete");
+    if (sizes.rcq_size > 0) (void)PointsCqDelete();
     return RPMA_E_NOMEM;
   }
   auto* srq = new (std::nothrow) rpma_srq;
@@ -55,8 +55,8 @@ int rpma_srq_delete(struct rpma_srq** srq_ptr) {
   srq->srq->Destroy();
   delete srq;
   *srq_ptr = nullptr;
-  if (had_rcq && RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_cq_delete") && ret == 0)
-    ret = RPMA_E_PROVIDER;
+  int rcq_deleted = had_rcq ? PointsCqDelete() : 0;
+  if (ret == 0) ret = rcq_deleted;
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_srq_delete");
   return ret;
 }

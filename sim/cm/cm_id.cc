@@ -2,7 +2,6 @@
 #include "sim/cm/cm_id.h"
 
 #include <atomic>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 
 #include "sim/cm/cm_lock.h"
@@ -72,11 +71,8 @@ Status CmId::FailRequestLocked(ConnectVerdict verdict) {
   }
   // Nobody answers: the request ends after the connection's timeout, as one to a silent
   // address does.
-  EnsureProgressEngine();
-  auto timer = std::make_shared<boost::asio::steady_timer>(
-      IoContext(), std::chrono::milliseconds(timeout_ms_));
   std::weak_ptr<CmId> self = weak_from_this();
-  timer->async_wait([timer, self](const boost::system::error_code&) {
+  RunAt(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_), [self] {
     std::shared_ptr<CmId> id = self.lock();
     if (!id) return;
     std::lock_guard<std::mutex> lock(CmMutex());
@@ -134,10 +130,8 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
     // Only auto and inproc connect in process; tcp and shm go through a TCP connection.
     bool in_process = transport == TransportKind::kAuto || transport == TransportKind::kInproc;
     std::shared_ptr<Listener> listener = in_process ? Listener::FindLocked(destination) : nullptr;
-    if (listener && CheckConnect(true) == ConnectVerdict::kReject) {
-      EndRequestLocked(CmEventType::kRejected);  // as if the server rejected it at once
-      return Status::kOk;
-    }
+    if (listener && CheckConnect(true) == ConnectVerdict::kReject)
+      return FailRequestLocked(ConnectVerdict::kReject);  // as if the server rejected it
     if (listener) {
       auto incoming = NewIncoming(shared_from_this());
       remote_ = incoming;

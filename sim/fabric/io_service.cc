@@ -2,9 +2,11 @@
 #include "sim/fabric/io_service.h"
 
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <memory>
 #include <thread>
 
 namespace rpma_sim {
@@ -42,6 +44,13 @@ void EnsureProgressEngine() {
     return true;
   }();
   (void)started;
+}
+
+void RunAt(std::chrono::steady_clock::time_point deadline, std::function<void()> task) {
+  EnsureProgressEngine();
+  auto timer = std::make_shared<boost::asio::steady_timer>(IoContext(), deadline);
+  timer->async_wait(
+      [timer, task = std::move(task)](const boost::system::error_code&) { task(); });
 }
 
 }  // namespace rpma_sim

@@ -6,6 +6,8 @@
 #define RPMA_SIM_FABRIC_IO_SERVICE_H_
 
 #include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <functional>
 
 namespace rpma_sim {
 
@@ -14,6 +16,10 @@ boost::asio::io_context& IoContext();
 // Starts the progress engine's thread, which runs IoContext() for the rest of the process
 // (idempotent). Everything asynchronous (accepting connections) runs on it.
 void EnsureProgressEngine();
+
+// Runs `task` once on the progress engine at `deadline` (started if need be). The engine
+// keeps what `task` captures alive until then.
+void RunAt(std::chrono::steady_clock::time_point deadline, std::function<void()> task);
 
 }  // namespace rpma_sim
 

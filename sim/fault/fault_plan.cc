@@ -6,7 +6,6 @@
 #include <sys/random.h>
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -295,9 +294,7 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
     std::weak_ptr<QueuePair> qp =
         std::const_pointer_cast<QueuePair>(point.qp->shared_from_this());
     std::weak_ptr<NodeMember> connection = lost;
-    EnsureProgressEngine();
-    auto timer = std::make_shared<boost::asio::steady_timer>(IoContext(), give_up_at);
-    timer->async_wait([timer, qp, connection](const boost::system::error_code&) {
+    RunAt(give_up_at, [qp, connection] {
       if (std::shared_ptr<QueuePair> cut = qp.lock()) cut->EnterError(IBV_WC_RETRY_EXC_ERR);
       if (std::shared_ptr<NodeMember> member = connection.lock()) member->OnNodeFailed();
     });

@@ -2,7 +2,6 @@
 #include "sim/verbs/stage_gate.h"
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "sim/fabric/io_service.h"
 
@@ -21,10 +20,8 @@ std::shared_ptr<StageHold> StageHold::UntilReleased() {
 
 std::shared_ptr<StageHold> StageHold::Until(std::chrono::steady_clock::time_point deadline) {
   std::shared_ptr<StageHold> hold(new StageHold());
-  EnsureProgressEngine();
-  auto timer = std::make_shared<boost::asio::steady_timer>(IoContext(), deadline);
-  // The timer keeps the hold alive until its time: nobody else needs to.
-  timer->async_wait([timer, hold](const boost::system::error_code&) { hold->Release(); });
+  // The engine keeps the hold alive until its time: nobody else needs to.
+  RunAt(deadline, [hold] { hold->Release(); });
   return hold;
 }
 
