@@ -11,6 +11,8 @@ bool* CapField(rpma_sim::DeviceCaps* caps, int cap) {
     case RPMA_SIM_CAP_NATIVE_FLUSH: return &caps->native_flush;
     case RPMA_SIM_CAP_NATIVE_ATOMIC_WRITE: return &caps->native_atomic_write;
     case RPMA_SIM_CAP_ODP: return &caps->on_demand_paging;
+    case RPMA_SIM_CAP_EADR: return &caps->eadr;
+    case RPMA_SIM_CAP_FLUSH_SCOPE_QP: return &caps->flush_scope_qp;
   }
   return nullptr;
 }

@@ -37,6 +37,9 @@ class BenchPair {
   // A plain memcpy between the same two buffers the operations use: the yardstick.
   void CopyLocally(size_t size);
 
+  // The peer both sides share (the server's memory is its node's).
+  rpma_peer* peer() const { return peer_; }
+
  private:
   void PollOne(rpma_cq* cq, ibv_wc_opcode expected);
 

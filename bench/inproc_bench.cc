@@ -5,8 +5,13 @@
 // (busy polling, as a latency-minded librpma user does); median and 99th percentile.
 // Bandwidth: a stream of unsignalled operations with every 16th signalled (the queue depth
 // is 64), for a fixed number of bytes; bytes per second over the whole stream.
+// With BENCH_ARMED=1 the server's node is armed for a power failure first
+// (rpma_sim_power_failure_arm: every write keeps what it overwrites); bench/persistence_cost.sh
+// compares that, the default (the report's range bookkeeping) and RPMA_SIM_PERSISTENCE_REPORT=0.
 #include <librpma.h>
+#include <rpma_sim.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
@@ -117,6 +122,11 @@ int main(int argc, char** argv) {
   int iterations = argc > 1 ? atoi(argv[1]) : 100000;
   size_t total = (argc > 2 ? atoll(argv[2]) : 4096LL) << 20;  // MiB per bandwidth row
   BenchPair pair(1 << 20);
+  const char* armed = getenv("BENCH_ARMED");
+  if (armed != nullptr && strcmp(armed, "1") == 0 && rpma_sim_power_failure_arm(pair.peer()) != 0) {
+    fprintf(stderr, "rpma_sim_power_failure_arm failed\n");
+    return 1;
+  }
   std::vector<Row> rows;
 
   rows.push_back(Latency("write", 64, [&] { pair.Write(64, true); pair.WaitSendCompletion(); },

@@ -4,7 +4,7 @@ def _shell_word(text):
     """Keeps text one argument: Bazel splits args like a shell and expands $(...) in them."""
     return "'" + text.replace("$", "$$").replace("'", "'\\''") + "'"
 
-def example(name, srcs, expect = [], env = {}):
+def example(name, srcs, expect = [], env = {}, local_defines = []):
     """Builds `name` from srcs plus the shared frame, and `name_test` that runs it.
 
     The test runs both sides in one process and checks the exit code and that every line
@@ -14,6 +14,7 @@ def example(name, srcs, expect = [], env = {}):
         name = name,
         srcs = srcs,
         copts = ["-std=gnu11"],
+        local_defines = local_defines,
         visibility = ["//visibility:public"],
         deps = ["//examples/common:example"],
     )

@@ -1,6 +1,6 @@
 /*
  * rpma_sim.h -- rpma-sim's extensions to the librpma API: the simulated device's
- * capabilities (and, in later versions, faults and the persistence model).
+ * capabilities, node failure, fault injection and the persistence model.
  *
  * Every setting here can also be given by an environment variable, so unmodified binaries
  * can be configured (README.md lists them). Under the real librpma backend these functions
@@ -33,6 +33,13 @@ enum rpma_sim_device_cap {
 	RPMA_SIM_CAP_NATIVE_ATOMIC_WRITE,
 	/* on-demand paging (RPMA_SIM_ODP, default off) */
 	RPMA_SIM_CAP_ODP,
+	/* eADR: CPU caches are in the persistence domain, so a completed
+	 * RPMA_FLUSH_TYPE_VISIBILITY flush makes its range durable too (RPMA_SIM_EADR, off) */
+	RPMA_SIM_CAP_EADR,
+	/* the portable flush (an 8-byte read; not with RPMA_SIM_CAP_NATIVE_FLUSH) makes every
+	 * earlier write of its connection durable, not only its range
+	 * (RPMA_SIM_FLUSH_SCOPE=qp; default range) */
+	RPMA_SIM_CAP_FLUSH_SCOPE_QP,
 };
 
 /*
@@ -65,6 +72,55 @@ int rpma_sim_node_fail(struct rpma_peer *peer);
 int rpma_sim_fault_add(const char *rule);
 int rpma_sim_fault_clear(void);
 int rpma_sim_fault_count(uint64_t *fired);
+
+/*
+ * The persistence model (README, "Persistence and power failure"). Bytes that a remote
+ * operation places in a peer's registered memory are not durable until a completed flush
+ * makes them so: on persistent memory a PERSISTENT flush of their range (more with
+ * RPMA_SIM_CAP_EADR or RPMA_SIM_CAP_FLUSH_SCOPE_QP); on DRAM (RPMA_SIM_PMEM=0) never.
+ */
+
+/* what of the bytes not durable a power failure reverts to their value before the writes */
+enum rpma_sim_loss {
+	RPMA_SIM_LOSS_ALL,	/* every byte (the default) */
+	RPMA_SIM_LOSS_WORDS,	/* a seeded random subset of 8-byte words: torn state */
+	RPMA_SIM_LOSS_LINES,	/* a seeded random subset of 64-byte lines: torn state */
+	RPMA_SIM_LOSS_NONE,	/* none: everything placed survives */
+};
+
+/*
+ * Arms peer for a power failure: from now on every remote placement in its memory keeps the
+ * value it overwrites, so that a power failure can put it back. (While a power_failure fault
+ * rule is in force, every peer is armed.) Unarmed, only the ranges are kept, for the report.
+ * Returns 0, or RPMA_E_INVAL if peer is NULL.
+ */
+int rpma_sim_power_failure_arm(struct rpma_peer *peer);
+
+/*
+ * A power failure of the node that peer is: its connections are lost on both sides (as
+ * rpma_sim_node_fail()), then each of its registered regions reverts what was not durable
+ * as mode says, and everything in them counts as durable afterwards. The peer stays usable:
+ * a test can "restart" its server in the same process. Words and lines are chosen from the
+ * seed (RPMA_SIM_SEED). Returns 0, or RPMA_E_INVAL if peer is NULL, mode is not an
+ * rpma_sim_loss, or mode is not RPMA_SIM_LOSS_NONE and the peer was not armed (nothing is
+ * done then).
+ */
+int rpma_sim_power_failure(struct rpma_peer *peer, enum rpma_sim_loss mode);
+
+/*
+ * The target's own CPU made [addr, addr + len) durable (as pmem_persist() does; librpma's
+ * GPSPM pattern), for any registered memory of this process it overlaps. Returns 0, or
+ * RPMA_E_INVAL if addr is NULL or len is 0.
+ */
+int rpma_sim_persist(const void *addr, size_t len);
+
+/*
+ * Logs (WARNING) every range placed in this process's registered memory and not yet made
+ * durable, whichever connection placed it, with the flush that would cover it. When a
+ * connection ends this is logged for what it placed, unless RPMA_SIM_PERSISTENCE_REPORT=0.
+ * Returns the number of ranges reported (0: everything placed is durable).
+ */
+int rpma_sim_persistence_report(void);
 
 #ifdef __cplusplus
 }

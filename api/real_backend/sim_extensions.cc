@@ -14,3 +14,13 @@ int rpma_sim_fault_add(const char* rule) { return RPMA_E_NOSUPP; }
 int rpma_sim_fault_clear(void) { return RPMA_E_NOSUPP; }
 
 int rpma_sim_fault_count(uint64_t* fired) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_power_failure_arm(struct rpma_peer* peer) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_power_failure(struct rpma_peer* peer, enum rpma_sim_loss mode) {
+  return RPMA_E_NOSUPP;
+}
+
+int rpma_sim_persist(const void* addr, size_t len) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_persistence_report(void) { return RPMA_E_NOSUPP; }

@@ -3,8 +3,11 @@
  * write and flush. On persistent memory it also tells the client, with its peer
  * configuration, that incoming writes go straight to persistent memory, and registers the
  * memory for RPMA_FLUSH_TYPE_PERSISTENT; on DRAM it registers it for
- * RPMA_FLUSH_TYPE_VISIBILITY only. After the client has left it prints what is in its memory.
+ * RPMA_FLUSH_TYPE_VISIBILITY only. After the client has left it prints what is in its memory,
+ * and then, on the simulator, loses power (rpma_sim.h) and prints what survived: what the
+ * client flushed to persistence on persistent memory, nothing on DRAM.
  */
+#include <rpma_sim.h>
 #include <string.h>
 
 #include "examples/common/example.h"
@@ -19,6 +22,13 @@ flush_server(struct example_res *res, const char *addr, const char *port,
 {
 	struct rpma_mr_local *mr = NULL;
 	int ret;
+
+	/*
+	 * warnings on stderr too (librpma's default sends them to syslog only): on the
+	 * simulator, that is where its report of writes never made durable appears
+	 */
+	if ((ret = rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_LEVEL_WARNING)))
+		return example_fail(SIDE, "rpma_log_set_threshold", ret);
 
 	int usage = RPMA_MR_USAGE_WRITE_DST;
 	if (pmem) {
@@ -36,6 +46,12 @@ flush_server(struct example_res *res, const char *addr, const char *port,
 			"RPMA_FLUSH_TYPE_VISIBILITY");
 	}
 
+	/*
+	 * the simulator keeps what the client's writes overwrite from now on, so that a power
+	 * failure can put it back (real hardware needs no arming: RPMA_E_NOSUPP)
+	 */
+	bool simulated = rpma_sim_power_failure_arm(res->peer) == 0;
+
 	char *memory = example_alloc(res, MEMORY_SIZE);
 	if (memory == NULL || example_mr_reg(res, memory, MEMORY_SIZE, usage, NULL, &mr))
 		return -1;
@@ -52,5 +68,12 @@ flush_server(struct example_res *res, const char *addr, const char *port,
 		return -1;
 	memory[MEMORY_SIZE - 1] = '\0';
 	example_say(SIDE, "the client has left; my memory now holds \"%s\"", memory);
+	if (!simulated)
+		return 0;
+
+	/* what a crash would leave: what was not made durable reverts */
+	if ((ret = rpma_sim_power_failure(res->peer, RPMA_SIM_LOSS_ALL)))
+		return example_fail(SIDE, "rpma_sim_power_failure", ret);
+	example_say(SIDE, "after a power failure my memory holds \"%s\"", memory);
 	return 0;
 }

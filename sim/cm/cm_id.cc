@@ -334,6 +334,11 @@ void CmId::OnWireClosed() {
   }
 }
 
+void CmId::OnNodeStopping() {
+  std::lock_guard<std::mutex> lock(CmMutex());
+  if (qp_) qp_->EnterError();
+}
+
 void CmId::OnNodeFailed() {
   std::shared_ptr<TcpSession> session;
   {

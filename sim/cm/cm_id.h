@@ -95,6 +95,9 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   // is lost on both sides: here at once, at the other end when its wire ends (another
   // process) or at once (this process). The id joins its node when it connects or accepts.
   void OnNodeFailed() override;
+  // NodeMember: the queue pair stops (goes to error), the connection's events wait for
+  // OnNodeFailed.
+  void OnNodeStopping() override;
 
  private:
   Status ConnectOverTcp(const SocketAddress& destination, const std::vector<uint8_t>& private_data);

@@ -19,6 +19,14 @@ DeviceCaps CapsFromEnvironment() {
   caps.native_flush = EnvFlag("RPMA_SIM_NATIVE_FLUSH", caps.native_flush);
   caps.native_atomic_write = EnvFlag("RPMA_SIM_NATIVE_ATOMIC_WRITE", caps.native_atomic_write);
   caps.on_demand_paging = EnvFlag("RPMA_SIM_ODP", caps.on_demand_paging);
+  caps.eadr = EnvFlag("RPMA_SIM_EADR", caps.eadr);
+  const char* scope = getenv("RPMA_SIM_FLUSH_SCOPE");
+  if (scope != nullptr && *scope != '\0') {
+    if (strcasecmp(scope, "qp") == 0)
+      caps.flush_scope_qp = true;
+    else if (strcasecmp(scope, "range") != 0)
+      SIM_LOG_WARNING("RPMA_SIM_FLUSH_SCOPE=%s is not one of range, qp; using range", scope);
+  }
   return caps;
 }
 
@@ -58,6 +66,11 @@ void SetTransport(TransportKind transport) {
 
 bool ShmProcessVmEnabled() {
   static const bool enabled = EnvFlag("RPMA_SIM_SHM_PROCESS_VM", true);
+  return enabled;
+}
+
+bool PersistenceReportEnabled() {
+  static const bool enabled = EnvFlag("RPMA_SIM_PERSISTENCE_REPORT", true);
   return enabled;
 }
 

@@ -14,6 +14,10 @@ struct DeviceCaps {
   bool native_flush = false;         // RPMA_SIM_NATIVE_FLUSH: IBV_WC_FLUSH instead of a read
   bool native_atomic_write = false;  // RPMA_SIM_NATIVE_ATOMIC_WRITE: IBV_WC_ATOMIC_WRITE
   bool on_demand_paging = false;     // RPMA_SIM_ODP: rpma_utils_ibv_context_is_odp_capable
+  // Persistence model (sim/pmem): what a completed flush makes durable at the target.
+  bool eadr = false;            // RPMA_SIM_EADR: a VISIBILITY flush is durable too
+  bool flush_scope_qp = false;  // RPMA_SIM_FLUSH_SCOPE=qp: the portable (read) flush makes
+                                // every earlier write of its queue pair durable
 };
 
 // Returns a snapshot of the current capabilities (thread-safe).
@@ -36,6 +40,10 @@ void SetTransport(TransportKind transport);
 // Whether the shared-memory transport may move payloads with process_vm_readv/writev
 // (RPMA_SIM_SHM_PROCESS_VM, default yes); otherwise they go through the segment.
 bool ShmProcessVmEnabled();
+
+// Whether ranges placed and never made durable are reported when their connection ends
+// (RPMA_SIM_PERSISTENCE_REPORT, default yes).
+bool PersistenceReportEnabled();
 
 // Parses a boolean environment value ("1", "yes", "on", "true" / "0", "no", "off", "false").
 // Returns `fallback` when the variable is unset or not one of those words.

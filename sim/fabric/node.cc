@@ -38,11 +38,16 @@ void Node::Join(const std::weak_ptr<NodeMember>& member) {
   members_.push_back(member);
 }
 
-int Node::Fail() {
+int Node::Fail(const std::function<void()>& while_stopped) {
   std::vector<std::weak_ptr<NodeMember>> members;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     members.swap(members_);
+  }
+  if (while_stopped) {
+    for (const auto& weak : members)
+      if (auto member = weak.lock()) member->OnNodeStopping();
+    while_stopped();
   }
   int told = 0;
   for (const auto& weak : members) {

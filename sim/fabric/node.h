@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -22,6 +23,9 @@ class NodeMember {
   virtual ~NodeMember() = default;
   // The node failed. Called without the node's lock, on the failing thread.
   virtual void OnNodeFailed() = 0;
+  // The node is about to fail (a power failure): the member stops touching the node's
+  // memory (its queue pair goes to error) but tells nobody yet; OnNodeFailed follows.
+  virtual void OnNodeStopping() {}
 };
 
 class Node {
@@ -37,8 +41,10 @@ class Node {
   void Join(const std::weak_ptr<NodeMember>& member);
 
   // Fails the node: every member still alive is told, once. The node stays usable: what
-  // joins it afterwards works as before. Returns how many members were told.
-  int Fail();
+  // joins it afterwards works as before. Returns how many members were told. With
+  // `while_stopped`, every member is stopped first, then it runs, then they are told: a
+  // power failure reverts memory there, before anyone can see the loss.
+  int Fail(const std::function<void()>& while_stopped = nullptr);
 
  private:
   const uint64_t id_;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <boost/asio/post.hpp>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include "sim/cm/connect_gate.h"
 #include "sim/common/call_seam.h"
 #include "sim/common/log.h"
+#include "sim/common/seeded_draw.h"
 #include "sim/fabric/io_service.h"
 #include "sim/fault/call_errors.h"
 #include "sim/verbs/queue_pair.h"
@@ -21,28 +23,20 @@
 namespace rpma_sim {
 namespace {
 
-// splitmix64: every draw is a function of the seed and of what it is drawn for.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-uint64_t Draw(uint64_t seed, uint64_t rule, uint64_t stream, uint64_t event) {
-  return Mix(Mix(Mix(Mix(seed) ^ rule) ^ stream) ^ event);
-}
-
 // Where a work request's rule applies: a bad key at submission (so the responder refuses
 // it, as hardware does), the other statuses and delays at completion, losses at submission.
 bool AppliesAt(const FaultRule& rule, Stage stage) {
   switch (rule.kind) {
     case FaultKind::kWc:
       if (rule.recv) return stage == Stage::kExecute;  // at the receiver
-      return stage == (rule.status == IBV_WC_REM_ACCESS_ERR ? Stage::kSubmit : Stage::kComplete);
+      // Remote errors leave with the request (the responder answers with them).
+      return stage == (rule.status == IBV_WC_REM_ACCESS_ERR || IsResponderStatus(rule.status)
+                           ? Stage::kSubmit
+                           : Stage::kComplete);
     case FaultKind::kDelay: return stage == Stage::kComplete;
     case FaultKind::kLose:
     case FaultKind::kPartition: return stage == Stage::kSubmit;
+    case FaultKind::kPowerFailure: return stage == Stage::kExecute;  // where it would land
     case FaultKind::kCall:
     case FaultKind::kReject:
     case FaultKind::kUnreachable: return false;
@@ -116,10 +110,14 @@ Status FaultPlan::LoadEnvironmentOnce() {
 Status FaultPlan::Add(const std::string& text, std::string* error) {
   std::vector<FaultRule> rules;
   if (!ParseFaultRules(text, &rules, error)) return Status::kInvalid;
+  // A power failure can only revert what was recorded: every node keeps pre-images from
+  // before the rule is in force.
+  for (const FaultRule& rule : rules)
+    if (rule.kind == FaultKind::kPowerFailure) ArmAllForPowerFailure(true);
   std::string banner;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (FaultRule& rule : rules) rules_.push_back(Active{std::move(rule)});
+    for (const FaultRule& rule : rules) rules_.push_back(Active{rule});
     if (rules_.empty()) return Status::kOk;
     if (!seed_printed_) {
       seed_printed_ = true;
@@ -136,6 +134,7 @@ Status FaultPlan::Add(const std::string& text, std::string* error) {
 }
 
 void FaultPlan::Clear() {
+  ArmAllForPowerFailure(false);  // nodes created from now on are not armed by rules
   std::lock_guard<std::mutex> lock(mutex_);
   rules_.clear();
   per_connection_.clear();
@@ -212,6 +211,7 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
   std::string message;
   std::shared_ptr<StageHold> hold;
   std::shared_ptr<NodeMember> lost;
+  std::unique_ptr<FaultRule> power_failure;  // a copy: the rules may change once unlocked
   std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point give_up_at;  // a partition that ends the connection
   {
@@ -273,6 +273,15 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
                        : "");
           break;
         }
+        case FaultKind::kPowerFailure:
+          power_failure.reset(new FaultRule(rule));
+          hold = StageHold::UntilReleased();  // never lands: the failure flushes it
+          what = std::string("cuts this node's power before it lands (loss=") +
+                 LossModeName(rule.loss) + ")" +
+                 (rule.exit_status != 0
+                      ? ", then the process exits with status " + std::to_string(rule.exit_status)
+                      : "");
+          break;
         case FaultKind::kCall:
         case FaultKind::kReject:
         case FaultKind::kUnreachable:
@@ -286,6 +295,25 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
     }
   }
   if (!message.empty()) SIM_LOG_NOTICE("%s", message.c_str());
+  if (power_failure) {
+    // The node's connections are lost and its memory reverted on the progress engine, away
+    // from the locks held here.
+    // The queue pair is kept alive for it: its node must fail even if it is destroyed now.
+    std::shared_ptr<QueuePair> target =
+        std::const_pointer_cast<QueuePair>(point.qp->shared_from_this());
+    LossMode loss = power_failure->loss;
+    int exit_status = power_failure->exit_status;
+    uint64_t seed = plan.seed();
+    EnsureProgressEngine();
+    boost::asio::post(IoContext(), [target, loss, exit_status, seed] {
+      if (target->pd()->PowerFail(loss, seed) != Status::kOk) {
+        // Not armed (cannot happen while the rule is in force): the held request fails.
+        target->EnterError(IBV_WC_GENERAL_ERR);
+        if (exit_status != 0) SIM_LOG_ERROR("power failure: memory not reverted before exit");
+      }
+      if (exit_status != 0) _exit(exit_status);
+    });
+  }
   // The connection manager's lock comes before the execution lock held here: the loss
   // runs on the progress engine.
   if (lost && give_up_at != std::chrono::steady_clock::time_point()) {

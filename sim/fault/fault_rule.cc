@@ -22,7 +22,13 @@ const Named kKinds[] = {{"call", static_cast<int>(FaultKind::kCall)},
                         {"lose", static_cast<int>(FaultKind::kLose)},
                        {"reject", static_cast<int>(FaultKind::kReject)},
                        {"unreachable", static_cast<int>(FaultKind::kUnreachable)},
-                       {"partition", static_cast<int>(FaultKind::kPartition)}};
+                       {"partition", static_cast<int>(FaultKind::kPartition)},
+                       {"power_failure", static_cast<int>(FaultKind::kPowerFailure)}};
+
+const Named kLosses[] = {{"all", static_cast<int>(LossMode::kAll)},
+                         {"words", static_cast<int>(LossMode::kWords)},
+                         {"lines", static_cast<int>(LossMode::kLines)},
+                         {"none", static_cast<int>(LossMode::kNone)}};
 
 const Named kErrors[] = {
     {"RPMA_E_UNKNOWN", static_cast<int>(Status::kUnknown)},
@@ -49,7 +55,8 @@ constexpr uint32_t kOneSidedOps = (1u << static_cast<int>(SendOpcode::kWrite)) |
                                   (1u << static_cast<int>(SendOpcode::kAtomicWrite));
 
 // The statuses a `wc` rule can give: the requester's own errors and retries exceeded (its
-// queue pair alone fails), and IBV_WC_REM_ACCESS_ERR (both fail, as after a bad key).
+// queue pair alone fails), IBV_WC_REM_ACCESS_ERR (both fail, as after a bad key) and the
+// other remote errors (the responder answers with them; both fail).
 const Named kStatuses[] = {
     {"IBV_WC_LOC_LEN_ERR", IBV_WC_LOC_LEN_ERR},
     {"IBV_WC_LOC_QP_OP_ERR", IBV_WC_LOC_QP_OP_ERR},
@@ -58,6 +65,8 @@ const Named kStatuses[] = {
     {"IBV_WC_BAD_RESP_ERR", IBV_WC_BAD_RESP_ERR},
     {"IBV_WC_LOC_ACCESS_ERR", IBV_WC_LOC_ACCESS_ERR},
     {"IBV_WC_REM_ACCESS_ERR", IBV_WC_REM_ACCESS_ERR},
+    {"IBV_WC_REM_INV_REQ_ERR", IBV_WC_REM_INV_REQ_ERR},
+    {"IBV_WC_REM_OP_ERR", IBV_WC_REM_OP_ERR},
     {"IBV_WC_RETRY_EXC_ERR", IBV_WC_RETRY_EXC_ERR},
     {"IBV_WC_RNR_RETRY_EXC_ERR", IBV_WC_RNR_RETRY_EXC_ERR},
     {"IBV_WC_FATAL_ERR", IBV_WC_FATAL_ERR},
@@ -103,7 +112,8 @@ class RuleParser {
     int value;
     if (!Lookup(kKinds, kind, &value))
       return Fail(1, "unknown kind '" + kind +
-                         "' (call, wc, delay, lose, reject, unreachable or partition)");
+                         "' (call, wc, delay, lose, reject, unreachable, partition or "
+                         "power_failure)");
     rule_->kind = static_cast<FaultKind>(value);
     std::vector<Param> params;
     if (colon != std::string::npos && !SplitParams(colon + 1, &params)) return false;
@@ -192,6 +202,7 @@ class RuleParser {
         return Fail(at, "ms takes milliseconds from 1, not '" + value + "'");
       return true;
     }
+    if (rule_->kind == FaultKind::kPowerFailure) return ApplyPowerFailure(param, at);
     if (key == "us" && rule_->kind == FaultKind::kDelay) {
       size_t dash = value.find('-');
       std::string low = value.substr(0, dash);
@@ -218,6 +229,24 @@ class RuleParser {
       rule_->error = static_cast<Status>(error);
       rule_->error_name = param.value;
       error_at_ = at;
+      return true;
+    }
+    return Fail(param.position, "unknown key '" + param.key + "' for this kind");
+  }
+
+  bool ApplyPowerFailure(const Param& param, size_t at) {
+    if (param.key == "loss" || param.key == "mode") {
+      int loss;
+      if (!Lookup(kLosses, param.value, &loss))
+        return Fail(at, "loss is all, words, lines or none, not '" + param.value + "'");
+      rule_->loss = static_cast<LossMode>(loss);
+      return true;
+    }
+    if (param.key == "exit") {
+      uint64_t status;
+      if (!ParseCount(param.value, &status) || status > 255)
+        return Fail(at, "exit takes a process exit status 0-255, not '" + param.value + "'");
+      rule_->exit_status = static_cast<int>(status);
       return true;
     }
     return Fail(param.position, "unknown key '" + param.key + "' for this kind");
@@ -276,6 +305,7 @@ class RuleParser {
         if (rule_->us_max == 0) return Fail(end, "a delay rule needs us=N or us=MIN-MAX");
         return true;
       case FaultKind::kLose:
+      case FaultKind::kPowerFailure:
         return true;
       case FaultKind::kPartition:
         if (rule_->ms == 0) return Fail(end, "a partition rule needs ms=N");

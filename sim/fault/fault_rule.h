@@ -4,7 +4,8 @@
 // returns an error), `wc` (a work request completes with an error status), `delay` (a work
 // request's completion is late), `lose` (the connection is lost), `reject` (a connection
 // request is rejected), `unreachable` (a connection request's address never answers),
-// `partition` (the connection's link carries nothing for a time).
+// `partition` (the connection's link carries nothing for a time), `power_failure` (the node
+// executing a work request loses power before it lands).
 // Selectors: nth, after, every, p, times, side for all; conn and at_ms for the kinds that act
 // on a connection's work requests. A text that is not a valid rule is refused with the
 // position (from 1) and the reason.
@@ -18,11 +19,21 @@
 #include <vector>
 
 #include "sim/common/status.h"
+#include "sim/pmem/persistence_domain.h"
 #include "sim/verbs/send_request.h"
 
 namespace rpma_sim {
 
-enum class FaultKind { kCall, kWc, kDelay, kLose, kReject, kUnreachable, kPartition };
+enum class FaultKind {
+  kCall,
+  kWc,
+  kDelay,
+  kLose,
+  kReject,
+  kUnreachable,
+  kPartition,
+  kPowerFailure,
+};
 
 // Whether rules of `kind` act on connection requests (the connect seam, cm/connect_gate.h).
 inline bool IsConnectKind(FaultKind kind) {
@@ -46,6 +57,9 @@ struct FaultRule {
   uint64_t us_max = 0;
   // partition: how long the link carries nothing
   uint64_t ms = 0;
+  // power_failure: what reverts, and the status to end the process with (0: it goes on)
+  LossMode loss = LossMode::kAll;
+  int exit_status = 0;
 
   // Selectors (0 or -1: not given). Events are counted per connection for work requests and
   // per process for calls and connection requests (on their side).

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
 
@@ -48,6 +49,25 @@ class MemoryRegionTable {
   // Holds the table shared: regions found meanwhile stay registered (Deregister waits).
   std::shared_lock<std::shared_mutex> LockShared() {
     return std::shared_lock<std::shared_mutex>(mutex_);
+  }
+
+  // Holds the table exclusively: no operation copies to or from any region meanwhile.
+  std::unique_lock<std::shared_mutex> LockExclusive() {
+    return std::unique_lock<std::shared_mutex>(mutex_);
+  }
+  // Returns once no operation that found a region before this call is still copying.
+  void WaitForCopies() { LockExclusive(); }
+
+  // Calls `visit` for each registered region overlapping [addr, addr + length).
+  template <typename Visit>
+  void ForEachOverlapping(const void* addr, size_t length, Visit visit) {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    uintptr_t begin = reinterpret_cast<uintptr_t>(addr);
+    uintptr_t end = begin + length < begin ? UINTPTR_MAX : begin + length;
+    for (const auto& entry : regions_) {
+      uintptr_t start = reinterpret_cast<uintptr_t>(entry.second->addr);
+      if (start < end && begin < start + entry.second->length) visit(*entry.second);
+    }
   }
 
   // The region with `rkey`, or nullptr. Requires LockShared().

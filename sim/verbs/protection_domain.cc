@@ -37,7 +37,10 @@ bool IsMapped(uintptr_t start, size_t length) {
 }  // namespace
 
 ProtectionDomain::ProtectionDomain(Device* device)
-    : device_(device), caps_(GetDeviceCaps()), node_(std::make_shared<Node>()) {}
+    : device_(device),
+      caps_(GetDeviceCaps()),
+      node_(std::make_shared<Node>()),
+      persistence_(new PersistenceDomain(caps_)) {}
 
 Status ProtectionDomain::RegisterMemory(void* addr, size_t length, int access,
                                         std::shared_ptr<MemoryRegion>* region) {
@@ -58,7 +61,33 @@ Status ProtectionDomain::RegisterMemory(void* addr, size_t length, int access,
 
 void ProtectionDomain::DeregisterMemory(const std::shared_ptr<MemoryRegion>& region) {
   MemoryRegionTable::Get().Deregister(region);
+  persistence_->ForgetRegion(region->rkey);
   users_.fetch_sub(1);
+}
+
+void ProtectionDomain::ArmForPowerFailure() {
+  auto copies_wait = MemoryRegionTable::Get().LockExclusive();
+  persistence_->Arm();
+}
+
+void ArmAllForPowerFailure(bool on) {
+  auto copies_wait = MemoryRegionTable::Get().LockExclusive();
+  PersistenceDomain::ArmAll(on);
+}
+
+Status ProtectionDomain::PowerFail(LossMode mode, uint64_t seed) {
+  if (mode != LossMode::kNone && !persistence_->armed()) {
+    SIM_LOG_ERROR("power failure: the node was not armed before the writes "
+                  "(rpma_sim_power_failure_arm, or a power_failure rule); nothing done");
+    return Status::kInvalid;
+  }
+  node_->Fail([this, mode, seed] {
+    // Its queue pairs are in error now: no new remote operation starts. Wait for any still
+    // copying, then put bytes back, before the connections' losses are told.
+    MemoryRegionTable::Get().WaitForCopies();
+    persistence_->PowerFail(mode, seed);
+  });
+  return Status::kOk;
 }
 
 Status ProtectionDomain::Deallocate() {

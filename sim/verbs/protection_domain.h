@@ -11,6 +11,7 @@
 #include "sim/common/status.h"
 #include "sim/fabric/config.h"
 #include "sim/fabric/node.h"
+#include "sim/pmem/persistence_domain.h"
 #include "sim/verbs/memory_region.h"
 
 namespace rpma_sim {
@@ -26,6 +27,18 @@ class ProtectionDomain {
   // The fabric node this domain (the peer) is: each domain its own.
   const std::shared_ptr<Node>& node() const { return node_; }
   const DeviceCaps& caps() const { return caps_; }
+  // The persistence model of this node's registered memory.
+  PersistenceDomain& persistence() const { return *persistence_; }
+
+  // Arms this node for a power failure (PersistenceDomain::Arm) while no remote operation
+  // is copying, so that the values it keeps of bytes placed before are whole.
+  void ArmForPowerFailure();
+
+  // Power failure of this node: its queue pairs stop, no remote operation is still
+  // copying, its memory reverts as `mode` says (seeded by `seed`), then its connections are
+  // lost on both sides (as Node::Fail), so whoever sees the loss sees the reverted memory. kInvalid, with nothing done, if the domain is not armed and `mode` is not
+  // kNone: what a placement overwrote was not kept.
+  Status PowerFail(LossMode mode, uint64_t seed);
 
   // Registers memory in this domain. kProvider (EFAULT) when the range wraps around or is
   // not mapped in this process, as ibv_reg_mr fails when it cannot pin the pages.
@@ -44,8 +57,13 @@ class ProtectionDomain {
   Device* device_;
   DeviceCaps caps_;
   const std::shared_ptr<Node> node_;
+  const std::unique_ptr<PersistenceDomain> persistence_;
   std::atomic<int> users_{0};
 };
+
+// Arms every node of the process, and those created while `on`, for a power failure
+// (PersistenceDomain::ArmAll), while no remote operation is copying.
+void ArmAllForPowerFailure(bool on);
 
 }  // namespace rpma_sim
 

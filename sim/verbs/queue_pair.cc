@@ -144,6 +144,12 @@ void QueuePair::ReceivePosted() {
 void QueuePair::EnterErrorLocked(ibv_wc_status first) {
   if (state_ == State::kError) return;
   state_ = State::kError;
+  // The connection is over for what it placed here: the report names what it never made
+  // durable.
+  pd_->persistence().EndPlacer(qp_num_, tag_.ordinal == 0
+                                            ? "queue pair " + std::to_string(qp_num_)
+                                            : std::string(tag_.server ? "server" : "client") +
+                                                  " connection " + std::to_string(tag_.ordinal));
   // The responder may still be working through requests it received: from now on it must
   // leave this side's buffers alone, since they are reported done below.
   if (link_) link_->RevokeLocked();

@@ -154,6 +154,10 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   // Places a message in `receive`; *receiver_status is what the receive completes with.
   Outcome ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive,
                          ibv_wc_status* receiver_status);
+  // Tells the node's persistence model that `len` bytes at `offset` of `region` are about
+  // to be placed by `inbound` (in a receive buffer if `receive`).
+  void NotePlacementLocked(const MemoryRegion& region, uint64_t offset, uint64_t len,
+                           const InboundRequest& inbound, bool receive);
   bool TakeReceiveLocked(ReceiveRequest* request);
   void CompleteReceiveLocked(const ReceiveRequest& request, ibv_wc_status status,
                              ibv_wc_opcode opcode, uint32_t byte_len, const SendRequest* sender);

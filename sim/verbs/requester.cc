@@ -88,6 +88,12 @@ void QueuePair::SubmitLocked(const SendRequest& request, uint64_t sequence,
     link->SubmitLocked(bad_key, sequence);
     return;
   }
+  if (IsResponderStatus(injected)) {
+    SendRequest failing = request;
+    failing.responder_fails = injected;  // the responder answers with it, wherever it is
+    link->SubmitLocked(failing, sequence);
+    return;
+  }
   link->SubmitLocked(request, sequence);
 }
 

@@ -8,10 +8,11 @@
 namespace rpma_sim {
 namespace {
 
-// The target range of a one-sided request, registered in `pd` with the access needed;
-// nullptr with IBV_WC_REM_ACCESS_ERR otherwise.
-uint8_t* FindRemote(const MemoryRegionTable& table, const ProtectionDomain* pd, uint32_t rkey,
-                    uint64_t address, uint64_t len, int required_access, ibv_wc_status* status) {
+// The region holding the target range of a one-sided request, registered in `pd` with the
+// access needed; nullptr with IBV_WC_REM_ACCESS_ERR otherwise.
+const MemoryRegion* FindRemote(const MemoryRegionTable& table, const ProtectionDomain* pd,
+                               uint32_t rkey, uint64_t address, uint64_t len,
+                               int required_access, ibv_wc_status* status) {
   const MemoryRegion* region = table.FindLocked(rkey);
   if (region == nullptr || region->pd != pd ||
       (region->access & required_access) != required_access || !region->Contains(address, len)) {
@@ -19,7 +20,11 @@ uint8_t* FindRemote(const MemoryRegionTable& table, const ProtectionDomain* pd, 
     return nullptr;
   }
   *status = IBV_WC_SUCCESS;
-  return reinterpret_cast<uint8_t*>(address);
+  return region;
+}
+
+PlacedRegion Placed(const MemoryRegion& region) {
+  return PlacedRegion{region.rkey, region.addr, region.length};
 }
 
 // Copies a write's or send's bytes to `target` from wherever the link reaches the
@@ -33,6 +38,13 @@ bool NeedsReceive(const SendRequest& request) {
 }
 
 }  // namespace
+
+void QueuePair::NotePlacementLocked(const MemoryRegion& region, uint64_t offset, uint64_t len,
+                                    const InboundRequest& inbound, bool receive) {
+  uint64_t ordinal = inbound.sequence + 1;
+  pd()->persistence().Place(Placed(region), offset, len,
+                            Placement{qp_num_, ordinal, ordinal, receive, false});
+}
 
 void QueuePair::DeliverLocked(InboundRequest inbound) {
   if (state_ != State::kReadyToSend) {
@@ -61,6 +73,8 @@ bool QueuePair::ExecuteInboundLocked(InboundRequest& inbound) {
     ibv_wc_status injected = IBV_WC_SUCCESS;
     if (!PassLocked(Stage::kExecute, request, inbound.sequence, &injected)) return false;  // held
     inbound.admitted = true;
+    // A remote error its requester's fault rule chose travels with the request.
+    if (injected == IBV_WC_SUCCESS) injected = request.responder_fails;
     if (injected != IBV_WC_SUCCESS && NeedsReceive(request) && IsReceiverStatus(injected)) {
       inbound.receive_fails = injected;  // once it has its receive, below
     } else if (injected != IBV_WC_SUCCESS) {
@@ -116,46 +130,55 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
   MemoryRegionTable& table = MemoryRegionTable::Get();
   auto table_lock = table.LockShared();
   Outcome outcome;
-  uint8_t* remote = nullptr;
+  const MemoryRegion* region = nullptr;
+  uint8_t* remote = reinterpret_cast<uint8_t*>(request.remote_addr);
   switch (request.opcode) {
     case SendOpcode::kWrite: {
       if (request.length == 0) break;  // a 0-byte write checks no key
-      remote = FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
+      region = FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_WRITE, &outcome.status);
-      if (remote == nullptr) break;
+      if (region == nullptr) break;
+      NotePlacementLocked(*region, remote - region->addr, request.length, inbound, false);
       if (!FetchSource(inbound, remote))
         outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
       break;
     }
     case SendOpcode::kRead: {
       if (request.length == 0) break;
-      remote = FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
+      region = FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_READ, &outcome.status);
-      if (remote == nullptr) break;
+      if (region == nullptr) break;
       if (!inbound.initiator || !inbound.initiator->CopyFrom(remote, request.length, read_data))
         outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
       break;
     }
     case SendOpcode::kAtomicWrite: {
-      remote = FindRemote(table, pd(), request.rkey, request.remote_addr, sizeof(uint64_t),
+      region = FindRemote(table, pd(), request.rkey, request.remote_addr, sizeof(uint64_t),
                           IBV_ACCESS_REMOTE_WRITE, &outcome.status);
-      if (remote == nullptr) break;
+      if (region == nullptr) break;
       uint64_t value;
       memcpy(&value, request.inline_data, sizeof(value));
       bool aligned = reinterpret_cast<uintptr_t>(remote) % sizeof(uint64_t) == 0;
+      if (!aligned && native_atomic_write_) {
+        outcome.status = IBV_WC_REM_INV_REQ_ERR;  // native atomics need natural alignment
+        break;
+      }
+      NotePlacementLocked(*region, remote - region->addr, sizeof(value), inbound, false);
       if (aligned)
         __atomic_store_n(reinterpret_cast<uint64_t*>(remote), value, __ATOMIC_SEQ_CST);
-      else if (!native_atomic_write_)
-        memcpy(remote, &value, sizeof(value));  // the portable path is a plain 8-byte write
       else
-        outcome.status = IBV_WC_REM_INV_REQ_ERR;  // native atomics need natural alignment
+        memcpy(remote, &value, sizeof(value));  // the portable path is a plain 8-byte write
       break;
     }
     case SendOpcode::kFlush: {
       // Portable path: an 8-byte read at the flushed address; native: the whole range.
       uint64_t len = native_flush_ ? request.length : sizeof(uint64_t);
-      FindRemote(table, pd(), request.rkey, request.remote_addr, len, IBV_ACCESS_REMOTE_READ,
-                 &outcome.status);
+      region = FindRemote(table, pd(), request.rkey, request.remote_addr, len,
+                          IBV_ACCESS_REMOTE_READ, &outcome.status);
+      if (region == nullptr) break;
+      // What the flush makes durable is the persistence model's to say (sim/pmem).
+      pd()->persistence().Flush(Placed(*region), remote - region->addr, request.length,
+                                request.flush_kind == FlushKind::kPersistent, qp_num_);
       break;
     }
     case SendOpcode::kSend: break;
@@ -178,9 +201,12 @@ Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRe
               (receive.region->access & IBV_ACCESS_LOCAL_WRITE) == 0)) {
     *receiver_status = IBV_WC_LOC_PROT_ERR;
     outcome.status = IBV_WC_REM_OP_ERR;
-  } else if (request.length > 0 && !FetchSource(inbound, receive.region->addr + receive.offset)) {
-    *receiver_status = IBV_WC_WR_FLUSH_ERR;
-    outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
+  } else if (request.length > 0) {
+    NotePlacementLocked(*receive.region, receive.offset, request.length, inbound, true);
+    if (!FetchSource(inbound, receive.region->addr + receive.offset)) {
+      *receiver_status = IBV_WC_WR_FLUSH_ERR;
+      outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
+    }
   }
   return outcome;
 }

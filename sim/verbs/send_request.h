@@ -6,6 +6,7 @@
 #ifndef RPMA_SIM_VERBS_SEND_REQUEST_H_
 #define RPMA_SIM_VERBS_SEND_REQUEST_H_
 
+#include <infiniband/verbs.h>
 #include <stdint.h>
 
 #include <memory>
@@ -43,7 +44,16 @@ struct SendRequest {
 
   uint8_t inline_data[8] = {};  // atomic write source
   FlushKind flush_kind = FlushKind::kVisibility;
+
+  // Fault injection: the responder answers with this remote error (IsResponderStatus)
+  // without executing the request; IBV_WC_SUCCESS (almost always) for none.
+  ibv_wc_status responder_fails = IBV_WC_SUCCESS;
 };
+
+// The remote errors a requester's fault rule can make its responder answer with.
+inline bool IsResponderStatus(ibv_wc_status status) {
+  return status == IBV_WC_REM_OP_ERR || status == IBV_WC_REM_INV_REQ_ERR;
+}
 
 }  // namespace rpma_sim
 

@@ -17,6 +17,7 @@ bool CarriesBytes(SendOpcode opcode) {
 
 // REQUEST flags (PROTOCOL.md).
 constexpr uint8_t kByReference = 1;  // the payload stays at an address in the requester
+constexpr uint8_t kResponderFails = 2;  // a status follows: the responder answers with it
 
 // The initiator's buffer as the frames carry it: a write's or send's bytes came in the
 // REQUEST; a read's bytes go back in the RESPONSE.
@@ -154,12 +155,14 @@ void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
   writer.U8(static_cast<uint8_t>(request.opcode));
   writer.U8(request.with_imm ? 1 : 0);
   writer.U8(static_cast<uint8_t>(request.flush_kind));
-  writer.U8(by_reference ? kByReference : 0);
+  bool fails = request.responder_fails != IBV_WC_SUCCESS;
+  writer.U8((by_reference ? kByReference : 0) | (fails ? kResponderFails : 0));
   writer.U32(request.imm_data);
   writer.U32(request.rkey);
   writer.U64(request.remote_addr);
   writer.U64(request.length);
   writer.Bytes(request.inline_data, sizeof(request.inline_data));
+  if (fails) writer.U32(static_cast<uint32_t>(request.responder_fails));
   if (by_reference) {
     // The responder moves the bytes from or to this buffer, which RDMA's rules keep in
     // place until the request completes.
@@ -203,9 +206,17 @@ bool WireLink::DecodeRequest(const Frame& frame, std::shared_ptr<ShmSegment> ref
     return false;
   }
   if (opcode > static_cast<uint8_t>(SendOpcode::kSend) || with_imm > 1 || flush_kind > 1 ||
-      (flags & ~kByReference) != 0) {
+      (flags & ~(kByReference | kResponderFails)) != 0) {
     *error = "unknown request kind";
     return false;
+  }
+  if (flags & kResponderFails) {
+    uint32_t fails = reader.U32();
+    if (!reader.ok() || (fails != IBV_WC_REM_OP_ERR && fails != IBV_WC_REM_INV_REQ_ERR)) {
+      *error = "a remote error no fault rule gives";
+      return false;
+    }
+    request.responder_fails = static_cast<ibv_wc_status>(fails);
   }
   request.opcode = static_cast<SendOpcode>(opcode);
   request.with_imm = with_imm != 0;

@@ -48,6 +48,10 @@ TEST_F(FaultRulesTest, MalformedRulesAreRefused) {
            "partition:op=write",                              // no ms
            "wc:op=recv|write,status=IBV_WC_LOC_LEN_ERR",      // recv stands alone
            "wc:op=recv,status=IBV_WC_RETRY_EXC_ERR",          // not a receiver's status
+           "wc:op=recv,status=IBV_WC_REM_OP_ERR",             // nor is a remote error
+           "wc:status=IBV_WC_REM_ABORT_ERR",                  // cannot be injected
+           "power_failure:loss=half",
+           "power_failure:exit=300",
            "delay:op=recv,us=5",                              // wc only
            "partition:ms=0",
            "lose:nth",
@@ -154,6 +158,33 @@ TEST_F(FaultWorkRequestTest, RemoteAccessErrorFailsBothSides) {
       ExpectCompletion(client_cq_, 2, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_READ));
   // The responder went to error too: its posted receive is flushed.
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 50, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
+}
+
+// A remote operational error chosen by the requester's rule: the responder answers with it
+// without touching memory, and both queue pairs go to error.
+TEST_F(FaultWorkRequestTest, RemoteOperationErrorFailsBothSidesAndPlacesNothing) {
+  ASSERT_EQ(0, rpma_sim_fault_add("wc:op=write,status=IBV_WC_REM_OP_ERR,nth=2,side=client"));
+  Buffer *inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 8, Ctx(50)));
+  for (uintptr_t id = 1; id <= 3; ++id) ASSERT_NO_FATAL_FAILURE(Write(id));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_REM_OP_ERR, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 50, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
+  EXPECT_EQ(0x5A, target_->bytes[8]);   // write 1 landed
+  EXPECT_EQ(0, target_->bytes[16]);     // write 2 did not
+  EXPECT_EQ(0, target_->bytes[24]);     // nor did the flushed write 3
+}
+
+// A remote invalid-request error on a send: the receive is not consumed but flushed with the
+// responder's queue pair.
+TEST_F(FaultWorkRequestTest, RemoteInvalidRequestOnSendFailsBothSides) {
+  ASSERT_EQ(0, rpma_sim_fault_add("wc:op=send,status=IBV_WC_REM_INV_REQ_ERR"));
+  Buffer *inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  Buffer *message = Source(8, 1);
+  ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(inbox, 0, 8, 50, message, 0, 8, 1));
+  ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(50, IBV_WC_WR_FLUSH_ERR, 1, IBV_WC_REM_INV_REQ_ERR));
+  EXPECT_EQ(std::vector<uint8_t>(8, 0), inbox->bytes);
 }
 
 TEST_F(FaultWorkRequestTest, SelectorsThatMatchNothingFireNothing) {

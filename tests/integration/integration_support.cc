@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -60,6 +61,31 @@ std::string FreeTcpPort() {
     port = std::to_string(ntohs(sin.sin_port));
   close(fd);
   return port;
+}
+
+int ListenOnFreePort(rpma_peer *peer, rpma_ep **ep, std::string *port) {
+  int ret = RPMA_E_PROVIDER;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    *port = FreeTcpPort();
+    ret = rpma_ep_listen(peer, kLoopback, port->c_str(), ep);
+    if (ret == 0) break;
+  }
+  return ret;
+}
+
+int GetDescriptor(const rpma_mr_local *mr, std::vector<uint8_t> *desc) {
+  size_t size = 0;
+  int ret = rpma_mr_get_descriptor_size(mr, &size);
+  if (ret) return ret;
+  desc->resize(size);
+  return rpma_mr_get_descriptor(mr, desc->data());
+}
+
+void ChildFail(int pipe_fd, const char *what, int ret) {
+  std::string line = std::string("ERROR ") + what + ": " + rpma_err_2str(ret) + "\n";
+  WriteAll(pipe_fd, line.data(), line.size());
+  fprintf(stderr, "child: %s", line.c_str());
+  _exit(3);
 }
 
 bool WaitReadable(int fd, int timeout_ms) {

@@ -7,6 +7,7 @@
 #include <librpma.h>
 
 #include <string>
+#include <vector>
 
 namespace integration {
 
@@ -18,6 +19,18 @@ constexpr const char kLoopback[] = "127.0.0.1";
 // A TCP port of 127.0.0.1 that was free a moment ago (bind to port 0, getsockname, close), as
 // a decimal string; "" if that failed.
 std::string FreeTcpPort();
+
+// Listens with `peer` on 127.0.0.1 at a free port, trying a few (a port found free can be
+// taken before the bind). Returns rpma_ep_listen's last result; on 0, *ep and *port.
+int ListenOnFreePort(rpma_peer *peer, rpma_ep **ep, std::string *port);
+
+// The descriptor of `mr` (rpma_mr_get_descriptor_size + rpma_mr_get_descriptor); returns
+// the first error.
+int GetDescriptor(const rpma_mr_local *mr, std::vector<uint8_t> *desc);
+
+// For a child process: says "ERROR <what>: <rpma_err_2str(ret)>" on the pipe and on stderr,
+// then ends the process with status 3.
+[[noreturn]] void ChildFail(int pipe_fd, const char *what, int ret);
 
 // Waits up to timeout_ms until fd is readable (poll(2), POLLIN or POLLHUP). False on timeout
 // or error.

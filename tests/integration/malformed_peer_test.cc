@@ -32,7 +32,7 @@ using integration::NextEvent;
 namespace {
 
 constexpr uint32_t kMagic = 0x4d535052;
-constexpr uint16_t kVersion = 3;
+constexpr uint16_t kVersion = 4;
 constexpr uint16_t kDoorbell = 7;
 constexpr uint16_t kHello = 1;
 constexpr uint16_t kRequest = 5;
@@ -73,8 +73,8 @@ std::vector<Garbage> AllGarbage() {
   hello.resize(hello.size() + 200, 'x');
   all.push_back({"hello_with_200_bytes_of_private_data", hello});
 
-  all.push_back({"hello_of_protocol_version_2", Header(kMagic, 2, kHello, 0)});
-  all.push_back({"hello_of_protocol_version_4", Header(kMagic, 4, kHello, 0)});
+  all.push_back({"hello_of_protocol_version_3", Header(kMagic, 3, kHello, 0)});
+  all.push_back({"hello_of_protocol_version_5", Header(kMagic, 5, kHello, 0)});
 
   // HELLO bodies (PROTOCOL.md): private data length, private data, offer flag, offer.
   auto hello_with = [](const std::vector<uint8_t> &body) {
@@ -127,12 +127,8 @@ class MalformedPeerTest : public ::testing::TestWithParam<Garbage> {
     ibv_context *ibv_ctx = nullptr;
     ASSERT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx));
     ASSERT_EQ(0, rpma_peer_new(ibv_ctx, &peer_));
-    int ret = 0;
-    for (int attempt = 0; attempt < 5 && ep_ == nullptr; ++attempt) {
-      port_ = integration::FreeTcpPort();
-      ret = rpma_ep_listen(peer_, kLoopback, port_.c_str(), &ep_);
-    }
-    ASSERT_NE(nullptr, ep_) << "rpma_ep_listen: " << rpma_err_2str(ret);
+    int ret = integration::ListenOnFreePort(peer_, &ep_, &port_);
+    ASSERT_EQ(0, ret) << "rpma_ep_listen: " << rpma_err_2str(ret);
   }
 
   void TearDown() override {

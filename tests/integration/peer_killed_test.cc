@@ -31,8 +31,11 @@
 #include <thread>
 #include <vector>
 
+#include "tests/integration/child_process.h"
 #include "tests/integration/integration_support.h"
 
+using integration::Child;
+using integration::ChildFail;
 using integration::kLoopback;
 using integration::kSafetyTimeoutMs;
 using integration::NextCompletion;
@@ -50,13 +53,6 @@ constexpr char kChildMessage[] = "written by the child client over TCP";
 
 // ---------------------------------------------------------------------------------------------
 // The child processes (no gtest here: a failure is a line on the pipe and an exit code)
-
-[[noreturn]] void ChildFail(int pipe_fd, const char *what, int ret) {
-  std::string line = std::string("ERROR ") + what + ": " + rpma_err_2str(ret) + "\n";
-  WriteAll(pipe_fd, line.data(), line.size());
-  fprintf(stderr, "child: %s", line.c_str());
-  _exit(3);
-}
 
 // Blocks in rpma_conn_next_event until killed. Returning from it means the connection ended
 // before the kill, which the test reports.
@@ -81,11 +77,8 @@ int ChildServer(int pipe_fd) {
   if ((ret = rpma_peer_new(ibv_ctx, &peer))) ChildFail(pipe_fd, "rpma_peer_new", ret);
   rpma_ep *ep = nullptr;
   std::string port;
-  for (int attempt = 0; attempt < 5 && ep == nullptr; ++attempt) {  // the port may be taken
-    port = integration::FreeTcpPort();
-    ret = rpma_ep_listen(peer, kLoopback, port.c_str(), &ep);
-  }
-  if (ep == nullptr) ChildFail(pipe_fd, "rpma_ep_listen", ret);
+  if ((ret = integration::ListenOnFreePort(peer, &ep, &port)))
+    ChildFail(pipe_fd, "rpma_ep_listen", ret);
   std::string line = "PORT " + port + "\n";
   if (!WriteAll(pipe_fd, line.data(), line.size())) _exit(5);
 
@@ -96,11 +89,8 @@ int ChildServer(int pipe_fd) {
   ret = rpma_mr_reg(peer, region, kRegionSize, RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST,
                     &mr);
   if (ret) ChildFail(pipe_fd, "rpma_mr_reg", ret);
-  size_t desc_size = 0;
-  if ((ret = rpma_mr_get_descriptor_size(mr, &desc_size)))
-    ChildFail(pipe_fd, "rpma_mr_get_descriptor_size", ret);
-  std::vector<uint8_t> desc(desc_size);
-  if ((ret = rpma_mr_get_descriptor(mr, desc.data())))
+  std::vector<uint8_t> desc;
+  if ((ret = integration::GetDescriptor(mr, &desc)))
     ChildFail(pipe_fd, "rpma_mr_get_descriptor", ret);
 
   rpma_conn_req *req = nullptr;
@@ -180,80 +170,6 @@ int ChildClient(int pipe_fd, const char *port) {
 
 // ---------------------------------------------------------------------------------------------
 // The test's side
-
-// A child process: this binary re-executed with `role` and `args`; its stdout and stderr are
-// the test's. Killed (SIGKILL) and reaped by the destructor if the test has not done so.
-class Child {
- public:
-  Child(const char *role, const std::vector<std::string> &args) {
-    int fds[2];
-    if (pipe(fds) != 0) {
-      ADD_FAILURE() << "pipe: " << strerror(errno);
-      return;
-    }
-    pid_ = fork();
-    if (pid_ < 0) {
-      ADD_FAILURE() << "fork: " << strerror(errno);
-      close(fds[0]);
-      close(fds[1]);
-      return;
-    }
-    if (pid_ == 0) {
-      close(fds[0]);
-      std::string fd = std::to_string(fds[1]);
-      std::vector<char *> argv;
-      argv.push_back(const_cast<char *>("peer_killed_test"));
-      argv.push_back(const_cast<char *>(role));
-      argv.push_back(const_cast<char *>(fd.c_str()));
-      for (const std::string &arg : args) argv.push_back(const_cast<char *>(arg.c_str()));
-      argv.push_back(nullptr);
-      execv("/proc/self/exe", argv.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    pipe_ = fds[0];
-  }
-
-  ~Child() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (pipe_ >= 0) close(pipe_);
-  }
-
-  // The child's next line on the pipe, with the safety timeout; asserted to be `expected`
-  // (or, with prefix = true, to start with it; the line is returned).
-  void ExpectLine(const std::string &expected, std::string *line, bool prefix = false) {
-    std::string got;
-    ASSERT_TRUE(ReadLine(pipe_, kSafetyTimeoutMs, &got))
-        << "the child did not say \"" << expected << "\" within " << kSafetyTimeoutMs
-        << " ms (got \"" << got << "\")";
-    if (prefix)
-      ASSERT_EQ(0u, got.rfind(expected, 0)) << "the child said \"" << got << "\"";
-    else
-      ASSERT_EQ(expected, got);
-    if (line) *line = got;
-  }
-
-  // SIGKILL, reap, and expect that the child was still alive to be killed.
-  void KillAndReap() {
-    ASSERT_GT(pid_, 0);
-    ASSERT_EQ(0, kill(pid_, SIGKILL));
-    int status = 0;
-    ASSERT_EQ(pid_, waitpid(pid_, &status, 0));
-    pid_ = -1;
-    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
-        << "the child ended before the kill (status " << status << ")";
-  }
-
-  bool started() const { return pid_ > 0 && pipe_ >= 0; }
-  pid_t pid() const { return pid_; }
-
- private:
-  pid_t pid_ = -1;
-  int pipe_ = -1;
-};
 
 rpma_peer *NewPeer(rpma_util_ibv_context_type type) {
   ibv_context *ibv_ctx = nullptr;
@@ -407,22 +323,16 @@ TEST(PeerKilled, ClientKilledWhileServerWaitsForAnEvent) {
   ASSERT_NE(nullptr, peer);
   rpma_ep *ep = nullptr;
   std::string port;
-  int ret = 0;
-  for (int attempt = 0; attempt < 5 && ep == nullptr; ++attempt) {
-    port = integration::FreeTcpPort();
-    ret = rpma_ep_listen(peer, kLoopback, port.c_str(), &ep);
-  }
-  ASSERT_NE(nullptr, ep) << "rpma_ep_listen: " << rpma_err_2str(ret);
+  int ret = integration::ListenOnFreePort(peer, &ep, &port);
+  ASSERT_EQ(0, ret) << "rpma_ep_listen: " << rpma_err_2str(ret);
 
   std::vector<char> region(64 << 10, 0);
   rpma_mr_local *mr = nullptr;
   ASSERT_EQ(0, rpma_mr_reg(peer, region.data(), region.size(),
                            RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_RECV,
                            &mr));
-  size_t desc_size = 0;
-  ASSERT_EQ(0, rpma_mr_get_descriptor_size(mr, &desc_size));
-  std::vector<uint8_t> desc(desc_size);
-  ASSERT_EQ(0, rpma_mr_get_descriptor(mr, desc.data()));
+  std::vector<uint8_t> desc;
+  ASSERT_EQ(0, integration::GetDescriptor(mr, &desc));
 
   Child child("--child-client", {port});
   ASSERT_TRUE(child.started());

@@ -1,0 +1,257 @@
+// persistence_domain.cc -- placing, flushing, reporting and reverting a node's memory.
+#include "sim/pmem/persistence_domain.h"
+
+#include <inttypes.h>
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "sim/common/log.h"
+#include "sim/common/seeded_draw.h"
+
+namespace rpma_sim {
+namespace {
+
+// Every domain of the process, for ArmAll and ReportAll.
+struct Registry {
+  std::mutex mutex;
+  std::set<PersistenceDomain*> domains;  // guarded by mutex
+  bool arm_new = false;                  // guarded by mutex
+};
+
+Registry& Domains() {
+  static Registry* registry = new Registry();
+  return *registry;
+}
+
+// The report names at most this many ranges per heading; the rest are counted.
+constexpr size_t kReportLines = 16;
+
+}  // namespace
+
+const char* LossModeName(LossMode mode) {
+  switch (mode) {
+    case LossMode::kAll: return "all";
+    case LossMode::kWords: return "words";
+    case LossMode::kLines: return "lines";
+    case LossMode::kNone: return "none";
+  }
+  return "?";
+}
+
+PersistenceDomain::PersistenceDomain(const DeviceCaps& caps)
+    : caps_(caps), report_(caps.persistent_memory && PersistenceReportEnabled()) {
+  Registry& registry = Domains();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.domains.insert(this);
+  if (registry.arm_new) armed_.store(true, std::memory_order_relaxed);
+}
+
+PersistenceDomain::~PersistenceDomain() {
+  Registry& registry = Domains();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.domains.erase(this);
+}
+
+void PersistenceDomain::Arm() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (armed()) return;
+  armed_.store(true, std::memory_order_relaxed);
+  // What was placed before has no earlier value kept: it keeps the one it has now.
+  for (auto& entry : regions_) {
+    RegionState& state = entry.second;
+    for (const auto& range : state.placed.ranges())
+      state.pre_images.Save(state.base, range.first, range.second.end);
+  }
+}
+
+void PersistenceDomain::ArmAll(bool on) {
+  Registry& registry = Domains();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.arm_new = on;
+  if (on)
+    for (PersistenceDomain* domain : registry.domains) domain->Arm();
+}
+
+void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset,
+                                     uint64_t length, const Placement& placement) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  RegionState& state = regions_[region.key];
+  state.base = region.base;
+  state.length = region.length;
+  const bool save = armed();
+  state.placed.Place(offset, offset + length, placement, [&](uint64_t begin, uint64_t end) {
+    if (save) state.pre_images.Save(state.base, begin, end);
+  });
+}
+
+void PersistenceDomain::Flush(const PlacedRegion& region, uint64_t offset, uint64_t length,
+                              bool persistent, uint64_t placer) {
+  if (!tracking()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  bool durable = caps_.persistent_memory && (persistent || caps_.eadr);
+  auto found = regions_.find(region.key);
+  if (found != regions_.end()) {
+    RegionState& state = found->second;
+    uint64_t end = offset + std::min(length, state.length - std::min(offset, state.length));
+    if (durable)
+      state.placed.MakeDurable(offset, end);
+    else if (!persistent)
+      state.placed.MarkVisibilityFlushed(offset, end);
+    DropPreImagesIfDurableLocked(&state);
+  }
+  if (durable && caps_.flush_scope_qp && !caps_.native_flush) {
+    // The read that is librpma's portable flush drains every earlier write of its queue
+    // pair, whatever region those went to.
+    for (auto& entry : regions_) {
+      entry.second.placed.MakeDurableOf(placer);
+      DropPreImagesIfDurableLocked(&entry.second);
+    }
+  }
+}
+
+void PersistenceDomain::Persist(const PlacedRegion& region, uint64_t offset, uint64_t length) {
+  if (!tracking() || !caps_.persistent_memory) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = regions_.find(region.key);
+  if (found == regions_.end()) return;
+  found->second.placed.MakeDurable(offset, offset + length);
+  DropPreImagesIfDurableLocked(&found->second);
+}
+
+void PersistenceDomain::DropPreImagesIfDurableLocked(RegionState* state) {
+  if (state->placed.empty()) state->pre_images.Clear();
+}
+
+std::string PersistenceDomain::RemedyLocked() const {
+  std::string remedy =
+      caps_.eadr ? "a completed flush (RPMA_FLUSH_TYPE_VISIBILITY or _PERSISTENT) of the range"
+                 : "a completed RPMA_FLUSH_TYPE_PERSISTENT flush of the range";
+  if (caps_.flush_scope_qp && !caps_.native_flush)
+    remedy += " (or of any range, on the same connection, after it)";
+  return remedy + " or rpma_sim_persist() by the target";
+}
+
+template <typename Select>
+size_t PersistenceDomain::ReportLocked(const char* heading, Select select) {
+  struct Line {
+    uint32_t key;
+    const RegionState* state;
+    uint64_t begin;
+    const PlacedRanges::Range* range;
+  };
+  std::vector<Line> lines;
+  size_t count = 0;
+  uint64_t bytes = 0;
+  for (const auto& entry : regions_) {
+    for (const auto& range : entry.second.placed.ranges()) {
+      const Placement& placement = range.second.placement;
+      if (placement.receive || !select(entry.first, placement)) continue;
+      ++count;
+      bytes += range.second.end - range.first;
+      if (lines.size() < kReportLines)
+        lines.push_back(Line{entry.first, &entry.second, range.first, &range.second});
+    }
+  }
+  if (count == 0) return 0;
+  SIM_LOG_WARNING("persistence: %s: %" PRIu64 " bytes in %zu range%s placed and never made "
+                  "durable",
+                  heading, bytes, count, count == 1 ? "" : "s");
+  for (const Line& line : lines) {
+    const Placement& placement = line.range->placement;
+    SIM_LOG_WARNING(
+        "persistence:   region rkey 0x%" PRIx32 " at %p (%" PRIu64 " bytes): offset %" PRIu64
+        ", %" PRIu64 " bytes, placed by work request %" PRIu64 "%s%s; %s would have made it "
+        "durable%s",
+        line.key, static_cast<void*>(line.state->base), line.state->length, line.begin,
+        line.range->end - line.begin, placement.first,
+        placement.last != placement.first ? (" to " + std::to_string(placement.last)).c_str() : "",
+        placement.placer == 0 ? " of a connection that has ended" : "",
+        RemedyLocked().c_str(),
+        placement.visibility_flushed && !caps_.eadr
+            ? " (its RPMA_FLUSH_TYPE_VISIBILITY flush does not make it durable)"
+            : "");
+  }
+  if (count > lines.size())
+    SIM_LOG_WARNING("persistence:   ... and %zu more ranges", count - lines.size());
+  return count;
+}
+
+void PersistenceDomain::EndPlacer(uint64_t placer, const std::string& connection) {
+  if (!tracking()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (report_) {
+    std::string heading = connection + " ended";
+    ReportLocked(heading.c_str(), [placer](uint32_t, const Placement& p) { return p.placer == placer; });
+  }
+  for (auto& entry : regions_) entry.second.placed.Disown(placer);
+}
+
+size_t PersistenceDomain::Report() {
+  if (!caps_.persistent_memory) return 0;  // on DRAM nothing can be made durable
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ReportLocked("report", [](uint32_t, const Placement&) { return true; });
+}
+
+size_t PersistenceDomain::ReportAll() {
+  Registry& registry = Domains();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  size_t count = 0;
+  for (PersistenceDomain* domain : registry.domains) count += domain->Report();
+  return count;
+}
+
+void PersistenceDomain::ForgetRegion(uint32_t key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = regions_.find(key);
+  if (found == regions_.end()) return;
+  if (report_) {
+    // What a connection still open placed there: its own report would no longer find it.
+    ReportLocked("a region deregistered", [key](uint32_t region, const Placement& p) {
+      return region == key && p.placer != 0;
+    });
+  }
+  regions_.erase(key);
+}
+
+uint64_t PersistenceDomain::PowerFail(LossMode mode, uint64_t seed) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++failures_;
+  uint64_t placed = 0;
+  uint64_t reverted = 0;
+  const uint64_t unit = mode == LossMode::kWords ? 8 : 64;
+  for (auto& entry : regions_) {
+    RegionState& state = entry.second;
+    const uintptr_t base = reinterpret_cast<uintptr_t>(state.base);
+    const uintptr_t aligned_base = base & ~(unit - 1);
+    for (const auto& range : state.placed.ranges()) {
+      uint64_t begin = range.first;
+      uint64_t end = range.second.end;
+      placed += end - begin;
+      if (mode == LossMode::kNone || !armed()) continue;
+      if (mode == LossMode::kAll) {
+        state.pre_images.Restore(state.base, begin, end);
+        reverted += end - begin;
+        continue;
+      }
+      // Torn: each word or line (as the CPU aligns them) of the range reverts or not.
+      for (uintptr_t at = (base + begin) & ~(unit - 1); at < base + end; at += unit) {
+        if ((Draw(seed, failures_, entry.first, (at - aligned_base) / unit) & 1) == 0) continue;
+        // The unit's part inside the range (a unit may start before the region does).
+        uint64_t from = std::max<uint64_t>(at, base + begin) - base;
+        uint64_t to = std::min<uint64_t>(at + unit, base + end) - base;
+        state.pre_images.Restore(state.base, from, to);
+        reverted += to - from;
+      }
+    }
+    state.placed.Clear();
+    state.pre_images.Clear();
+  }
+  SIM_LOG_NOTICE("persistence: power failure (loss=%s): %" PRIu64 " bytes were not durable, %" PRIu64
+                 " reverted",
+                 LossModeName(mode), placed, reverted);
+  return reverted;
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,125 @@
+// persistence_domain.h -- what a node's registered memory would keep through a power
+// failure: the persistence model of one node (one rpma_peer).
+//
+// Every byte a remote operation places in the node's registered memory (a write, a write
+// with immediate data, an atomic write, a send into a receive buffer) is *placed* until a
+// completed flush makes it *durable*. What a flush makes durable depends on the node's
+// device:
+//   persistent memory (default): a PERSISTENT flush makes exactly its range durable, a
+//     VISIBILITY flush nothing;
+//   eADR: a VISIBILITY flush is durable too;
+//   flush scope qp (the portable read-after-write flush on some platforms): a PERSISTENT
+//     flush also makes every earlier placement of its connection durable;
+//   DRAM: nothing is ever durable.
+// The target's own CPU can make bytes durable (Persist: rpma_sim_persist). Local stores are
+// not seen otherwise.
+//
+// Armed (for a power failure: Arm(), or every node while a power_failure rule is in force),
+// a placement first saves the durable value of the bytes it covers; a power failure then
+// puts back all of them, a seeded subset of 8-byte words or 64-byte lines, or none.
+// Unarmed, only the ranges are kept, for the report: when a connection ends, what it placed
+// and never made durable is logged (WARNING), with the flush that would have covered it.
+//
+// Lock order: a queue pair's execution lock, the memory-region table's lock, then this
+// domain's lock. Nothing here blocks or calls back.
+#ifndef RPMA_SIM_PMEM_PERSISTENCE_DOMAIN_H_
+#define RPMA_SIM_PMEM_PERSISTENCE_DOMAIN_H_
+
+#include <stdint.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "sim/fabric/config.h"
+#include "sim/pmem/placed_ranges.h"
+#include "sim/pmem/pre_images.h"
+
+namespace rpma_sim {
+
+// What of the bytes not durable a power failure reverts.
+enum class LossMode { kAll, kWords, kLines, kNone };
+const char* LossModeName(LossMode mode);  // "all", "words", "lines", "none"
+
+// A registered region as the model sees it: its remote key and where it lives.
+struct PlacedRegion {
+  uint32_t key;
+  uint8_t* base;
+  uint64_t length;
+};
+
+class PersistenceDomain {
+ public:
+  explicit PersistenceDomain(const DeviceCaps& caps);
+  ~PersistenceDomain();
+
+  PersistenceDomain(const PersistenceDomain&) = delete;
+  PersistenceDomain& operator=(const PersistenceDomain&) = delete;
+
+  // Arms this domain for a power failure: from now on placements save their pre-images.
+  // Bytes placed before (tracked for the report) keep the value they have now.
+  void Arm();
+  bool armed() const { return armed_.load(std::memory_order_relaxed); }
+  // Arms every domain of the process, and those created while `on` (power_failure rules).
+  static void ArmAll(bool on);
+
+  // A remote operation is about to place region[offset, offset + length). Called before the
+  // bytes are copied, with the region's table lock held (the region stays registered).
+  void Place(const PlacedRegion& region, uint64_t offset, uint64_t length,
+             const Placement& placement) {
+    if (!tracking()) return;
+    PlaceTracked(region, offset, length, placement);
+  }
+  // A flush of region[offset, offset + length) on the connection of `placer` completed.
+  void Flush(const PlacedRegion& region, uint64_t offset, uint64_t length, bool persistent,
+             uint64_t placer);
+  // The target's CPU made region[offset, offset + length) durable.
+  void Persist(const PlacedRegion& region, uint64_t offset, uint64_t length);
+
+  // The connection of `placer` ended: reports what it placed and never made durable (unless
+  // RPMA_SIM_PERSISTENCE_REPORT=0). `connection` names it in the log.
+  void EndPlacer(uint64_t placer, const std::string& connection);
+  // Reports every range of this domain not durable; returns how many.
+  size_t Report();
+  // Reports every domain of the process; returns how many ranges.
+  static size_t ReportAll();
+  // The region is being deregistered: its ranges are reported and forgotten.
+  void ForgetRegion(uint32_t key);
+
+  // Reverts what was not durable as `mode` says (requires armed(), unless kNone) and makes
+  // everything durable: after a power failure memory holds what it holds. `seed` chooses
+  // the words or lines. Returns the bytes reverted.
+  uint64_t PowerFail(LossMode mode, uint64_t seed);
+
+ private:
+  struct RegionState {
+    uint8_t* base = nullptr;
+    uint64_t length = 0;
+    PlacedRanges placed;
+    PreImages pre_images;
+  };
+
+  // Whether placements are recorded at all: for the report (persistent memory, report on)
+  // or for a power failure.
+  bool tracking() const { return report_ || armed(); }
+  void PlaceTracked(const PlacedRegion& region, uint64_t offset, uint64_t length,
+                    const Placement& placement);
+  // Logs the ranges that `select(key, placement)` picks; returns how many.
+  template <typename Select>
+  size_t ReportLocked(const char* heading, Select select);
+  // What the report says would have made a range durable.
+  std::string RemedyLocked() const;
+  void DropPreImagesIfDurableLocked(RegionState* state);
+
+  const DeviceCaps caps_;
+  const bool report_;  // persistent memory, report on
+  std::atomic<bool> armed_{false};
+  std::mutex mutex_;
+  std::unordered_map<uint32_t, RegionState> regions_;  // by key; guarded by mutex_
+  uint64_t failures_ = 0;                              // guarded by mutex_
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_PMEM_PERSISTENCE_DOMAIN_H_

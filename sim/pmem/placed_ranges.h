@@ -1,0 +1,82 @@
+// placed_ranges.h -- the bytes of one registered region that remote operations placed and
+// nothing has made durable yet.
+//
+// Disjoint ranges of offsets in the region, each with the placement that put it there: which
+// connection (its placer id), which of its work requests (ordinals, first to last), whether
+// it landed in a receive buffer, whether a VISIBILITY flush has covered it since. A later
+// placement over the same bytes takes them over (the last writer is the one to blame).
+// Neighbouring ranges of one placement merge, so a region written in order, or the same
+// bytes written again and again, stays one range. Not thread-safe: the persistence domain
+// that owns it locks.
+#ifndef RPMA_SIM_PMEM_PLACED_RANGES_H_
+#define RPMA_SIM_PMEM_PLACED_RANGES_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <functional>
+#include <map>
+
+namespace rpma_sim {
+
+struct Placement {
+  uint64_t placer = 0;  // the connection's queue pair (PlacerId); 0 once that has ended
+  uint64_t first = 0;   // ordinals of the work requests that placed it (1-based)
+  uint64_t last = 0;
+  bool receive = false;             // a send's bytes in a receive buffer
+  bool visibility_flushed = false;  // a VISIBILITY flush covered it (not durable by itself)
+
+  // Whether two ranges with these placements, side by side, may be one.
+  bool MergesWith(const Placement& other) const {
+    return placer == other.placer && receive == other.receive &&
+           visibility_flushed == other.visibility_flushed;
+  }
+};
+
+class PlacedRanges {
+ public:
+  struct Range {
+    uint64_t end;
+    Placement placement;
+  };
+  using Span = std::function<void(uint64_t begin, uint64_t end)>;
+
+  // At most this many ranges per region: past it, a new range swallows the gap to its
+  // nearest neighbour and the neighbour (the gap's bytes count as placed, their pre-image
+  // saved like the rest; the neighbour's are blamed on the newer placement). Making the
+  // middle of a range durable splits it, so each such flush may add one more.
+  static constexpr size_t kMaxRanges = 1 << 16;
+
+  // Records [begin, end) as placed by `placement`. `newly_placed` is called first for each
+  // part that was durable until now (so its pre-image can be saved).
+  void Place(uint64_t begin, uint64_t end, const Placement& placement, const Span& newly_placed);
+
+  // Makes [begin, end) durable; returns how many bytes were placed there.
+  uint64_t MakeDurable(uint64_t begin, uint64_t end);
+  // Makes every range of `placer` durable; returns the bytes.
+  uint64_t MakeDurableOf(uint64_t placer);
+  // Notes that a VISIBILITY flush covered the placed bytes of [begin, end).
+  void MarkVisibilityFlushed(uint64_t begin, uint64_t end);
+  // `placer` has ended: its ranges stay placed, owned by nobody (0).
+  void Disown(uint64_t placer);
+
+  bool empty() const { return ranges_.empty(); }
+  size_t size() const { return ranges_.size(); }
+  void Clear() { ranges_.clear(); }
+  const std::map<uint64_t, Range>& ranges() const { return ranges_; }  // by begin
+
+ private:
+  // Splits the range containing `at` (if any starts before it) so that one starts there.
+  void SplitAt(uint64_t at);
+  // Merges `left` with the range right after it if they touch and match; true if it did.
+  bool MergeWithNext(std::map<uint64_t, Range>::iterator left);
+  // Merges the range at `it` with its neighbours where they touch and match; returns the
+  // range that holds it now.
+  std::map<uint64_t, Range>::iterator Coalesce(std::map<uint64_t, Range>::iterator it);
+
+  std::map<uint64_t, Range> ranges_;
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_PMEM_PLACED_RANGES_H_

@@ -1,0 +1,31 @@
+// pre_images.cc -- saving and restoring the durable values of placed bytes, page by page.
+#include "sim/pmem/pre_images.h"
+
+#include <string.h>
+
+#include <algorithm>
+
+namespace rpma_sim {
+
+void PreImages::Save(const uint8_t* base, uint64_t begin, uint64_t end) {
+  while (begin < end) {
+    uint64_t page = begin / kPage;
+    uint64_t stop = std::min(end, (page + 1) * kPage);
+    std::unique_ptr<uint8_t[]>& saved = pages_[page];
+    if (!saved) saved.reset(new uint8_t[kPage]);
+    memcpy(saved.get() + begin % kPage, base + begin, stop - begin);
+    begin = stop;
+  }
+}
+
+void PreImages::Restore(uint8_t* base, uint64_t begin, uint64_t end) const {
+  while (begin < end) {
+    uint64_t page = begin / kPage;
+    uint64_t stop = std::min(end, (page + 1) * kPage);
+    auto saved = pages_.find(page);
+    if (saved != pages_.end()) memcpy(base + begin, saved->second.get() + begin % kPage, stop - begin);
+    begin = stop;
+  }
+}
+
+}  // namespace rpma_sim
