@@ -14,7 +14,7 @@ RUNS=${RUNS:-3}
 bench=${INPROC_BENCH:-}
 if [ -z "$bench" ]; then
   bazel build -c opt //bench:inproc_bench >&2 || exit 1
-  bench=$(bazel cquery -c opt --output=files //bench:inproc_bench 2>/dev/null)
+  bench=$(bazel info -c opt bazel-bin 2>/dev/null)/bench/inproc_bench
 fi
 
 # run MODE: one inproc_bench run in that mode; prints "LATENCY_US BANDWIDTH_GIBS".

@@ -77,7 +77,11 @@ void PersistenceDomain::ArmAll(bool on) {
 void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset,
                                      uint64_t length, const Placement& placement) {
   std::lock_guard<std::mutex> lock(mutex_);
-  RegionState& state = regions_[region.key];
+  if (last_key_ != region.key || last_state_ == nullptr) {
+    last_state_ = &regions_[region.key];  // unordered_map: the element stays where it is
+    last_key_ = region.key;
+  }
+  RegionState& state = *last_state_;
   state.base = region.base;
   state.length = region.length;
   const bool save = armed();
@@ -206,6 +210,7 @@ void PersistenceDomain::ForgetRegion(uint32_t key) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = regions_.find(key);
   if (found == regions_.end()) return;
+  if (last_key_ == key) last_state_ = nullptr;
   if (report_) {
     // What a connection still open placed there: its own report would no longer find it.
     ReportLocked("a region deregistered", [key](uint32_t region, const Placement& p) {

@@ -117,6 +117,9 @@ class PersistenceDomain {
   std::atomic<bool> armed_{false};
   std::mutex mutex_;
   std::unordered_map<uint32_t, RegionState> regions_;  // by key; guarded by mutex_
+  // The region placed in last, found again without hashing (null: look it up).
+  uint32_t last_key_ = 0;                // guarded by mutex_
+  RegionState* last_state_ = nullptr;    // guarded by mutex_
   uint64_t failures_ = 0;                              // guarded by mutex_
 };
 

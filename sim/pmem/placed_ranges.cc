@@ -6,21 +6,20 @@
 
 namespace rpma_sim {
 
-void PlacedRanges::Place(uint64_t begin, uint64_t end, const Placement& placement,
-                         const Span& newly_placed) {
-  if (begin >= end) return;
+bool PlacedRanges::PlaceAgain(uint64_t begin, uint64_t end, const Placement& placement) {
   auto after = ranges_.upper_bound(begin);
-  if (after != ranges_.begin()) {
-    // The common case: the same bytes (or bytes inside them) placed again by the same
-    // connection; nothing was durable, nothing moves.
-    auto holder = std::prev(after);
-    Placement& held = holder->second.placement;
-    if (holder->second.end >= end && held.MergesWith(placement)) {
-      held.first = std::min(held.first, placement.first);
-      held.last = std::max(held.last, placement.last);
-      return;
-    }
-  }
+  if (after == ranges_.begin()) return false;
+  auto holder = std::prev(after);
+  Placement& held = holder->second.placement;
+  if (holder->second.end < end || !held.MergesWith(placement)) return false;
+  held.first = std::min(held.first, placement.first);
+  held.last = std::max(held.last, placement.last);
+  return true;
+}
+
+void PlacedRanges::PlaceNew(uint64_t begin, uint64_t end, const Placement& placement,
+                            const Span& newly_placed) {
+  auto after = ranges_.upper_bound(begin);
 
   // Report the parts of [begin, end) that no range covers: they were durable until now.
   uint64_t cursor = begin;

@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <map>
+#include <utility>
 
 namespace rpma_sim {
 
@@ -47,9 +48,14 @@ class PlacedRanges {
   // middle of a range durable splits it, so each such flush may add one more.
   static constexpr size_t kMaxRanges = 1 << 16;
 
-  // Records [begin, end) as placed by `placement`. `newly_placed` is called first for each
-  // part that was durable until now (so its pre-image can be saved).
-  void Place(uint64_t begin, uint64_t end, const Placement& placement, const Span& newly_placed);
+  // Records [begin, end) as placed by `placement`. `newly_placed(begin, end)` is called
+  // first for each part that was durable until now (so its pre-image can be saved).
+  template <typename NewlyPlaced>
+  void Place(uint64_t begin, uint64_t end, const Placement& placement,
+             NewlyPlaced&& newly_placed) {
+    if (begin >= end || PlaceAgain(begin, end, placement)) return;
+    PlaceNew(begin, end, placement, Span(std::forward<NewlyPlaced>(newly_placed)));
+  }
 
   // Makes [begin, end) durable; returns how many bytes were placed there.
   uint64_t MakeDurable(uint64_t begin, uint64_t end);
@@ -66,6 +72,11 @@ class PlacedRanges {
   const std::map<uint64_t, Range>& ranges() const { return ranges_; }  // by begin
 
  private:
+  // The common case, cheap: the same bytes (or bytes inside them) placed again by the same
+  // connection; nothing was durable, nothing moves. False if it is not that case.
+  bool PlaceAgain(uint64_t begin, uint64_t end, const Placement& placement);
+  void PlaceNew(uint64_t begin, uint64_t end, const Placement& placement,
+                const Span& newly_placed);
   // Splits the range containing `at` (if any starts before it) so that one starts there.
   void SplitAt(uint64_t at);
   // Merges `left` with the range right after it if they touch and match; true if it did.
