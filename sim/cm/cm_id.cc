@@ -27,9 +27,11 @@ std::shared_ptr<CmId> CmId::NewIncoming(const std::shared_ptr<CmId>& client) {
   return incoming;
 }
 
-std::shared_ptr<CmId> CmId::NewIncomingOverWire(std::shared_ptr<TcpSession> session) {
+std::shared_ptr<CmId> CmId::NewIncomingOverWire(std::shared_ptr<TcpSession> session,
+                                               uint64_t remote_node) {
   auto incoming = std::make_shared<CmId>(nullptr, nullptr);
   incoming->session_ = std::move(session);
+  incoming->remote_node_ = remote_node;
   incoming->state_ = State::kIncoming;
   return incoming;
 }
@@ -97,6 +99,7 @@ void CmId::TagQueuePairLocked(bool server) {
   tag.established = std::chrono::steady_clock::now();
   tag.timeout_ms = timeout_ms_;
   tag.connection = weak_from_this();
+  tag.link = ConnectionTag::Link{qp_->pd()->node()->id(), remote_node_};
   qp_->SetTag(std::move(tag));
 }
 
@@ -187,7 +190,7 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
   session_->BindId(shared_from_this());
   session_->BindQueuePair(qp_);
   session_->Start();
-  session_->SendHello(private_data, std::move(segment), shm_required);
+  session_->SendHello(private_data, std::move(segment), shm_required, qp_->pd()->node()->id());
   return Status::kOk;
 }
 
@@ -208,7 +211,7 @@ Status CmId::Accept(const std::vector<uint8_t>& private_data) {
     session_->BindQueuePair(qp_);
     TagQueuePairLocked(true);
     qp_->Connect(session_->link());
-    session_->SendAccept(private_data);
+    session_->SendAccept(private_data, qp_->pd()->node()->id());
     state_ = State::kConnected;
     PushLocked(CmEvent{CmEventType::kEstablished, nullptr, {}});
     return Status::kOk;
@@ -218,6 +221,8 @@ Status CmId::Accept(const std::vector<uint8_t>& private_data) {
     LoseLocked();
     return Status::kOk;
   }
+  remote_node_ = client->qp_->pd()->node()->id();
+  client->remote_node_ = qp_->pd()->node()->id();
   TagQueuePairLocked(true);
   client->TagQueuePairLocked(false);
   QueuePair::ConnectInProcess(qp_, client->qp_);
@@ -282,9 +287,10 @@ void CmId::Destroy() {
   }
 }
 
-void CmId::OnPeerAccepted(std::vector<uint8_t> private_data) {
+void CmId::OnPeerAccepted(std::vector<uint8_t> private_data, uint64_t remote_node) {
   std::lock_guard<std::mutex> lock(CmMutex());
   if (state_ != State::kConnecting || !session_) return;
+  remote_node_ = remote_node;
   TagQueuePairLocked(false);
   qp_->Connect(session_->link());
   state_ = State::kConnected;

@@ -51,7 +51,8 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   // An incoming id, created by a listener for a client of this process.
   static std::shared_ptr<CmId> NewIncoming(const std::shared_ptr<CmId>& client);
   // An incoming id for a client at the other end of `session`. Requires the CM lock.
-  static std::shared_ptr<CmId> NewIncomingOverWire(std::shared_ptr<TcpSession> session);
+  static std::shared_ptr<CmId> NewIncomingOverWire(std::shared_ptr<TcpSession> session,
+                                                   uint64_t remote_node);
 
   // Routes this id's future events to `channel` (rdma_migrate_id).
   void Migrate(std::shared_ptr<EventChannel> channel);
@@ -85,7 +86,7 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   State state();
 
   // What the peer at the other end of the wire said (the progress engine's thread).
-  void OnPeerAccepted(std::vector<uint8_t> private_data);
+  void OnPeerAccepted(std::vector<uint8_t> private_data, uint64_t remote_node);
   void OnPeerRejected();
   void OnPeerDisconnected();
   // The wire ended without a goodbye: a connected id loses its connection.
@@ -123,6 +124,7 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   std::shared_ptr<QueuePair> qp_;
   std::weak_ptr<CmId> remote_;             // the other side, in this process
   std::shared_ptr<TcpSession> session_;    // or the wire to it
+  uint64_t remote_node_ = 0;               // the other side's node, once known
   State state_ = State::kIdle;
   int timeout_ms_ = 1000;
   std::condition_variable disconnect_answered_;  // with the CM lock

@@ -42,6 +42,7 @@ std::vector<uint8_t> EncodeHello(const HelloMessage& hello) {
     writer.U8(static_cast<uint8_t>(hello.offer.name.size()));
     writer.Bytes(hello.offer.name.data(), hello.offer.name.size());
   }
+  writer.U64(hello.node);
   return body;
 }
 
@@ -62,6 +63,7 @@ bool DecodeHello(const std::vector<uint8_t>& body, size_t max_private, HelloMess
     hello->offer.required = required == 1;
     hello->offer.name.assign(reinterpret_cast<const char*>(name), name_length);
   }
+  hello->node = reader.U64();
   if (!reader.ok() || has_offer > 1 || reader.remaining() != 0) {
     *error = "malformed connect request";
     return false;
@@ -75,6 +77,7 @@ std::vector<uint8_t> EncodeAccept(const AcceptMessage& accept) {
   ByteWriter writer(&body);
   WritePrivateData(&writer, accept.private_data);
   writer.U8(accept.shared_memory ? 1 : 0);
+  writer.U64(accept.node);
   return body;
 }
 
@@ -83,6 +86,7 @@ bool DecodeAccept(const std::vector<uint8_t>& body, size_t max_private, AcceptMe
   ByteReader reader(body.data(), body.size());
   if (!ReadPrivateData(&reader, max_private, &accept->private_data, error)) return false;
   uint8_t shared_memory = reader.U8();
+  accept->node = reader.U64();
   if (!reader.ok() || shared_memory > 1 || reader.remaining() != 0) {
     *error = "malformed accept";
     return false;

@@ -22,11 +22,13 @@ struct HelloMessage {
   std::vector<uint8_t> private_data;
   bool has_offer = false;
   ShmOffer offer;
+  uint64_t node = 0;  // the client's node (fabric/node.h): the link's other end
 };
 
 struct AcceptMessage {
   std::vector<uint8_t> private_data;
   bool shared_memory = false;  // the server took the offer: data moves through the segment
+  uint64_t node = 0;           // the server's node
 };
 
 std::vector<uint8_t> EncodeHello(const HelloMessage& hello);

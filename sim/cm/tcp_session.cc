@@ -47,9 +47,10 @@ std::shared_ptr<FrameWire> TcpSession::shm_wire() {
 }
 
 void TcpSession::SendHello(std::vector<uint8_t> private_data, std::shared_ptr<ShmSegment> segment,
-                           bool required) {
+                           bool required, uint64_t node) {
   HelloMessage hello;
   hello.private_data = std::move(private_data);
+  hello.node = node;
   if (segment) {
     hello.has_offer = true;
     hello.offer = ShmOffer{segment->name(), segment->nonce(), required};
@@ -59,13 +60,13 @@ void TcpSession::SendHello(std::vector<uint8_t> private_data, std::shared_ptr<Sh
   wire_->Send(FrameType::kHello, EncodeHello(hello));
 }
 
-void TcpSession::SendAccept(std::vector<uint8_t> private_data) {
+void TcpSession::SendAccept(std::vector<uint8_t> private_data, uint64_t node) {
   std::shared_ptr<ShmSegment> segment;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     segment = segment_;
   }
-  AcceptMessage accept{std::move(private_data), segment != nullptr};
+  AcceptMessage accept{std::move(private_data), segment != nullptr, node};
   wire_->Send(FrameType::kAccept, EncodeAccept(accept));
   if (segment) StartReading(MoveToSharedMemory(std::move(segment)));
 }
@@ -173,7 +174,7 @@ void TcpSession::OnHello(Frame frame) {
     std::lock_guard<std::mutex> session_lock(mutex_);
     segment_ = segment;
   }
-  std::shared_ptr<CmId> incoming = CmId::NewIncomingOverWire(shared_from_this());
+  std::shared_ptr<CmId> incoming = CmId::NewIncomingOverWire(shared_from_this(), hello.node);
   id_ = incoming;
   listener->DeliverLocked(
       CmEvent{CmEventType::kConnectRequest, incoming, std::move(hello.private_data)});
@@ -201,7 +202,7 @@ void TcpSession::OnAccept(Frame frame) {
     std::lock_guard<std::mutex> lock(CmMutex());
     id = id_.lock();
   }
-  if (id) id->OnPeerAccepted(std::move(accept.private_data));
+  if (id) id->OnPeerAccepted(std::move(accept.private_data), accept.node);
   // Only now: the server's first requests must find the queue pair connected.
   if (moved) StartReading(moved);
 }

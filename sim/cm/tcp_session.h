@@ -42,10 +42,12 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   const std::shared_ptr<WireLink>& link() const { return link_; }
 
   // Client: the connect request, offering `segment` (may be null) for the data path.
+  // `node` is the client's (fabric/node.h).
   void SendHello(std::vector<uint8_t> private_data, std::shared_ptr<ShmSegment> segment,
-                 bool required);
-  // Server: accepts; the data path moves to the offered segment if it was taken.
-  void SendAccept(std::vector<uint8_t> private_data);
+                 bool required, uint64_t node);
+  // Server: accepts; the data path moves to the offered segment if it was taken. `node` is
+  // the server's.
+  void SendAccept(std::vector<uint8_t> private_data, uint64_t node);
   // Other CM messages to the peer (queued; never blocks).
   void Send(FrameType type, std::vector<uint8_t> body = {});
   // Sends what is queued, then closes the connection.

@@ -44,6 +44,11 @@ bool AppliesAt(const FaultRule& rule, Stage stage) {
   return false;
 }
 
+// A link is the same whichever of its two nodes looks at it.
+ConnectionTag::Link Undirected(const ConnectionTag::Link& link) {
+  return link.local < link.remote ? link : ConnectionTag::Link{link.remote, link.local};
+}
+
 const char* OpName(SendOpcode opcode) {
   switch (opcode) {
     case SendOpcode::kWrite: return "write";
@@ -213,20 +218,17 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
   std::shared_ptr<NodeMember> lost;
   std::unique_ptr<FaultRule> power_failure;  // a copy: the rules may change once unlocked
   std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point give_up_at;  // a partition that ends the connection
+  FaultPlan::PartitionHold cut;  // at a cut link: the hold, and when it gives up
   {
     std::lock_guard<std::mutex> lock(plan.mutex_);
-    auto partition = plan.partitions_.find(point.qp);
-    if (partition != plan.partitions_.end()) {
-      const FaultPlan::Partition& cut = partition->second;
-      // The same connection (not a later queue pair at the same address), still cut.
-      std::shared_ptr<NodeMember> connection = cut.connection.lock();
-      if (connection && connection == tag.connection.lock() &&
-          (cut.until_lost || now < cut.until))
-        return cut.until_lost ? StageHold::UntilReleased() : StageHold::Until(cut.until);
+    ConnectionTag::Link link = Undirected(tag.link);
+    auto partition = plan.partitions_.find(link);
+    if (partition != plan.partitions_.end() && now >= partition->second.end)
       plan.partitions_.erase(partition);
-    }
-    for (size_t index = 0; index < plan.rules_.size(); ++index) {
+    else if (partition != plan.partitions_.end())
+      cut = plan.HoldAtPartitionLocked(partition->second, point.qp, tag, now);
+    hold = cut.hold;  // a cut link holds every stage: no rule is asked
+    for (size_t index = 0; !hold && index < plan.rules_.size(); ++index) {
       FaultPlan::Active& active = plan.rules_[index];
       const FaultRule& rule = active.rule;
       if (!AppliesAt(rule, point.stage) || !rule.Matches(*point.request)) continue;
@@ -257,17 +259,15 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
           what = "loses its connection";
           break;
         case FaultKind::kPartition: {
-          // Shorter than the connection's timeout it only delays; as long or longer, the
-          // requester gives up at the timeout, as hardware does after its retries.
+          // Every connection between the two nodes waits; shorter than a connection's
+          // timeout that only delays, as long or longer its requester gives up at the
+          // timeout, as hardware does after its retries.
+          FaultPlan::Partition& partition = plan.partitions_[link];
+          partition.end = std::max(partition.end, now + std::chrono::milliseconds(rule.ms));
+          cut = plan.HoldAtPartitionLocked(partition, point.qp, tag, now);
+          hold = cut.hold;
           bool ends = rule.ms >= static_cast<uint64_t>(tag.timeout_ms);
-          auto until = now + std::chrono::milliseconds(ends ? tag.timeout_ms : rule.ms);
-          plan.partitions_[point.qp] = FaultPlan::Partition{tag.connection, until, ends};
-          hold = ends ? StageHold::UntilReleased() : StageHold::Until(until);
-          if (ends) {
-            lost = tag.connection.lock();
-            give_up_at = until;
-          }
-          what = "cuts its link for " + std::to_string(rule.ms) + " ms" +
+          what = "cuts the link between its two nodes for " + std::to_string(rule.ms) + " ms" +
                  (ends ? " (the connection's timeout is " + std::to_string(tag.timeout_ms) +
                              " ms: retries exceeded, then lost)"
                        : "");
@@ -316,13 +316,13 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
   }
   // The connection manager's lock comes before the execution lock held here: the loss
   // runs on the progress engine.
-  if (lost && give_up_at != std::chrono::steady_clock::time_point()) {
+  if (cut.give_up_at != std::chrono::steady_clock::time_point()) {
     // Retries exceeded: the first outstanding request fails so, the rest are flushed, and
     // the connection is lost on both sides.
     std::weak_ptr<QueuePair> qp =
         std::const_pointer_cast<QueuePair>(point.qp->shared_from_this());
-    std::weak_ptr<NodeMember> connection = lost;
-    RunAt(give_up_at, [qp, connection] {
+    std::weak_ptr<NodeMember> connection = tag.connection;
+    RunAt(cut.give_up_at, [qp, connection] {
       if (std::shared_ptr<QueuePair> cut = qp.lock()) cut->EnterError(IBV_WC_RETRY_EXC_ERR);
       if (std::shared_ptr<NodeMember> member = connection.lock()) member->OnNodeFailed();
     });
@@ -333,6 +333,22 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
   return hold;
 }
 
+
+FaultPlan::PartitionHold FaultPlan::HoldAtPartitionLocked(
+    Partition& cut, const QueuePair* qp, const ConnectionTag& tag,
+    std::chrono::steady_clock::time_point now) {
+  auto giving_up = cut.giving_up.find(qp);
+  if (giving_up != cut.giving_up.end()) {
+    // The same connection (not a later queue pair at the same address) waits for its loss.
+    if (giving_up->second.lock() == tag.connection.lock())
+      return PartitionHold{StageHold::UntilReleased(), {}};
+    cut.giving_up.erase(giving_up);
+  }
+  auto timeout_at = now + std::chrono::milliseconds(tag.timeout_ms);
+  if (timeout_at > cut.end) return PartitionHold{StageHold::Until(cut.end), {}};
+  cut.giving_up.emplace(qp, tag.connection);
+  return PartitionHold{StageHold::UntilReleased(), timeout_at};
+}
 
 ConnectVerdict FaultGates::Check(bool server) {
   FaultPlan& plan = FaultPlan::Get();

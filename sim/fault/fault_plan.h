@@ -26,6 +26,8 @@
 #include "sim/common/status.h"
 #include "sim/fabric/node.h"
 #include "sim/fault/fault_rule.h"
+#include "sim/verbs/connection_tag.h"
+#include "sim/verbs/stage_gate.h"
 
 namespace rpma_sim {
 
@@ -67,15 +69,23 @@ class FaultPlan {
   std::mutex mutex_;
   std::vector<Active> rules_;                         // guarded by mutex_
   std::map<ConnectionKey, uint64_t> per_connection_;  // guarded by mutex_
-  // A link that carries nothing, by this side's queue pair: every stage of it waits until
-  // `until`, or (a partition that outlasts the connection's timeout) until the connection
-  // is lost.
+  // A link between two nodes that carries nothing until `end`: every stage of every queue
+  // pair of a connection between them waits. A queue pair whose connection's timeout ends
+  // first gives up then (its requester's retries are exceeded) and its connection is lost;
+  // `giving_up` holds those already on their way, by queue pair and connection.
   struct Partition {
-    std::weak_ptr<NodeMember> connection;  // which connection the queue pair served
-    std::chrono::steady_clock::time_point until;
-    bool until_lost;
+    std::chrono::steady_clock::time_point end;
+    std::map<const void*, std::weak_ptr<NodeMember>> giving_up;
   };
-  std::map<const void*, Partition> partitions_;  // guarded by mutex_
+  // What a queue pair at a cut link does: the hold, and when it gives up (or none).
+  struct PartitionHold {
+    std::shared_ptr<StageHold> hold;
+    std::chrono::steady_clock::time_point give_up_at;
+  };
+  PartitionHold HoldAtPartitionLocked(Partition& cut, const QueuePair* qp,
+                                      const ConnectionTag& tag,
+                                      std::chrono::steady_clock::time_point now);
+  std::map<ConnectionTag::Link, Partition> partitions_;  // lower node id first; by mutex_
   uint64_t seed_ = 0;
   bool seed_printed_ = false;
   uint64_t fired_ = 0;

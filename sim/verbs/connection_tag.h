@@ -26,6 +26,16 @@ struct ConnectionTag {
   int timeout_ms = 1000;
   // Failing it loses the connection on both sides (what a failing node does to it).
   std::weak_ptr<NodeMember> connection;
+  // The two nodes it links: this side's and the other's (0: not known). Every connection
+  // between the same two nodes shares the link (a partition cuts them all).
+  struct Link {
+    uint64_t local = 0;
+    uint64_t remote = 0;
+    bool operator<(const Link& other) const {
+      return local != other.local ? local < other.local : remote < other.remote;
+    }
+  };
+  Link link;
 };
 
 }  // namespace rpma_sim

@@ -267,6 +267,26 @@ TEST_F(FaultWorkRequestTest, ShortPartitionOnlyDelaysInOrder) {
   ASSERT_NO_FATAL_FAILURE(ExpectNoPendingEvent(pair_.client));  // the connection lives on
 }
 
+// A partition cuts the link between two nodes: a second connection between the same two
+// nodes waits too, though no rule fired on it.
+TEST_F(FaultWorkRequestTest, PartitionCutsEveryConnectionBetweenTheTwoNodes) {
+  rpma_conn *client2 = nullptr;
+  rpma_conn *server2 = nullptr;
+  ASSERT_NO_FATAL_FAILURE(
+      ConnectOnce(pair_.peer, pair_.ep, pair_.port, PairOptions(), &client2, &server2));
+  uint64_t before = Fired();
+  ASSERT_EQ(0, rpma_sim_fault_add("partition:op=write,ms=80,times=1,side=client"));
+  auto cut = std::chrono::steady_clock::now();
+  ASSERT_NO_FATAL_FAILURE(Write(1));
+  ASSERT_EQ(0, rpma_write(client2, remote_, 32, source_->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+                          Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client2), 2, IBV_WC_RDMA_WRITE));
+  EXPECT_GE(std::chrono::steady_clock::now() - cut, std::chrono::milliseconds(80));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  EXPECT_EQ(before + 1, Fired());
+  ASSERT_NO_FATAL_FAILURE(DisconnectAndDelete(&client2, &server2));
+}
+
 // A partition at least as long as the connection's timeout (200 ms here) ends it.
 class FaultPartitionTest : public FaultWorkRequestTest {
  protected:

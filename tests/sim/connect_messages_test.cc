@@ -25,6 +25,7 @@ TEST(ConnectMessagesTest, HelloWithAnOfferRoundTrips) {
   hello.private_data.assign(56, 0x5A);
   hello.has_offer = true;
   hello.offer = ShmOffer{"rpma-sim-42-0-deadbeef", 0x0123456789abcdef, true};
+  hello.node = 0xfedcba9876543210;
   HelloMessage decoded;
   std::string error;
   ASSERT_TRUE(DecodeHello(EncodeHello(hello), 56, &decoded, &error)) << error;
@@ -33,6 +34,7 @@ TEST(ConnectMessagesTest, HelloWithAnOfferRoundTrips) {
   EXPECT_EQ(hello.offer.name, decoded.offer.name);
   EXPECT_EQ(hello.offer.nonce, decoded.offer.nonce);
   EXPECT_TRUE(decoded.offer.required);
+  EXPECT_EQ(hello.node, decoded.node);
 }
 
 TEST(ConnectMessagesTest, MalformedHellosAreRefused) {
@@ -66,12 +68,13 @@ TEST(ConnectMessagesTest, MalformedHellosAreRefused) {
 }
 
 TEST(ConnectMessagesTest, AcceptRoundTripsAndRefusesMalformedBodies) {
-  AcceptMessage accept{std::vector<uint8_t>(196, 0x11), true};
+  AcceptMessage accept{std::vector<uint8_t>(196, 0x11), true, 0x1122334455667788};
   AcceptMessage decoded;
   std::string error;
   ASSERT_TRUE(DecodeAccept(EncodeAccept(accept), 196, &decoded, &error)) << error;
   EXPECT_EQ(accept.private_data, decoded.private_data);
   EXPECT_TRUE(decoded.shared_memory);
+  EXPECT_EQ(accept.node, decoded.node);
   for (const std::vector<uint8_t>& bad : std::vector<std::vector<uint8_t>>{
            {}, {0}, {0, 2}, {0, 1, 0}, {5, 1, 2}}) {
     EXPECT_FALSE(DecodeAccept(bad, 196, &decoded, &error));
