@@ -81,6 +81,16 @@ int GetDescriptor(const rpma_mr_local *mr, std::vector<uint8_t> *desc) {
   return rpma_mr_get_descriptor(mr, desc->data());
 }
 
+rpma_ep *ChildListen(int pipe_fd, rpma_peer *peer) {
+  rpma_ep *ep = nullptr;
+  std::string port;
+  int ret = ListenOnFreePort(peer, &ep, &port);
+  if (ret) ChildFail(pipe_fd, "rpma_ep_listen", ret);
+  std::string line = "PORT " + port + "\n";
+  if (!WriteAll(pipe_fd, line.data(), line.size())) _exit(5);
+  return ep;
+}
+
 void ChildFail(int pipe_fd, const char *what, int ret) {
   std::string line = std::string("ERROR ") + what + ": " + rpma_err_2str(ret) + "\n";
   WriteAll(pipe_fd, line.data(), line.size());

@@ -28,6 +28,10 @@ int ListenOnFreePort(rpma_peer *peer, rpma_ep **ep, std::string *port);
 // the first error.
 int GetDescriptor(const rpma_mr_local *mr, std::vector<uint8_t> *desc);
 
+// For a child process: listens with `peer` on a free port and says "PORT <port>" on the
+// pipe (ChildFail if it cannot listen; exit status 5 if the pipe is gone).
+rpma_ep *ChildListen(int pipe_fd, rpma_peer *peer);
+
 // For a child process: says "ERROR <what>: <rpma_err_2str(ret)>" on the pipe and on stderr,
 // then ends the process with status 3.
 [[noreturn]] void ChildFail(int pipe_fd, const char *what, int ret);

@@ -75,12 +75,7 @@ int ChildServer(int pipe_fd) {
   if (ret) ChildFail(pipe_fd, "rpma_utils_get_ibv_context", ret);
   rpma_peer *peer = nullptr;
   if ((ret = rpma_peer_new(ibv_ctx, &peer))) ChildFail(pipe_fd, "rpma_peer_new", ret);
-  rpma_ep *ep = nullptr;
-  std::string port;
-  if ((ret = integration::ListenOnFreePort(peer, &ep, &port)))
-    ChildFail(pipe_fd, "rpma_ep_listen", ret);
-  std::string line = "PORT " + port + "\n";
-  if (!WriteAll(pipe_fd, line.data(), line.size())) _exit(5);
+  rpma_ep *ep = integration::ChildListen(pipe_fd, peer);
 
   void *region = nullptr;
   if (posix_memalign(&region, 4096, kRegionSize)) _exit(6);
@@ -103,7 +98,7 @@ int ChildServer(int pipe_fd) {
   rpma_conn_event event = RPMA_CONN_UNDEFINED;
   if ((ret = rpma_conn_next_event(conn, &event))) ChildFail(pipe_fd, "rpma_conn_next_event", ret);
   if (event != RPMA_CONN_ESTABLISHED) {
-    line = std::string("ERROR expected ESTABLISHED, got ") + rpma_utils_conn_event_2str(event) +
+    std::string line = std::string("ERROR expected ESTABLISHED, got ") + rpma_utils_conn_event_2str(event) +
            "\n";
     WriteAll(pipe_fd, line.data(), line.size());
     _exit(7);

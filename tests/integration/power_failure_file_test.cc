@@ -66,12 +66,7 @@ int ChildServer(int pipe_fd, const char *path) {
   if ((ret = integration::GetDescriptor(mr, &desc)))
     ChildFail(pipe_fd, "rpma_mr_get_descriptor", ret);
 
-  rpma_ep *ep = nullptr;
-  std::string port;
-  if ((ret = integration::ListenOnFreePort(peer, &ep, &port)))
-    ChildFail(pipe_fd, "rpma_ep_listen", ret);
-  std::string line = "PORT " + port + "\n";
-  if (!WriteAll(pipe_fd, line.data(), line.size())) _exit(5);
+  rpma_ep *ep = integration::ChildListen(pipe_fd, peer);
 
   rpma_conn_req *req = nullptr;
   if ((ret = rpma_ep_next_conn_req(ep, nullptr, &req)))
