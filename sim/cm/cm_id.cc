@@ -9,9 +9,11 @@
 #include "sim/cm/listener.h"
 #include "sim/cm/tcp_session.h"
 #include "sim/common/log.h"
+#include "sim/common/trace.h"
 #include "sim/fabric/config.h"
 #include "sim/fabric/io_service.h"
 #include "sim/transport/socket_stream.h"
+#include "sim/verbs/work_request_trace.h"
 
 namespace rpma_sim {
 
@@ -51,7 +53,26 @@ CmId::State CmId::state() {
   return state_;
 }
 
+namespace {
+
+// The connection event's name as the application reads it (enum rpma_conn_event).
+const char* ConnEventName(CmEventType type) {
+  switch (type) {
+    case CmEventType::kConnectRequest: return "connection request";
+    case CmEventType::kEstablished: return "RPMA_CONN_ESTABLISHED";
+    case CmEventType::kRejected: return "RPMA_CONN_REJECTED";
+    case CmEventType::kUnreachable: return "RPMA_CONN_UNREACHABLE";
+    case CmEventType::kDisconnected: return "RPMA_CONN_CLOSED";
+    case CmEventType::kConnectError: return "RPMA_CONN_LOST";
+  }
+  return "?";
+}
+
+}  // namespace
+
 void CmId::PushLocked(CmEvent event) {
+  if (trace::On() && qp_ && channel_)
+    WorkRequestTrace::Instant(qp_->qp_num(), "conn", ConnEventName(event.type), "");
   if (channel_) channel_->Push(std::move(event));
 }
 

@@ -15,10 +15,12 @@
 #include "sim/common/call_seam.h"
 #include "sim/common/log.h"
 #include "sim/common/seeded_draw.h"
+#include "sim/common/trace.h"
 #include "sim/fabric/io_service.h"
 #include "sim/fault/call_errors.h"
 #include "sim/verbs/queue_pair.h"
 #include "sim/verbs/stage_gate.h"
+#include "sim/verbs/work_request_trace.h"
 
 namespace rpma_sim {
 namespace {
@@ -203,6 +205,9 @@ Status FaultGates::Check(const char* function) {
     }
   }
   if (!message.empty()) SIM_LOG_NOTICE("%s", message.c_str());
+  if (!message.empty() && trace::On())
+    trace::Instant(trace::kProcessTrack, "fault", "fault fired",
+                   "\"what\":" + trace::Quote(message));
   return error;
 }
 
@@ -295,6 +300,9 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
     }
   }
   if (!message.empty()) SIM_LOG_NOTICE("%s", message.c_str());
+  if (!message.empty() && trace::On())
+    WorkRequestTrace::Instant(point.qp->qp_num(), "fault", "fault fired",
+                              "\"what\":" + trace::Quote(message));
   if (power_failure) {
     // The node's connections are lost and its memory reverted on the progress engine, away
     // from the locks held here.
@@ -311,7 +319,10 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
         target->EnterError(IBV_WC_GENERAL_ERR);
         if (exit_status != 0) SIM_LOG_ERROR("power failure: memory not reverted before exit");
       }
-      if (exit_status != 0) _exit(exit_status);
+      if (exit_status != 0) {
+        trace::Close();  // the trace ends as it would at exit
+        _exit(exit_status);
+      }
     });
   }
   // The connection manager's lock comes before the execution lock held here: the loss
@@ -372,6 +383,9 @@ ConnectVerdict FaultGates::Check(bool server) {
     }
   }
   if (!message.empty()) SIM_LOG_NOTICE("%s", message.c_str());
+  if (!message.empty() && trace::On())
+    trace::Instant(trace::kProcessTrack, "fault", "fault fired",
+                   "\"what\":" + trace::Quote(message));
   return verdict;
 }
 

@@ -9,6 +9,7 @@
 
 #include "sim/common/log.h"
 #include "sim/common/seeded_draw.h"
+#include "sim/common/trace.h"
 
 namespace rpma_sim {
 namespace {
@@ -256,6 +257,12 @@ uint64_t PersistenceDomain::PowerFail(LossMode mode, uint64_t seed) {
   SIM_LOG_NOTICE("persistence: power failure (loss=%s): %" PRIu64 " bytes were not durable, %" PRIu64
                  " reverted",
                  LossModeName(mode), placed, reverted);
+  if (trace::On()) {
+    trace::Instant(trace::kProcessTrack, "power", "power failure",
+                   std::string("\"loss\":\"") + LossModeName(mode) +
+                       "\",\"bytes_not_durable\":" + std::to_string(placed) +
+                       ",\"bytes_reverted\":" + std::to_string(reverted));
+  }
   return reverted;
 }
 

@@ -129,6 +129,7 @@ void QueuePair::ConnectInProcess(const std::shared_ptr<QueuePair>& a,
 void QueuePair::SetTag(ConnectionTag tag) {
   ExecutionLock lock = LockExecution();
   tag_ = std::move(tag);
+  WorkRequestTrace::NameConnection(qp_num_, tag_);
 }
 
 void QueuePair::EnterError(ibv_wc_status first) {

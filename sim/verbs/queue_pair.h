@@ -32,6 +32,7 @@
 #include "sim/verbs/send_request.h"
 #include "sim/verbs/shared_receive_queue.h"
 #include "sim/verbs/stage_gate.h"
+#include "sim/verbs/work_request_trace.h"
 
 namespace rpma_sim {
 
@@ -203,6 +204,7 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   std::deque<InboundRequest> inbound_;
   // The hold the first request waiting at each stage waits for (null: none).
   std::shared_ptr<StageHold> holds_[3];
+  WorkRequestTrace trace_;  // its events in the RPMA_SIM_TRACE file, if any
 };
 
 }  // namespace rpma_sim

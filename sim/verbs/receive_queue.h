@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "sim/common/status.h"
+#include "sim/common/trace.h"
 #include "sim/verbs/memory_region.h"
 
 namespace rpma_sim {
@@ -21,6 +22,8 @@ struct ReceiveRequest {
   std::shared_ptr<MemoryRegion> region;  // nullptr for a 0-byte receive
   uint64_t offset = 0;
   uint64_t length = 0;
+  // When it was posted (trace::NowNs), while RPMA_SIM_TRACE is on; 0 otherwise.
+  uint64_t trace_post_ns = 0;
 };
 
 class ReceiveQueue {
@@ -32,6 +35,7 @@ class ReceiveQueue {
     std::lock_guard<std::mutex> lock(mutex_);
     if (requests_.size() >= capacity_) return Status::kProvider;
     requests_.push_back(request);
+    if (trace::On()) requests_.back().trace_post_ns = trace::NowNs();
     return Status::kOk;
   }
 

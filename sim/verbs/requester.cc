@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "sim/common/log.h"
+#include "sim/common/trace.h"
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
@@ -68,6 +69,7 @@ Status QueuePair::PostSend(const SendRequest& request) {
     return Status::kOk;
   }
   in_flight_.push_back(InFlight{request, sequence});
+  if (trace::On()) in_flight_.back().request.trace_post_ns = trace::NowNs();
   // Behind a held request, or held itself: it waits at kSubmit (pipeline.cc).
   ibv_wc_status injected = IBV_WC_SUCCESS;
   if (unsubmitted_ > 0 || !PassLocked(Stage::kSubmit, request, sequence, &injected)) {
@@ -137,6 +139,7 @@ ibv_wc_opcode QueuePair::SendCompletionOpcode(SendOpcode opcode) const {
 
 void QueuePair::CompleteSendLocked(const SendRequest& request, uint64_t sequence,
                                    ibv_wc_status status) {
+  if (trace::On()) trace_.Sent(qp_num_, tag_, request, sequence, status);
   if (status == IBV_WC_SUCCESS && !request.signaled) return;  // holds its slot until later
   ibv_wc wc;
   memset(&wc, 0, sizeof(wc));

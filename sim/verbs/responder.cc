@@ -3,6 +3,7 @@
 // waiting for one: RNR), and the statuses hardware reports to both sides.
 #include <string.h>
 
+#include "sim/common/trace.h"
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
@@ -219,6 +220,7 @@ bool QueuePair::TakeReceiveLocked(ReceiveRequest* request) {
 void QueuePair::CompleteReceiveLocked(const ReceiveRequest& request, ibv_wc_status status,
                                       ibv_wc_opcode opcode, uint32_t byte_len,
                                       const SendRequest* sender) {
+  if (trace::On()) trace_.Received(qp_num_, tag_, request, status, opcode, byte_len);
   ibv_wc wc;
   memset(&wc, 0, sizeof(wc));
   wc.wr_id = request.wr_id;

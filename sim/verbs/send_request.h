@@ -48,6 +48,9 @@ struct SendRequest {
   // Fault injection: the responder answers with this remote error (IsResponderStatus)
   // without executing the request; IBV_WC_SUCCESS (almost always) for none.
   ibv_wc_status responder_fails = IBV_WC_SUCCESS;
+
+  // When it was posted (trace::NowNs), while RPMA_SIM_TRACE is on; 0 otherwise.
+  uint64_t trace_post_ns = 0;
 };
 
 // The remote errors a requester's fault rule can make its responder answer with.

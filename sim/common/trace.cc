@@ -1,0 +1,259 @@
+// trace.cc -- the RPMA_SIM_TRACE file: opened when the library loads, one write(2) per event,
+// reopened by a forked child, closed at exit (atexit).
+#include "sim/common/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+namespace rpma_sim {
+namespace trace {
+
+std::atomic<bool> g_on{false};
+
+namespace {
+
+constexpr uint64_t kDefaultMaxMb = 256;
+// Room kept past the bound for the line that says the trace stopped and the closing one.
+constexpr uint64_t kReserve = 512;
+
+class TraceFile {
+ public:
+  TraceFile() {
+    const char* pattern = getenv("RPMA_SIM_TRACE");
+    if (pattern == nullptr || *pattern == '\0') return;
+    pattern_ = pattern;
+    max_bytes_ = MaxBytesFromEnvironment();
+    pthread_atfork(nullptr, nullptr, [] { Get().AfterForkInChild(); });
+    atexit([] { Get().Close(); });
+    Open();
+  }
+
+  static TraceFile& Get();
+
+  // Appends `line` unless tracing is off or the bound is reached.
+  void Write(const std::string& line) {
+    writers_.fetch_add(1);
+    if (On()) {
+      uint64_t at = bytes_.fetch_add(line.size());
+      if (at + line.size() + kReserve <= max_bytes_) {
+        WriteAll(fd_.load(), line);
+      } else if (g_on.exchange(false)) {
+        WriteAll(fd_.load(), StoppedLine());
+      }
+    }
+    writers_.fetch_sub(1);
+  }
+
+  // Stops tracing, waits for the writes under way and ends the array.
+  void Close() {
+    g_on.store(false);
+    while (writers_.load() != 0) std::this_thread::yield();
+    int fd = fd_.exchange(-1);
+    if (fd < 0) return;
+    WriteAll(fd, EventLine("{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"trace\",\"name\":\"end of trace\"",
+                           kProcessTrack, NowNs(), "", false) +
+                     "]\n");
+    close(fd);
+  }
+
+  bool MarkNamed(uint64_t track) {
+    std::lock_guard<std::mutex> lock(named_mutex_);
+    return named_.insert(track).second;
+  }
+  bool Named(uint64_t track) {
+    std::lock_guard<std::mutex> lock(named_mutex_);
+    return named_.count(track) != 0;
+  }
+
+  // One event as a line of the array: `head` is the event's opening up to its name.
+  static std::string EventLine(const std::string& head, uint64_t track, uint64_t ts_ns,
+                               const std::string& more, bool comma = true) {
+    char where[96];
+    snprintf(where, sizeof(where), ",\"pid\":%d,\"tid\":%" PRIu64 ",\"ts\":%" PRIu64 ".%03u",
+             static_cast<int>(getpid()), track, ts_ns / 1000, static_cast<unsigned>(ts_ns % 1000));
+    return head + where + more + (comma ? "},\n" : "}");
+  }
+
+ private:
+  static uint64_t MaxBytesFromEnvironment() {
+    const char* text = getenv("RPMA_SIM_TRACE_MAX_MB");
+    if (text == nullptr || *text == '\0') return kDefaultMaxMb << 20;
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long mb = strtoull(text, &end, 10);
+    if (errno != 0 || *end != '\0' || mb == 0 || mb > (1ull << 20) || text[0] == '-') {
+      fprintf(stderr, "rpma-sim: RPMA_SIM_TRACE_MAX_MB=%s is not a number of MiB from 1 to %llu; "
+                      "the trace is bounded at %" PRIu64 " MiB\n",
+              text, 1ull << 20, kDefaultMaxMb);
+      return kDefaultMaxMb << 20;
+    }
+    return static_cast<uint64_t>(mb) << 20;
+  }
+
+  // The file name: the pattern with every %p replaced by the process id.
+  std::string Path() const {
+    std::string path;
+    for (size_t i = 0; i < pattern_.size(); ++i) {
+      if (pattern_[i] == '%' && i + 1 < pattern_.size() && pattern_[i + 1] == 'p') {
+        path += std::to_string(getpid());
+        ++i;
+      } else {
+        path += pattern_[i];
+      }
+    }
+    return path;
+  }
+
+  void Open() {
+    std::string path = Path();
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      fprintf(stderr, "rpma-sim: RPMA_SIM_TRACE: cannot open %s: %s; not tracing\n", path.c_str(),
+              strerror(errno));
+      return;
+    }
+    char comm[64] = "?";
+    FILE* file = fopen("/proc/self/comm", "re");
+    if (file != nullptr) {
+      if (fgets(comm, sizeof(comm), file) != nullptr) comm[strcspn(comm, "\n")] = '\0';
+      fclose(file);
+    }
+    std::string head = "[\n" + EventLine("{\"ph\":\"M\",\"name\":\"process_name\"", 0, 0,
+                                         ",\"args\":{\"name\":" +
+                                             Quote(std::string("rpma-sim ") + comm + " (pid " +
+                                                   std::to_string(getpid()) + ")") +
+                                             "}");
+    bytes_.store(head.size());
+    WriteAll(fd, head);
+    fd_.store(fd);
+    g_on.store(true);
+  }
+
+  // A forked child has one thread and its parent's descriptor: it writes a file of its own,
+  // or nothing.
+  void AfterForkInChild() {
+    int fd = fd_.exchange(-1);
+    g_on.store(false);
+    writers_.store(0);
+    if (fd < 0) return;
+    close(fd);
+    named_.clear();  // the child has the parent's copy, unlocked: it is the only thread
+    if (pattern_.find("%p") != std::string::npos) Open();
+  }
+
+  std::string StoppedLine() const {
+    return EventLine("{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"trace\",\"name\":\"trace stopped\"",
+                     kProcessTrack, NowNs(),
+                     ",\"args\":{\"reason\":" +
+                         Quote("RPMA_SIM_TRACE_MAX_MB reached (" +
+                               std::to_string(max_bytes_ >> 20) + " MiB)") +
+                         "}");
+  }
+
+  static void WriteAll(int fd, const std::string& line) {
+    if (fd < 0) return;
+    // O_APPEND: the line lands whole at the end, whichever thread writes it.
+    ssize_t written = write(fd, line.data(), line.size());
+    (void)written;  // a full disk loses trace lines, nothing else
+  }
+
+  std::string pattern_;
+  uint64_t max_bytes_ = kDefaultMaxMb << 20;
+  std::atomic<int> fd_{-1};
+  std::atomic<uint64_t> bytes_{0};
+  std::atomic<int> writers_{0};
+  std::mutex named_mutex_;
+  std::unordered_set<uint64_t> named_;
+};
+
+TraceFile& TraceFile::Get() {
+  // Never destroyed: a thread of the progress engine may still trace during exit (Close,
+  // registered with atexit, ends the file first; later events are dropped).
+  static TraceFile* file = new TraceFile;
+  return *file;
+}
+
+// Opens the file as the library loads, so that it is there even if the process never
+// reaches an event.
+const bool g_opened = (TraceFile::Get(), true);
+
+}  // namespace
+
+uint64_t NowNs() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+std::string Quote(const std::string& text) {
+  std::string quoted = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      quoted += '\\';
+      quoted += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char escaped[8];
+      snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+      quoted += escaped;
+    } else {
+      quoted += static_cast<char>(c);
+    }
+  }
+  return quoted + "\"";
+}
+
+void NameTrack(uint64_t track, const std::string& name) {
+  TraceFile& file = TraceFile::Get();
+  if (!On() || !file.MarkNamed(track)) return;
+  std::string line =
+      TraceFile::EventLine("{\"ph\":\"M\",\"name\":\"thread_name\"", track, 0,
+                           ",\"args\":{\"name\":" + Quote(name) + "}") +
+      TraceFile::EventLine("{\"ph\":\"M\",\"name\":\"thread_sort_index\"", track, 0,
+                           ",\"args\":{\"sort_index\":" + std::to_string(track) + "}");
+  file.Write(line);
+}
+
+bool TrackNamed(uint64_t track) { return TraceFile::Get().Named(track); }
+
+void Slice(uint64_t track, const char* category, const std::string& name, uint64_t start_ns,
+           uint64_t end_ns, const std::string& args, const char* color) {
+  if (!On()) return;
+  if (end_ns < start_ns) end_ns = start_ns;
+  uint64_t dur = end_ns - start_ns;
+  char duration[48];
+  snprintf(duration, sizeof(duration), ",\"dur\":%" PRIu64 ".%03u", dur / 1000,
+           static_cast<unsigned>(dur % 1000));
+  std::string more = duration;
+  if (color != nullptr) more += std::string(",\"cname\":\"") + color + "\"";
+  more += ",\"args\":{" + args + "}";
+  TraceFile::Get().Write(TraceFile::EventLine(
+      std::string("{\"ph\":\"X\",\"cat\":\"") + category + "\",\"name\":" + Quote(name), track,
+      start_ns, more));
+}
+
+void Instant(uint64_t track, const char* category, const std::string& name,
+             const std::string& args) {
+  if (!On()) return;
+  if (track == kProcessTrack && !TrackNamed(kProcessTrack))
+    NameTrack(kProcessTrack, "process: faults, power failures");
+  TraceFile::Get().Write(TraceFile::EventLine(
+      std::string("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"") + category + "\",\"name\":" +
+          Quote(name),
+      track, NowNs(), ",\"args\":{" + args + "}"));
+}
+
+void Close() { TraceFile::Get().Close(); }
+
+}  // namespace trace
+}  // namespace rpma_sim
