@@ -87,18 +87,14 @@ class TraceFile {
 
  private:
   static uint64_t MaxBytesFromEnvironment() {
-    const char* text = getenv("RPMA_SIM_TRACE_MAX_MB");
-    if (text == nullptr || *text == '\0') return kDefaultMaxMb << 20;
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long mb = strtoull(text, &end, 10);
-    if (errno != 0 || *end != '\0' || mb == 0 || mb > (1ull << 20) || text[0] == '-') {
+    bool understood;
+    uint64_t mb = MaxMegabytes(&understood);
+    if (!understood) {
       fprintf(stderr, "rpma-sim: RPMA_SIM_TRACE_MAX_MB=%s is not a number of MiB from 1 to %llu; "
                       "the trace is bounded at %" PRIu64 " MiB\n",
-              text, 1ull << 20, kDefaultMaxMb);
-      return kDefaultMaxMb << 20;
+              getenv("RPMA_SIM_TRACE_MAX_MB"), 1ull << 20, mb);
     }
-    return static_cast<uint64_t>(mb) << 20;
+    return mb << 20;
   }
 
   // The file name: the pattern with every %p replaced by the process id.
@@ -189,6 +185,20 @@ TraceFile& TraceFile::Get() {
 const bool g_opened = (TraceFile::Get(), true);
 
 }  // namespace
+
+uint64_t MaxMegabytes(bool* understood) {
+  *understood = true;
+  const char* text = getenv("RPMA_SIM_TRACE_MAX_MB");
+  if (text == nullptr || *text == '\0') return kDefaultMaxMb;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long mb = strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0' || mb == 0 || mb > (1ull << 20) || text[0] == '-') {
+    *understood = false;
+    return kDefaultMaxMb;
+  }
+  return mb;
+}
 
 uint64_t NowNs() {
   timespec now;

@@ -50,6 +50,10 @@ void Slice(uint64_t track, const char* category, const std::string& name, uint64
 void Instant(uint64_t track, const char* category, const std::string& name,
              const std::string& args);
 
+// The bound RPMA_SIM_TRACE_MAX_MB sets, in MiB (256 when unset); *understood is false if the
+// variable is set to something that is not a number from 1 to 2^20 (the default then holds).
+uint64_t MaxMegabytes(bool* understood);
+
 // `text` as a JSON string literal, quotes included.
 std::string Quote(const std::string& text);
 

@@ -74,13 +74,27 @@ bool PersistenceReportEnabled() {
   return enabled;
 }
 
+bool ParseFlag(const char* text, bool* value) {
+  for (const char* yes : {"1", "yes", "on", "true"}) {
+    if (strcasecmp(text, yes) == 0) {
+      *value = true;
+      return true;
+    }
+  }
+  for (const char* no : {"0", "no", "off", "false"}) {
+    if (strcasecmp(text, no) == 0) {
+      *value = false;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool EnvFlag(const char* name, bool fallback) {
   const char* value = getenv(name);
   if (value == nullptr || *value == '\0') return fallback;
-  for (const char* yes : {"1", "yes", "on", "true"})
-    if (strcasecmp(value, yes) == 0) return true;
-  for (const char* no : {"0", "no", "off", "false"})
-    if (strcasecmp(value, no) == 0) return false;
+  bool flag;
+  if (ParseFlag(value, &flag)) return flag;
   SIM_LOG_WARNING("%s=%s is not a boolean; using %d", name, value, fallback);
   return fallback;
 }

@@ -45,6 +45,10 @@ bool ShmProcessVmEnabled();
 // (RPMA_SIM_PERSISTENCE_REPORT, default yes).
 bool PersistenceReportEnabled();
 
+// Parses a boolean word ("1", "yes", "on", "true" / "0", "no", "off", "false", any case).
+// False if `text` is none of them.
+bool ParseFlag(const char* text, bool* value);
+
 // Parses a boolean environment value ("1", "yes", "on", "true" / "0", "no", "off", "false").
 // Returns `fallback` when the variable is unset or not one of those words.
 bool EnvFlag(const char* name, bool fallback);

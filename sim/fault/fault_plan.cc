@@ -88,23 +88,13 @@ FaultPlan::FaultPlan() {
 
 Status FaultPlan::LoadEnvironmentOnce() {
   static const Status loaded = [this] {
-    const char* value = getenv("RPMA_SIM_FAULTS");
-    if (value == nullptr || *value == '\0') return Status::kOk;
-    std::string rules = value;
-    if (rules[0] == '@') {
-      std::ifstream file(rules.substr(1));
-      if (!file) {
-        SIM_LOG_ERROR("RPMA_SIM_FAULTS: cannot read %s; every rpma_peer_new fails",
-                      rules.c_str() + 1);
-        return Status::kInvalid;
-      }
-      std::stringstream text;
-      text << file.rdbuf();
-      rules = text.str();
-      for (char& c : rules)
-        if (c == '\n') c = ';';
-    }
+    std::string rules;
     std::string error;
+    if (!EnvironmentRules(&rules, &error)) {
+      SIM_LOG_ERROR("RPMA_SIM_FAULTS: %s; every rpma_peer_new fails", error.c_str());
+      return Status::kInvalid;
+    }
+    if (rules.empty()) return Status::kOk;
     if (Add(rules, &error) != Status::kOk) {
       SIM_LOG_ERROR("RPMA_SIM_FAULTS: %s; every rpma_peer_new fails", error.c_str());
       return Status::kInvalid;
@@ -112,6 +102,23 @@ Status FaultPlan::LoadEnvironmentOnce() {
     return Status::kOk;
   }();
   return loaded;
+}
+
+bool FaultPlan::EnvironmentRules(std::string* rules, std::string* error) {
+  const char* value = getenv("RPMA_SIM_FAULTS");
+  *rules = value != nullptr ? value : "";
+  if (rules->empty() || (*rules)[0] != '@') return true;
+  std::ifstream file(rules->substr(1));
+  if (!file) {
+    *error = "cannot read " + rules->substr(1);
+    return false;
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  *rules = text.str();
+  for (char& c : *rules)
+    if (c == '\n') c = ';';
+  return true;
 }
 
 Status FaultPlan::Add(const std::string& text, std::string* error) {

@@ -39,6 +39,10 @@ class FaultPlan {
   // process. kInvalid, now and at every later call, if they cannot be understood (logged).
   Status LoadEnvironmentOnce();
 
+  // The rules RPMA_SIM_FAULTS gives, ';'-separated ("" when unset), reading them from the
+  // file `@path` names. False, with *error saying why, if that file cannot be read.
+  static bool EnvironmentRules(std::string* rules, std::string* error);
+
   // Adds rules (';'-separated). kInvalid, with *error saying where and why, if any is not
   // a valid rule; then none is added.
   Status Add(const std::string& rules, std::string* error);

@@ -1,0 +1,277 @@
+// rpma_sim_info.cc -- rpma-sim-info: what ibv_devinfo tells of a real RDMA device, told of
+// the simulated one: the device and its capabilities, every RPMA_SIM_* setting in effect
+// and where it came from, the transports this host can use (and why not), the version.
+//
+// usage: rpma-sim-info [-h]
+// It reads the settings exactly as the library does when a program starts, through the
+// same functions, and probes the host: a loopback TCP connection, a shared-memory object,
+// and process_vm_readv from a child process into this one (what the kernel's ptrace rules
+// allow between two processes of one user).
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/common/trace.h"
+#include "sim/common/version.h"
+#include "sim/fabric/config.h"
+#include "sim/fabric/device.h"
+#include "sim/fault/fault_plan.h"
+#include "sim/fault/fault_rule.h"
+#include "sim/fault/librpma_points.h"
+#include "sim/transport/process_vm.h"
+
+namespace {
+
+using rpma_sim::DeviceCaps;
+
+const char* YesNo(bool value) { return value ? "yes" : "no"; }
+
+// One setting: its variable, the value in effect, where that came from, what it means.
+struct Setting {
+  const char* variable;
+  std::string value;
+  std::string source;
+  const char* meaning;
+};
+
+// Where the value of `variable` came from, given whether its text was understood.
+std::string Source(const char* variable, bool understood) {
+  const char* text = getenv(variable);
+  if (text == nullptr || *text == '\0') return "default";
+  if (!understood) return std::string("environment (\"") + text + "\" not understood: default used)";
+  return "environment";
+}
+
+Setting Flag(const char* variable, bool in_effect, const char* meaning) {
+  const char* text = getenv(variable);
+  bool parsed;
+  bool understood = text == nullptr || *text == '\0' || rpma_sim::ParseFlag(text, &parsed);
+  return Setting{variable, in_effect ? "1" : "0", Source(variable, understood), meaning};
+}
+
+const char* TransportName(rpma_sim::TransportKind kind) {
+  switch (kind) {
+    case rpma_sim::TransportKind::kAuto: return "auto";
+    case rpma_sim::TransportKind::kInproc: return "inproc";
+    case rpma_sim::TransportKind::kShm: return "shm";
+    case rpma_sim::TransportKind::kTcp: return "tcp";
+  }
+  return "?";
+}
+
+// The value of a variable that takes one of `words` (any case), and whether it was understood.
+Setting Choice(const char* variable, const std::string& in_effect,
+               std::initializer_list<const char*> words, const char* meaning) {
+  const char* text = getenv(variable);
+  bool understood = text == nullptr || *text == '\0';
+  for (const char* word : words) understood = understood || strcasecmp(text, word) == 0;
+  return Setting{variable, in_effect, Source(variable, understood), meaning};
+}
+
+std::vector<Setting> Settings() {
+  DeviceCaps caps = rpma_sim::GetDeviceCaps();
+  std::vector<Setting> settings = {
+      Flag("RPMA_SIM_PMEM", caps.persistent_memory, "the device's memory is persistent"),
+      Flag("RPMA_SIM_EADR", caps.eadr, "a completed visibility flush is durable too (eADR)"),
+      Choice("RPMA_SIM_FLUSH_SCOPE", caps.flush_scope_qp ? "qp" : "range", {"range", "qp"},
+             "what librpma's portable flush makes durable"),
+      Flag("RPMA_SIM_PERSISTENCE_REPORT", rpma_sim::PersistenceReportEnabled(),
+           "report writes never made durable when a connection ends"),
+      Flag("RPMA_SIM_NATIVE_FLUSH", caps.native_flush, "rpma_flush completes as IBV_WC_FLUSH"),
+      Flag("RPMA_SIM_NATIVE_ATOMIC_WRITE", caps.native_atomic_write,
+           "rpma_atomic_write completes as IBV_WC_ATOMIC_WRITE"),
+      Flag("RPMA_SIM_ODP", caps.on_demand_paging, "on-demand paging is reported"),
+      Choice("RPMA_SIM_TRANSPORT", TransportName(rpma_sim::GetTransport()),
+             {"auto", "inproc", "shm", "tcp"}, "how a client reaches its server"),
+      Flag("RPMA_SIM_SHM_PROCESS_VM", rpma_sim::ShmProcessVmEnabled(),
+           "shm moves payloads of 16 KiB and more with process_vm_readv/writev"),
+  };
+
+  std::string rules;
+  std::string error;
+  std::vector<rpma_sim::FaultRule> parsed;
+  bool understood = rpma_sim::FaultPlan::EnvironmentRules(&rules, &error) &&
+                    rpma_sim::ParseFaultRules(rules, &parsed, &error);
+  std::string in_effect;
+  for (const rpma_sim::FaultRule& rule : parsed) in_effect += (in_effect.empty() ? "" : ";") + rule.text;
+  Setting faults{"RPMA_SIM_FAULTS", in_effect.empty() ? "(none)" : in_effect,
+                 Source("RPMA_SIM_FAULTS", true), "fault-injection rules"};
+  if (!understood) {
+    faults.value = "(none: every rpma_peer_new fails with RPMA_E_INVAL)";
+    faults.source = "environment (not understood: " + error + ")";
+  }
+  settings.push_back(faults);
+
+  const char* seed_text = getenv("RPMA_SIM_SEED");
+  bool seeded = seed_text != nullptr && *seed_text != '\0';
+  settings.push_back(Setting{
+      "RPMA_SIM_SEED", seeded ? std::to_string(rpma_sim::FaultPlan::Get().seed()) : "(random)",
+      seeded ? "environment" : "default (each run draws one and prints it when faults start)",
+      "the seed of every fault-injection choice"});
+
+  int64_t point = rpma_sim::LibrpmaFaultTarget();
+  const char* point_text = getenv("RPMA_FAULT_INJECTION");
+  settings.push_back(Setting{"RPMA_FAULT_INJECTION", point > 0 ? std::to_string(point) : "(off)",
+                             point_text != nullptr && *point_text != '\0'
+                                 ? (point > 0 ? "environment" : "environment (not > 0: off)")
+                                 : "default",
+                             "librpma's: fail the Nth fault point passed"});
+
+  const char* trace = getenv("RPMA_SIM_TRACE");
+  bool traced = trace != nullptr && *trace != '\0';
+  settings.push_back(Setting{"RPMA_SIM_TRACE", traced ? trace : "(off)",
+                             traced ? "environment" : "default",
+                             "the Chrome trace-event file (%p: the process id)"});
+  bool bound_understood;
+  uint64_t bound = rpma_sim::trace::MaxMegabytes(&bound_understood);
+  settings.push_back(Setting{"RPMA_SIM_TRACE_MAX_MB", std::to_string(bound),
+                             Source("RPMA_SIM_TRACE_MAX_MB", bound_understood),
+                             "the trace file's bound, in MiB"});
+  return settings;
+}
+
+// Transports -------------------------------------------------------------------------------
+
+// A TCP connection to a listener on 127.0.0.1: what the handshake of every connection needs.
+std::string ProbeTcp() {
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0) return std::string("no: socket: ") + strerror(errno);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  std::string result = "yes: a connection to 127.0.0.1 works";
+  int client = -1;
+  if (bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      listen(listener, 1) != 0 ||
+      getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    result = std::string("no: cannot listen on 127.0.0.1: ") + strerror(errno);
+  } else if ((client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+             connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    result = std::string("no: cannot connect to 127.0.0.1: ") + strerror(errno);
+  }
+  if (client >= 0) close(client);
+  close(listener);
+  return result;
+}
+
+// A shared-memory object as a connection's rings need one: created, sized, mapped, removed.
+std::string ProbeShm() {
+  std::string name = "/rpma-sim-info." + std::to_string(getpid());
+  int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return std::string("no: shm_open: ") + strerror(errno);
+  shm_unlink(name.c_str());
+  std::string result;
+  void* map = MAP_FAILED;
+  if (ftruncate(fd, 1 << 20) != 0) {
+    result = std::string("no: ftruncate: ") + strerror(errno);
+  } else if ((map = mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+             MAP_FAILED) {
+    result = std::string("no: mmap: ") + strerror(errno);
+  } else {
+    munmap(map, 1 << 20);
+    struct statvfs fs;
+    char free_text[64] = "";
+    if (statvfs("/dev/shm", &fs) == 0) {
+      snprintf(free_text, sizeof(free_text), ", %.1f GiB free in /dev/shm",
+               static_cast<double>(fs.f_bavail) * fs.f_frsize / (1ull << 30));
+    }
+    result = std::string("yes: a shared-memory object can be made and mapped") + free_text;
+  }
+  close(fd);
+  return result;
+}
+
+// process_vm_readv by a child of this process, into this process: the direction ptrace
+// rules restrict (Yama's ptrace_scope 1 allows only descendants to be read).
+std::string ProbeProcessVm() {
+  if (!rpma_sim::ShmProcessVmEnabled()) return "no: RPMA_SIM_SHM_PROCESS_VM=0";
+  static volatile uint64_t marker = 0x5250'4d41'5349'4dULL;  // what the child must read
+  int parent = getpid();
+  pid_t child = fork();
+  if (child < 0) return std::string("unknown: fork: ") + strerror(errno);
+  if (child == 0) {
+    uint64_t seen = 0;
+    bool read = rpma_sim::ReadFromProcess(parent, reinterpret_cast<uintptr_t>(&marker), &seen,
+                                          sizeof(seen));
+    _exit(!read ? (errno != 0 ? errno : 255) : seen == marker ? 0 : 254);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return "yes: another process of this user can read this one's memory";
+  std::string why = WIFEXITED(status) ? strerror(WEXITSTATUS(status)) : "the probe died";
+  std::string result = "no: process_vm_readv from another process: " + why;
+  FILE* scope = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+  int value = -1;
+  if (scope != nullptr) {
+    if (fscanf(scope, "%d", &value) != 1) value = -1;
+    fclose(scope);
+  }
+  if (value > 0) result += " (Yama ptrace_scope=" + std::to_string(value) + ")";
+  return result + "; payloads travel through the segment's rings instead";
+}
+
+void PrintUsage(FILE* out) {
+  fprintf(out,
+          "usage: rpma-sim-info [-h]\n"
+          "Prints rpma-sim's simulated RDMA device and its capabilities, every RPMA_SIM_*\n"
+          "setting in effect and where it came from, the transports this host can use, and\n"
+          "the version (as ibv_devinfo does for a real device).\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    bool help = strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0;
+    PrintUsage(help ? stdout : stderr);
+    return help ? 0 : 2;
+  }
+  rpma_sim::Device* device = rpma_sim::Device::Get();
+  DeviceCaps caps = rpma_sim::GetDeviceCaps();
+  printf("rpma-sim %s: the librpma %s API over a simulated RDMA fabric\n\n", rpma_sim::kVersion,
+         rpma_sim::kLibrpmaApiVersion);
+  printf("hca_id:\t%s\n", device->name());
+  printf("\ttransport:\t\tsimulated (in process, shared memory, TCP)\n");
+  printf("\tmax_qp_wr:\t\t%u\n", rpma_sim::kMaxQueuePairWorkRequests);
+  printf("\tmax_cqe:\t\t%u\n", rpma_sim::kMaxCompletionQueueEntries);
+  printf("\tmax_srq_wr:\t\t%u\n", rpma_sim::kMaxSharedReceiveQueueWorkRequests);
+  printf("\tcapabilities (rpma_sim_set_device_cap; read by rpma_peer_new):\n");
+  printf("\t\tpersistent memory:\t%s\n", YesNo(caps.persistent_memory));
+  printf("\t\teADR:\t\t\t%s\n", YesNo(caps.eadr));
+  printf("\t\tflush scope:\t\t%s\n", caps.flush_scope_qp ? "queue pair" : "range");
+  printf("\t\tnative flush:\t\t%s\n", YesNo(caps.native_flush));
+  printf("\t\tnative atomic write:\t%s\n", YesNo(caps.native_atomic_write));
+  printf("\t\ton-demand paging:\t%s\n\n", YesNo(caps.on_demand_paging));
+
+  std::vector<Setting> settings = Settings();
+  size_t width = 0;
+  for (const Setting& setting : settings)
+    width = std::max(width, strlen(setting.variable) + 1 + setting.value.size());
+  printf("settings (variable=value in effect, where it came from, what it does):\n");
+  for (const Setting& setting : settings) {
+    std::string assignment = std::string(setting.variable) + "=" + setting.value;
+    printf("\t%-*s  %s; %s\n", static_cast<int>(width), assignment.c_str(),
+           setting.source.c_str(), setting.meaning);
+  }
+
+  printf("\ntransports on this host:\n");
+  printf("\tinproc:\t\tyes: a listener of the same process is called directly\n");
+  printf("\ttcp:\t\t%s\n", ProbeTcp().c_str());
+  printf("\tshm:\t\t%s\n", ProbeShm().c_str());
+  printf("\tprocess_vm:\t%s\n", ProbeProcessVm().c_str());
+  return 0;
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# info_tool_test.sh -- rpma-sim-info prints the simulated device, every setting with the value
+# in effect and where it came from (default, environment, or a value it did not understand),
+# and this host's transports.
+#
+# usage: info_tool_test.sh RPMA_SIM_INFO
+set -u
+info=$1
+failures=0
+expect() {  # expect DESCRIPTION OUTPUT EXTENDED-REGEX
+  if grep -Eq -- "$3" <<<"$2"; then
+    echo "ok    $1"
+  else
+    echo "FAIL  $1: no line matches /$3/ in:"
+    echo "$2"
+    failures=$((failures + 1))
+  fi
+}
+clean_env=(env -u RPMA_SIM_PMEM -u RPMA_SIM_EADR -u RPMA_SIM_FLUSH_SCOPE -u RPMA_SIM_TRANSPORT
+           -u RPMA_SIM_FAULTS -u RPMA_SIM_SEED -u RPMA_FAULT_INJECTION -u RPMA_SIM_TRACE
+           -u RPMA_SIM_TRACE_MAX_MB -u RPMA_SIM_SHM_PROCESS_VM -u RPMA_SIM_PERSISTENCE_REPORT
+           -u RPMA_SIM_NATIVE_FLUSH -u RPMA_SIM_NATIVE_ATOMIC_WRITE -u RPMA_SIM_ODP)
+
+out=$("${clean_env[@]}" "$info") || { echo "FAIL: rpma-sim-info exited $?"; exit 1; }
+expect "the version" "$out" '^rpma-sim [0-9]+\.[0-9]+\.[0-9]+: the librpma 1\.3\.0 API'
+expect "the device" "$out" $'^hca_id:\trpma_sim0$'
+expect "persistent memory by default" "$out" $'persistent memory:\tyes'
+for setting in RPMA_SIM_PMEM=1 RPMA_SIM_EADR=0 RPMA_SIM_FLUSH_SCOPE=range \
+    RPMA_SIM_PERSISTENCE_REPORT=1 RPMA_SIM_NATIVE_FLUSH=0 RPMA_SIM_NATIVE_ATOMIC_WRITE=0 \
+    RPMA_SIM_ODP=0 RPMA_SIM_TRANSPORT=auto RPMA_SIM_SHM_PROCESS_VM=1 'RPMA_SIM_FAULTS=\(none\)' \
+    'RPMA_SIM_SEED=\(random\)' 'RPMA_FAULT_INJECTION=\(off\)' 'RPMA_SIM_TRACE=\(off\)' \
+    RPMA_SIM_TRACE_MAX_MB=256; do
+  expect "$setting by default" "$out" "^	$setting +default"
+done
+expect "tcp works on loopback" "$out" $'^\ttcp:\t+yes'
+expect "shm says whether it works" "$out" $'^\tshm:\t+(yes|no): '
+expect "process_vm says whether it works" "$out" $'^\tprocess_vm:\t(yes|no): '
+
+out=$("${clean_env[@]}" RPMA_SIM_PMEM=0 RPMA_SIM_TRANSPORT=tcp RPMA_SIM_SEED=42 \
+      RPMA_SIM_FLUSH_SCOPE=qp RPMA_SIM_FAULTS='delay:op=send,us=5' RPMA_FAULT_INJECTION=7 \
+      RPMA_SIM_SHM_PROCESS_VM=0 RPMA_SIM_TRACE_MAX_MB=3 "$info")
+expect "a capability from the environment" "$out" $'persistent memory:\tno'
+expect "RPMA_SIM_PMEM from the environment" "$out" '^	RPMA_SIM_PMEM=0 +environment;'
+expect "RPMA_SIM_TRANSPORT from the environment" "$out" '^	RPMA_SIM_TRANSPORT=tcp +environment;'
+expect "RPMA_SIM_FLUSH_SCOPE from the environment" "$out" '^	RPMA_SIM_FLUSH_SCOPE=qp +environment;'
+expect "the seed from the environment" "$out" '^	RPMA_SIM_SEED=42 +environment;'
+expect "the rules in force" "$out" '^	RPMA_SIM_FAULTS=delay:op=send,us=5 +environment;'
+expect "librpma's fault point" "$out" '^	RPMA_FAULT_INJECTION=7 +environment;'
+expect "the trace bound" "$out" '^	RPMA_SIM_TRACE_MAX_MB=3 +environment;'
+expect "process_vm turned off" "$out" $'^\tprocess_vm:\tno: RPMA_SIM_SHM_PROCESS_VM=0'
+
+out=$("${clean_env[@]}" RPMA_SIM_PMEM=maybe RPMA_SIM_TRANSPORT=carrier-pigeon \
+      RPMA_SIM_FAULTS='wc:op=write,status=IBV_WC_NOT_A_STATUS' RPMA_SIM_TRACE_MAX_MB=-1 "$info")
+expect "a flag not understood" "$out" \
+  '^	RPMA_SIM_PMEM=1 +environment \("maybe" not understood: default used\);'
+expect "a transport not understood" "$out" \
+  '^	RPMA_SIM_TRANSPORT=auto +environment \("carrier-pigeon" not understood'
+expect "rules not understood, with the reason" "$out" \
+  '^	RPMA_SIM_FAULTS=\(none: every rpma_peer_new fails with RPMA_E_INVAL\) +environment \(not understood: .*IBV_WC_NOT_A_STATUS'
+expect "a bound not understood" "$out" '^	RPMA_SIM_TRACE_MAX_MB=256 +environment \("-1" not understood'
+
+"$info" -h | grep -q '^usage: rpma-sim-info' || { echo "FAIL  -h prints the usage"; failures=$((failures + 1)); }
+"$info" --bogus 2>/dev/null
+[ $? -eq 2 ] && echo "ok    an unknown option exits 2" || { echo "FAIL  an unknown option exits 2"; failures=$((failures + 1)); }
+
+echo "$failures failed"
+[ "$failures" -eq 0 ]
