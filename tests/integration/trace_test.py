@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """trace_test.py -- RPMA_SIM_TRACE writes a Chrome trace-event JSON file that a viewer loads.
 
-usage: trace_test.py WRITE FLUSH_PMEM FORGETFUL PERF PING_PONG (examples and rpma-sim-perf)
+usage: trace_test.py WRITE FLUSH_PMEM FORGETFUL PERF PING_PONG PLOT
+(the examples, rpma-sim-perf and rpma-sim-trace-plot)
 
 Runs the write example in one process and as a server and a client process (over shared
 memory, `%p` in the path giving each its own file), the flush example (flushes marked), the
@@ -20,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from xml.etree import ElementTree
 
 FAILURES = []
 
@@ -110,7 +112,7 @@ def check_no_overlap(events, label):
 
 
 def main():
-    write, flush_pmem, forgetful, perf, ping_pong = (os.path.abspath(p) for p in sys.argv[1:6])
+    write, flush_pmem, forgetful, perf, ping_pong, plot = (os.path.abspath(p) for p in sys.argv[1:7])
     work = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
 
     # 1. The write example, both sides in one process.
@@ -146,6 +148,16 @@ def main():
         c_writes = [e["ts"] for e in client_events if e["ph"] == "X" and e["name"] == "write"]
         check(bool(s_times) and bool(c_writes) and min(s_times) <= c_writes[0] <= max(s_times),
               "shm: both files share one clock (the write falls inside the server's connection)")
+
+        # rpma-sim-trace-plot draws both files on one timeline: a box per work request.
+        svg = os.path.join(work, "shm.svg")
+        drawn = subprocess.run([plot, "-o", svg] + list(files.values()))
+        boxes = -1
+        if drawn.returncode == 0:
+            root = ElementTree.parse(svg).getroot()
+            boxes = sum(1 for r in root.iter("{http://www.w3.org/2000/svg}rect")
+                        if r.find("{http://www.w3.org/2000/svg}title") is not None)
+        check(boxes == 2, f"plot: the SVG timeline has a box for the write and one for the read ({boxes})")
 
     # 3. Flushes are marked.
     path = os.path.join(work, "flush.json")
