@@ -3,7 +3,10 @@
 # builds outside Bazel: PREFIX/include/{librpma.h,rpma_sim.h}, PREFIX/lib/librpma.so.0 (and
 # the librpma.so link), PREFIX/lib/.debug/librpma.so.0.debug (its symbols, which gdb finds
 # through the library's .gnu_debuglink), PREFIX/lib/pkgconfig/librpma.pc, and
-# PREFIX/bin/rpma-sim-sweep (a program run once per librpma fault point).
+# PREFIX/bin/rpma-sim-sweep (a program run once per librpma fault point), rpma-sim-info (the
+# simulated device, the settings in effect, this host's transports) and rpma-sim-trace-plot
+# (an RPMA_SIM_TRACE file as an SVG timeline), and the man pages in PREFIX/share/man
+# (rpma_sim(7), a page per rpma_sim.h function).
 #
 # This is the template of //:install (api/install.bzl), which builds the library optimized
 # whatever flags `bazel run` was given and fills in where that library is in the runfiles.
@@ -31,8 +34,15 @@ chmod 0644 "$prefix/include/librpma.h" "$prefix/include/rpma_sim.h"
 chmod 0755 "$prefix/lib/librpma.so.0"
 chmod 0644 "$prefix/lib/.debug/librpma.so.0.debug"
 ln -sf librpma.so.0 "$prefix/lib/librpma.so"
-cp -f "$runfiles/api/tools/rpma-sim-sweep" "$prefix/bin/rpma-sim-sweep"
-chmod 0755 "$prefix/bin/rpma-sim-sweep"
+for tool in tools/rpma-sim-sweep tools/rpma-sim-trace-plot rpma-sim-info; do
+  cp -f "$runfiles/api/$tool" "$prefix/bin/"
+  chmod 0755 "$prefix/bin/$(basename "$tool")"
+done
+for section in 3 7; do
+  mkdir -p "$prefix/share/man/man$section"
+  cp -f "$runfiles/api/man/man$section/"*."$section" "$prefix/share/man/man$section/"
+  chmod 0644 "$prefix/share/man/man$section/"*."$section"
+done
 sed "s|@PREFIX@|$prefix|" "$runfiles/api/librpma.pc.in" > "$prefix/lib/pkgconfig/librpma.pc"
 echo "installed rpma-sim's librpma into $prefix"
 echo "  cflags: $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags librpma 2>/dev/null || echo "-I$prefix/include")"
