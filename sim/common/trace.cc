@@ -1,5 +1,5 @@
-// trace.cc -- the RPMA_SIM_TRACE file: opened when the library loads, one write(2) per event,
-// reopened by a forked child, closed at exit (atexit).
+// trace.cc -- the RPMA_SIM_TRACE file: opened when the library loads, each event copied into
+// its shared mapping, reopened by a forked child, closed at exit (atexit).
 #include "sim/common/trace.h"
 
 #include <errno.h>
@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
@@ -26,7 +28,27 @@ namespace {
 constexpr uint64_t kDefaultMaxMb = 256;
 // Room kept past the bound for the line that says the trace stopped and the closing one.
 constexpr uint64_t kReserve = 512;
+// The file grows by this much at a time, filled with spaces (JSON whitespace) until written.
+constexpr uint64_t kChunk = 1 << 20;
 
+// A lock of a few instructions (the set of named tracks); a forked child can reset it.
+class SpinLock {
+ public:
+  void lock() {
+    while (flag_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  void unlock() { flag_.clear(std::memory_order_release); }
+  void Reset() { flag_.clear(); }
+
+ private:
+  std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
+};
+
+// The file is mapped shared and each event copied into it at an offset reserved with one
+// atomic add: no system call on the event path (a thread may hold a queue pair's lock
+// there), and what is copied is in the page cache, so it reaches the file even if the
+// process is killed the next instant. Once per kChunk the thread that crosses into a new
+// chunk extends the file first (ftruncate); others that need the chunk wait for it.
 class TraceFile {
  public:
   TraceFile() {
@@ -41,47 +63,56 @@ class TraceFile {
 
   static TraceFile& Get();
 
+  int pid() const { return pid_; }
+
   // Appends `line` unless tracing is off or the bound is reached.
   void Write(const std::string& line) {
     writers_.fetch_add(1);
     if (On()) {
       uint64_t at = bytes_.fetch_add(line.size());
       if (at + line.size() + kReserve <= max_bytes_) {
-        WriteAll(fd_.load(), line);
+        CopyAt(at, line);
       } else if (g_on.exchange(false)) {
-        WriteAll(fd_.load(), StoppedLine());
+        std::string stopped = StoppedLine();
+        CopyAt(max_bytes_ - kReserve, stopped);  // the writes past the bound were dropped
+        bytes_.store(max_bytes_ - kReserve + stopped.size());
       }
     }
     writers_.fetch_sub(1);
   }
 
-  // Stops tracing, waits for the writes under way and ends the array.
+  // Stops tracing, waits for the writes under way, ends the array and cuts the file to it.
   void Close() {
     g_on.store(false);
     while (writers_.load() != 0) std::this_thread::yield();
-    int fd = fd_.exchange(-1);
-    if (fd < 0) return;
-    WriteAll(fd, EventLine("{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"trace\",\"name\":\"end of trace\"",
-                           kProcessTrack, NowNs(), "", false) +
-                     "]\n");
-    close(fd);
+    if (map_ == nullptr) return;
+    uint64_t end = std::min(bytes_.load(), max_bytes_ - kReserve + kReserve / 2);
+    std::string last =
+        EventLine("{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"trace\",\"name\":\"end of trace\"",
+                  kProcessTrack, NowNs(), "", false) +
+        "]\n";
+    CopyAt(end, last);
+    if (ftruncate(fd_, end + last.size()) != 0) {
+      // The file keeps its spaces after the array: still valid JSON.
+    }
+    Unmap();
   }
 
   bool MarkNamed(uint64_t track) {
-    std::lock_guard<std::mutex> lock(named_mutex_);
+    std::lock_guard<SpinLock> lock(named_lock_);
     return named_.insert(track).second;
   }
   bool Named(uint64_t track) {
-    std::lock_guard<std::mutex> lock(named_mutex_);
+    std::lock_guard<SpinLock> lock(named_lock_);
     return named_.count(track) != 0;
   }
 
   // One event as a line of the array: `head` is the event's opening up to its name.
-  static std::string EventLine(const std::string& head, uint64_t track, uint64_t ts_ns,
-                               const std::string& more, bool comma = true) {
+  std::string EventLine(const std::string& head, uint64_t track, uint64_t ts_ns,
+                        const std::string& more, bool comma = true) const {
     char where[96];
     snprintf(where, sizeof(where), ",\"pid\":%d,\"tid\":%" PRIu64 ",\"ts\":%" PRIu64 ".%03u",
-             static_cast<int>(getpid()), track, ts_ns / 1000, static_cast<unsigned>(ts_ns % 1000));
+             pid_, track, ts_ns / 1000, static_cast<unsigned>(ts_ns % 1000));
     return head + where + more + (comma ? "},\n" : "}");
   }
 
@@ -102,7 +133,7 @@ class TraceFile {
     std::string path;
     for (size_t i = 0; i < pattern_.size(); ++i) {
       if (pattern_[i] == '%' && i + 1 < pattern_.size() && pattern_[i + 1] == 'p') {
-        path += std::to_string(getpid());
+        path += std::to_string(pid_);
         ++i;
       } else {
         path += pattern_[i];
@@ -112,13 +143,20 @@ class TraceFile {
   }
 
   void Open() {
+    pid_ = static_cast<int>(getpid());
     std::string path = Path();
-    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      fprintf(stderr, "rpma-sim: RPMA_SIM_TRACE: cannot open %s: %s; not tracing\n", path.c_str(),
-              strerror(errno));
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    void* map = MAP_FAILED;
+    if (fd >= 0) map = mmap(nullptr, max_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+      fprintf(stderr, "rpma-sim: RPMA_SIM_TRACE: cannot %s %s: %s; not tracing\n",
+              fd < 0 ? "open" : "map", path.c_str(), strerror(errno));
+      if (fd >= 0) close(fd);
       return;
     }
+    fd_ = fd;
+    map_ = static_cast<char*>(map);
+    extended_.store(0);
     char comm[64] = "?";
     FILE* file = fopen("/proc/self/comm", "re");
     if (file != nullptr) {
@@ -128,23 +166,56 @@ class TraceFile {
     std::string head = "[\n" + EventLine("{\"ph\":\"M\",\"name\":\"process_name\"", 0, 0,
                                          ",\"args\":{\"name\":" +
                                              Quote(std::string("rpma-sim ") + comm + " (pid " +
-                                                   std::to_string(getpid()) + ")") +
+                                                   std::to_string(pid_) + ")") +
                                              "}");
     bytes_.store(head.size());
-    WriteAll(fd, head);
-    fd_.store(fd);
+    CopyAt(0, head);
     g_on.store(true);
   }
 
-  // A forked child has one thread and its parent's descriptor: it writes a file of its own,
-  // or nothing.
+  // Copies `line` to [at, at + size) of the file, extending the file first if it is shorter.
+  void CopyAt(uint64_t at, const std::string& line) {
+    uint64_t end = at + line.size();
+    while (extended_.load(std::memory_order_acquire) < end) {
+      if (extending_.test_and_set(std::memory_order_acquire)) {
+        std::this_thread::yield();  // another thread is extending it
+        continue;
+      }
+      uint64_t size = extended_.load();
+      if (size < end) {
+        uint64_t grown = std::min(std::max(size + kChunk, (end + kChunk - 1) / kChunk * kChunk),
+                                  max_bytes_);
+        if (ftruncate(fd_, grown) == 0) {
+          memset(map_ + size, ' ', grown - size);
+          extended_.store(grown, std::memory_order_release);
+        } else {
+          g_on.store(false);  // a full disk: the trace stops where it is
+          extending_.clear(std::memory_order_release);
+          return;
+        }
+      }
+      extending_.clear(std::memory_order_release);
+    }
+    memcpy(map_ + at, line.data(), line.size());
+  }
+
+  void Unmap() {
+    munmap(map_, max_bytes_);
+    map_ = nullptr;
+    close(fd_);
+    fd_ = -1;
+  }
+
+  // A forked child has one thread and its parent's mapping: it writes a file of its own, or
+  // nothing.
   void AfterForkInChild() {
-    int fd = fd_.exchange(-1);
     g_on.store(false);
     writers_.store(0);
-    if (fd < 0) return;
-    close(fd);
-    named_.clear();  // the child has the parent's copy, unlocked: it is the only thread
+    named_lock_.Reset();
+    extending_.clear();
+    if (map_ == nullptr) return;
+    Unmap();  // the parent's file stays as the parent writes it
+    named_.clear();
     if (pattern_.find("%p") != std::string::npos) Open();
   }
 
@@ -157,19 +228,16 @@ class TraceFile {
                          "}");
   }
 
-  static void WriteAll(int fd, const std::string& line) {
-    if (fd < 0) return;
-    // O_APPEND: the line lands whole at the end, whichever thread writes it.
-    ssize_t written = write(fd, line.data(), line.size());
-    (void)written;  // a full disk loses trace lines, nothing else
-  }
-
   std::string pattern_;
   uint64_t max_bytes_ = kDefaultMaxMb << 20;
-  std::atomic<int> fd_{-1};
-  std::atomic<uint64_t> bytes_{0};
+  int pid_ = 0;
+  int fd_ = -1;
+  char* map_ = nullptr;
+  std::atomic<uint64_t> extended_{0};  // how long the file is
+  std::atomic_flag extending_ = ATOMIC_FLAG_INIT;
+  std::atomic<uint64_t> bytes_{0};     // how much of it is reserved for events
   std::atomic<int> writers_{0};
-  std::mutex named_mutex_;
+  SpinLock named_lock_;
   std::unordered_set<uint64_t> named_;
 };
 
@@ -227,9 +295,9 @@ void NameTrack(uint64_t track, const std::string& name) {
   TraceFile& file = TraceFile::Get();
   if (!On() || !file.MarkNamed(track)) return;
   std::string line =
-      TraceFile::EventLine("{\"ph\":\"M\",\"name\":\"thread_name\"", track, 0,
+      file.EventLine("{\"ph\":\"M\",\"name\":\"thread_name\"", track, 0,
                            ",\"args\":{\"name\":" + Quote(name) + "}") +
-      TraceFile::EventLine("{\"ph\":\"M\",\"name\":\"thread_sort_index\"", track, 0,
+      file.EventLine("{\"ph\":\"M\",\"name\":\"thread_sort_index\"", track, 0,
                            ",\"args\":{\"sort_index\":" + std::to_string(track) + "}");
   file.Write(line);
 }
@@ -247,7 +315,8 @@ void Slice(uint64_t track, const char* category, const std::string& name, uint64
   std::string more = duration;
   if (color != nullptr) more += std::string(",\"cname\":\"") + color + "\"";
   more += ",\"args\":{" + args + "}";
-  TraceFile::Get().Write(TraceFile::EventLine(
+  TraceFile& file = TraceFile::Get();
+  file.Write(file.EventLine(
       std::string("{\"ph\":\"X\",\"cat\":\"") + category + "\",\"name\":" + Quote(name), track,
       start_ns, more));
 }
@@ -257,7 +326,8 @@ void Instant(uint64_t track, const char* category, const std::string& name,
   if (!On()) return;
   if (track == kProcessTrack && !TrackNamed(kProcessTrack))
     NameTrack(kProcessTrack, "process: faults, power failures");
-  TraceFile::Get().Write(TraceFile::EventLine(
+  TraceFile& file = TraceFile::Get();
+  file.Write(file.EventLine(
       std::string("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"") + category + "\",\"name\":" +
           Quote(name),
       track, NowNs(), ",\"args\":{" + args + "}"));

@@ -5,11 +5,13 @@
 // slices, connection events, fault firings and power failures as instants. Perfetto and
 // chrome://tracing open it. `%p` in FILE becomes the process id, so each process of a run
 // writes its own file (a child forked while tracing reopens it under its own pid; without
-// `%p` the child does not trace, as it would corrupt its parent's file). Each event is one
-// write(2) to a file opened O_APPEND, so nothing is held across the call and a process that
-// crashes leaves every event it wrote: the file then lacks only the closing "]", which both
-// viewers supply; a process that exits normally closes the array. The file is bounded by
-// RPMA_SIM_TRACE_MAX_MB (default 256): past it the trace stops with a last instant saying so.
+// `%p` the child does not trace, as it would corrupt its parent's file). Each event is
+// copied into a shared mapping of the file at an offset reserved with one atomic add (no
+// system call on the path but a file extension once per MiB), so a process that crashes or
+// is killed leaves every event it wrote: the file then lacks only the closing "]" (spaces
+// follow the last event), which both viewers supply; a process that exits normally closes
+// the array and cuts the file there. The file is bounded by RPMA_SIM_TRACE_MAX_MB (default
+// 256): past it the trace stops with a last instant saying so.
 //
 // Off (the default), trace::On() is one relaxed load and nothing else runs.
 #ifndef RPMA_SIM_COMMON_TRACE_H_
