@@ -15,7 +15,9 @@ namespace testing {
 namespace {
 
 std::mutex g_ended_mutex;
-std::set<const rpma_conn*>* g_ended = new std::set<const rpma_conn*>;  // by g_ended_mutex
+// Connections whose end the kit took, guarded by g_ended_mutex. Never destroyed: a test's
+// static objects may still ask at exit.
+std::set<const rpma_conn*>* g_ended = new std::set<const rpma_conn*>;
 
 bool EndsConnection(rpma_conn_event event) {
   return event == RPMA_CONN_CLOSED || event == RPMA_CONN_LOST ||

@@ -61,6 +61,7 @@ bool ChildRole(std::string* role, int* fd) {
   if (space == std::string::npos) return false;
   *role = given->substr(0, space);
   *fd = atoi(given->c_str() + space + 1);
+  fcntl(*fd, F_SETFD, FD_CLOEXEC);  // not inherited by this child's own children
   return true;
 }
 
@@ -111,7 +112,8 @@ bool TestChild::Wait(int timeout_ms, int* status) {
     pid_t ended = waitpid(pid_, status, WNOHANG);
     if (ended == pid_) break;
     if (ended < 0 && errno != EINTR) return false;
-    if (NowMs() >= deadline) {
+    long long left = deadline - NowMs();
+    if (left <= 0) {
       kill(pid_, SIGKILL);
       waitpid(pid_, status, 0);
       pid_ = -1;
@@ -119,13 +121,14 @@ bool TestChild::Wait(int timeout_ms, int* status) {
     }
     // The child's end of the socket closes as it exits: wait for that, not a fixed time.
     pollfd pfd = {fd_, POLLIN, 0};
-    if (poll(&pfd, 1, static_cast<int>(deadline - NowMs())) > 0 && (pfd.revents & POLLIN)) {
-      char byte;
-      if (read(fd_, &byte, 1) == 0) {  // end of file: wait for the exit itself
-        waitpid(pid_, status, 0);
-        break;
-      }
-      buffered_ += byte;
+    if (poll(&pfd, 1, static_cast<int>(left)) <= 0) continue;
+    char chunk[256];
+    ssize_t n = read(fd_, chunk, sizeof(chunk));
+    if (n > 0) {
+      buffered_.append(chunk, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      waitpid(pid_, status, 0);  // the socket is closed: the child is ending
+      break;
     }
   }
   pid_ = -1;

@@ -39,6 +39,10 @@ TEST_P(FaultSweepTest, ABodyThatHandlesEveryErrorPassesEveryPoint) {
     EXPECT_EQ(PointOutcome::kPassed, result.outcome) << "point " << result.point;
 }
 
+// What a run may take before it counts as hung: the hang below costs this much. Not less: a
+// child under a sanitizer takes a while to start.
+constexpr int kSweepTimeoutMs = 3000;
+
 // Point 1 crashes, point 2 hangs, point 3 fails an expectation, point 4 is handled.
 void BadBody() {
   rpma_conn_cfg *cfg = nullptr;
@@ -52,7 +56,7 @@ void BadBody() {
 TEST(FaultSweepOutcomesTest, CrashesHangsAndFailedExpectationsAreReported) {
   static std::vector<PointResult> results;
   rpma_sim::testing::SweepOptions options;
-  options.timeout_ms = 1000;  // the hang costs this much
+  options.timeout_ms = kSweepTimeoutMs;
   EXPECT_NONFATAL_FAILURE(results = SweepFaultPoints(BadBody, options),
                           "point 2 (rpma_conn_cfg_set_sq_size, Invalid argument): HUNG");
   ASSERT_EQ(5u, results.size());
@@ -68,7 +72,7 @@ TEST(FaultSweepOutcomesTest, CrashesHangsAndFailedExpectationsAreReported) {
 
 TEST(FaultSweepOutcomesTest, TheFailureListsEveryBadPoint) {
   rpma_sim::testing::SweepOptions options;
-  options.timeout_ms = 1000;
+  options.timeout_ms = kSweepTimeoutMs;
   options.first_point = 3;  // skips the crash and the hang
   EXPECT_NONFATAL_FAILURE(SweepFaultPoints(BadBody, options),
                           "point 3 (rpma_conn_cfg_set_rq_size, Invalid argument): FAILED an "
