@@ -28,13 +28,6 @@ constexpr int kListenAttempts = 5;
 // of the kit's but the parent's end (EOF when it dies).
 constexpr int kWholeTestMs = 3600 * 1000;
 
-rpma_conn_private_data PrivateData(const std::string& bytes) {
-  rpma_conn_private_data pdata;
-  pdata.ptr = const_cast<char*>(bytes.data());
-  pdata.len = static_cast<uint8_t>(bytes.size());
-  return pdata;
-}
-
 // A line `word arg...`, split at spaces.
 std::vector<std::string> Words(const std::string& line) {
   std::istringstream in(line);
@@ -88,30 +81,22 @@ void ConnectedPair::Accept(const PairOptions& options) {
   ASSERT_EQ(0, rpma_ep_get_fd(ep_, &fd));
   pollfd pfd = {fd, POLLIN, 0};
   ASSERT_EQ(1, poll(&pfd, 1, TimeoutMs())) << "no connection request came";
-  rpma_conn_cfg* cfg = nullptr;
-  ASSERT_NO_FATAL_FAILURE(NewConnCfg(options, &cfg));
-  rpma_conn_req* request = nullptr;
-  int ret = rpma_ep_next_conn_req(ep_, cfg, &request);
-  if (cfg != nullptr) {
-    EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
-  }
-  ASSERT_EQ(0, ret);
-  rpma_conn_private_data pdata = PrivateData(options.server_private_data);
-  ASSERT_EQ(0, rpma_conn_req_connect(&request, pdata.len > 0 ? &pdata : nullptr, &server_.conn));
+  ConnectRequest(
+      options,
+      [this](const rpma_conn_cfg* cfg, rpma_conn_req** request) {
+        return rpma_ep_next_conn_req(ep_, cfg, request);
+      },
+      options.server_private_data, &server_.conn);
 }
 
 void ConnectedPair::ClientConnect(const PairOptions& options) {
   ASSERT_NO_FATAL_FAILURE(NewPeer(&client_.peer));
-  rpma_conn_cfg* cfg = nullptr;
-  ASSERT_NO_FATAL_FAILURE(NewConnCfg(options, &cfg));
-  rpma_conn_req* request = nullptr;
-  int ret = rpma_conn_req_new(client_.peer, kLoopback, port_.c_str(), cfg, &request);
-  if (cfg != nullptr) {
-    EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
-  }
-  ASSERT_EQ(0, ret);
-  rpma_conn_private_data pdata = PrivateData(options.client_private_data);
-  ASSERT_EQ(0, rpma_conn_req_connect(&request, pdata.len > 0 ? &pdata : nullptr, &client_.conn));
+  ConnectRequest(
+      options,
+      [this](const rpma_conn_cfg* cfg, rpma_conn_req** request) {
+        return rpma_conn_req_new(client_.peer, kLoopback, port_.c_str(), cfg, request);
+      },
+      options.client_private_data, &client_.conn);
 }
 
 void ConnectedPair::ConnectInProcess(const PairOptions& options) {

@@ -76,6 +76,23 @@ void NewConnCfg(const PairOptions& options, rpma_conn_cfg** cfg) {
   }
 }
 
+void ConnectRequest(const PairOptions& options,
+                    const std::function<int(const rpma_conn_cfg*, rpma_conn_req**)>& make,
+                    const std::string& private_data, rpma_conn** conn) {
+  rpma_conn_cfg* cfg = nullptr;
+  ASSERT_NO_FATAL_FAILURE(NewConnCfg(options, &cfg));
+  rpma_conn_req* request = nullptr;
+  int ret = make(cfg, &request);
+  if (cfg != nullptr) {
+    EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+  }
+  ASSERT_EQ(0, ret);
+  rpma_conn_private_data pdata;
+  pdata.ptr = const_cast<char*>(private_data.data());
+  pdata.len = static_cast<uint8_t>(private_data.size());
+  ASSERT_EQ(0, rpma_conn_req_connect(&request, pdata.len > 0 ? &pdata : nullptr, conn));
+}
+
 void RegisterMemory(Side* side, size_t size, int usage) {
   void* memory = nullptr;
   ASSERT_EQ(0, posix_memalign(&memory, kPageSize, size > 0 ? size : 1));

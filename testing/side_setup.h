@@ -7,6 +7,7 @@
 
 #include <librpma.h>
 
+#include <functional>
 #include <string>
 
 #include "rpma_sim/testing.h"
@@ -25,6 +26,14 @@ std::string FreeTcpPort();
 // The connection configuration `options` asks for (NULL when it keeps every default): owned
 // by the caller (rpma_conn_cfg_delete). Use with ASSERT_NO_FATAL_FAILURE.
 void NewConnCfg(const PairOptions& options, rpma_conn_cfg** cfg);
+
+// A connection made from a request: make(cfg, &request) makes it under the configuration
+// `options` asks for (rpma_conn_req_new on the client, rpma_ep_next_conn_req on the server),
+// then rpma_conn_req_connect with `private_data` (none if empty) gives *conn.
+// Use with ASSERT_NO_FATAL_FAILURE.
+void ConnectRequest(const PairOptions& options,
+                    const std::function<int(const rpma_conn_cfg*, rpma_conn_req**)>& make,
+                    const std::string& private_data, rpma_conn** conn);
 
 // Allocates side->memory (page-aligned, zeroed), registers it with `usage`, and fills in the
 // connection's completion queues. Use with ASSERT_NO_FATAL_FAILURE.

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <string>
 
 #include "tests/common/test_support.h"
+#include "tests/integration/integration_support.h"
 
 namespace {
 
@@ -49,7 +49,7 @@ TEST_F(TransportTest, GetReturnsWhatWasSet) {
   }
 }
 
-// Sockets and shared-memory segments this process holds now.
+// How many sockets this process holds now.
 int OpenSockets() {
   int sockets = 0;
   DIR *dir = opendir("/proc/self/fd");
@@ -65,14 +65,6 @@ int OpenSockets() {
   return sockets;
 }
 
-bool MapsSharedMemorySegment() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line))
-    if (line.find("/dev/shm/rpma-sim-") != std::string::npos) return true;
-  return false;
-}
-
 // The listener's socket alone in process; a TCP connection adds one socket on each side.
 TEST_F(TransportTest, TcpConnectionsTravelOverSocketsEvenWithinOneProcess) {
   ASSERT_EQ(0, rpma_sim_set_transport(RPMA_SIM_TRANSPORT_INPROC));
@@ -86,13 +78,13 @@ TEST_F(TransportTest, TcpConnectionsTravelOverSocketsEvenWithinOneProcess) {
   const int listening_again = OpenSockets();
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
   EXPECT_LE(listening_again + 2, OpenSockets()) << "a TCP connection opened no sockets";
-  EXPECT_FALSE(MapsSharedMemorySegment());
+  EXPECT_FALSE(integration::MapsSharedMemorySegment());
 }
 
 TEST_F(TransportTest, ShmConnectionsMapASegmentEvenWithinOneProcess) {
   ASSERT_EQ(0, rpma_sim_set_transport(RPMA_SIM_TRANSPORT_SHM));
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  EXPECT_TRUE(MapsSharedMemorySegment());
+  EXPECT_TRUE(integration::MapsSharedMemorySegment());
 }
 
 // A connection keeps the transport it was made with: one made under SHM still maps its
@@ -108,7 +100,7 @@ TEST_F(TransportTest, ConnectionsKeepTheTransportTheyWereMadeWith) {
                           Ctx(1)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
   EXPECT_EQ(source->bytes, target->bytes);
-  EXPECT_TRUE(MapsSharedMemorySegment());
+  EXPECT_TRUE(integration::MapsSharedMemorySegment());
 }
 
 }  // namespace
