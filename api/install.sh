@@ -25,7 +25,7 @@ here=$(dirname "$0")
 runfiles="${RUNFILES_DIR:-$0.runfiles}/rpma_sim"
 [ -d "$runfiles" ] || runfiles="$here"
 library_dir="$runfiles/@LIBRARY_DIR@"
-mkdir -p "$prefix/include" "$prefix/lib/pkgconfig" "$prefix/lib/.debug" "$prefix/bin"
+mkdir -p "$prefix/include/rpma_sim" "$prefix/lib/pkgconfig" "$prefix/lib/.debug" "$prefix/bin"
 # cp, not install(1): under `bazel test` the runfiles' own "install" can shadow it on PATH.
 cp -f "$runfiles/api/include/librpma.h" "$runfiles/api/include/rpma_sim.h" "$prefix/include/"
 cp -f "$library_dir/librpma.so.0" "$prefix/lib/librpma.so.0"
@@ -44,6 +44,12 @@ for section in 3 7; do
   chmod 0644 "$prefix/share/man/man$section/"*."$section"
 done
 sed "s|@PREFIX@|$prefix|" "$runfiles/api/librpma.pc.in" > "$prefix/lib/pkgconfig/librpma.pc"
+cp -f "$runfiles/testing/include/rpma_sim/testing.h" "$prefix/include/rpma_sim/testing.h"
+cp -f "$library_dir/librpma_sim_testing.a" "$prefix/lib/librpma_sim_testing.a"
+chmod 0644 "$prefix/include/rpma_sim/testing.h" "$prefix/lib/librpma_sim_testing.a"
+sed "s|@PREFIX@|$prefix|" "$runfiles/testing/rpma-sim-testing.pc.in" \
+  > "$prefix/lib/pkgconfig/rpma-sim-testing.pc"
 echo "installed rpma-sim's librpma into $prefix"
 echo "  cflags: $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags librpma 2>/dev/null || echo "-I$prefix/include")"
 echo "  libs:   $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --libs librpma 2>/dev/null || echo "-L$prefix/lib -lrpma")"
+echo "  tests:  pkg-config rpma-sim-testing (rpma_sim/testing.h, -lrpma_sim_testing)"

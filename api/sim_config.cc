@@ -1,4 +1,5 @@
-// sim_config.cc -- rpma_sim.h: the simulated device's capabilities at run time.
+// sim_config.cc -- rpma_sim.h: the simulated device's capabilities and the transport at run
+// time (sim/fabric/config.h).
 #include <rpma_sim.h>
 
 #include "sim/fabric/config.h"
@@ -33,5 +34,29 @@ int rpma_sim_get_device_cap(enum rpma_sim_device_cap cap, bool* enabled) {
   bool* field = CapField(&caps, cap);
   if (field == nullptr || enabled == nullptr) return RPMA_E_INVAL;
   *enabled = *field;
+  return 0;
+}
+
+int rpma_sim_set_transport(enum rpma_sim_transport transport) {
+  switch (transport) {
+    case RPMA_SIM_TRANSPORT_AUTO: rpma_sim::SetTransport(rpma_sim::TransportKind::kAuto); break;
+    case RPMA_SIM_TRANSPORT_INPROC:
+      rpma_sim::SetTransport(rpma_sim::TransportKind::kInproc);
+      break;
+    case RPMA_SIM_TRANSPORT_SHM: rpma_sim::SetTransport(rpma_sim::TransportKind::kShm); break;
+    case RPMA_SIM_TRANSPORT_TCP: rpma_sim::SetTransport(rpma_sim::TransportKind::kTcp); break;
+    default: return RPMA_E_INVAL;
+  }
+  return 0;
+}
+
+int rpma_sim_get_transport(enum rpma_sim_transport* transport) {
+  if (transport == nullptr) return RPMA_E_INVAL;
+  switch (rpma_sim::GetTransport()) {
+    case rpma_sim::TransportKind::kAuto: *transport = RPMA_SIM_TRANSPORT_AUTO; break;
+    case rpma_sim::TransportKind::kInproc: *transport = RPMA_SIM_TRANSPORT_INPROC; break;
+    case rpma_sim::TransportKind::kShm: *transport = RPMA_SIM_TRANSPORT_SHM; break;
+    case rpma_sim::TransportKind::kTcp: *transport = RPMA_SIM_TRANSPORT_TCP; break;
+  }
   return 0;
 }

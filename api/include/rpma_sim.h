@@ -49,6 +49,26 @@ enum rpma_sim_device_cap {
 int rpma_sim_set_device_cap(enum rpma_sim_device_cap cap, bool enabled);
 int rpma_sim_get_device_cap(enum rpma_sim_device_cap cap, bool *enabled);
 
+/* how connections reach their peer (RPMA_SIM_TRANSPORT; README, "Transports") */
+enum rpma_sim_transport {
+	/* in process to a listener of this process, shared memory to this host, else TCP */
+	RPMA_SIM_TRANSPORT_AUTO,
+	/* only listeners of this process (others: RPMA_CONN_REJECTED) */
+	RPMA_SIM_TRANSPORT_INPROC,
+	/* shared memory, even to a listener of this process; only peers of this host */
+	RPMA_SIM_TRANSPORT_SHM,
+	/* TCP, even to a listener of this process */
+	RPMA_SIM_TRANSPORT_TCP,
+};
+
+/*
+ * Sets or reads the transport of the connections made from now on (as RPMA_SIM_TRANSPORT
+ * does; connections already made keep theirs). Each returns 0, or RPMA_E_INVAL for a value
+ * that is not an rpma_sim_transport or a NULL pointer.
+ */
+int rpma_sim_set_transport(enum rpma_sim_transport transport);
+int rpma_sim_get_transport(enum rpma_sim_transport *transport);
+
 /*
  * Fails the fabric node that peer is (every rpma_peer is one node, even when both sides of a
  * connection live in one process), as when its host or NIC dies: each connection of the
@@ -72,6 +92,30 @@ int rpma_sim_node_fail(struct rpma_peer *peer);
 int rpma_sim_fault_add(const char *rule);
 int rpma_sim_fault_clear(void);
 int rpma_sim_fault_count(uint64_t *fired);
+
+/*
+ * The seed every fault choice (a rule's probability, a delay, a torn power failure's words
+ * and lines) is drawn from: RPMA_SIM_SEED, or the random one drawn at start (printed when the
+ * first rule comes into force). rpma_sim_fault_set_seed() replaces it for the choices made
+ * from now on: rules added afterwards choose as the same rules added first in a process
+ * started with RPMA_SIM_SEED=seed (so a test replays its choices), and the next rule added
+ * prints it. rpma_sim_fault_seed() returns 0, or
+ * RPMA_E_INVAL if seed is NULL; rpma_sim_fault_set_seed() returns 0.
+ */
+int rpma_sim_fault_seed(uint64_t *seed);
+int rpma_sim_fault_set_seed(uint64_t seed);
+
+/*
+ * librpma's own fault injection from code (README, "Fault injection"), as
+ * RPMA_FAULT_INJECTION=N sets it: from now on the Nth librpma fault point passed fails, the
+ * count starting again at 0; n == 0 turns it off (no point counts or prints).
+ * rpma_sim_fault_point_passed() gives how many points were passed since the last
+ * rpma_sim_fault_point_set() (or since RPMA_FAULT_INJECTION was read), so a run that passed
+ * fewer than n points met no failing one. Each returns 0, or RPMA_E_INVAL if n < 0 or passed
+ * is NULL.
+ */
+int rpma_sim_fault_point_set(int64_t n);
+int rpma_sim_fault_point_passed(int64_t *passed);
 
 /*
  * The persistence model (README, "Persistence and power failure"). Bytes that a remote

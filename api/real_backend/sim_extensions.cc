@@ -7,6 +7,10 @@ int rpma_sim_set_device_cap(enum rpma_sim_device_cap cap, bool enabled) { return
 
 int rpma_sim_get_device_cap(enum rpma_sim_device_cap cap, bool* enabled) { return RPMA_E_NOSUPP; }
 
+int rpma_sim_set_transport(enum rpma_sim_transport transport) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_get_transport(enum rpma_sim_transport* transport) { return RPMA_E_NOSUPP; }
+
 int rpma_sim_node_fail(struct rpma_peer* peer) { return RPMA_E_NOSUPP; }
 
 int rpma_sim_fault_add(const char* rule) { return RPMA_E_NOSUPP; }
@@ -14,6 +18,14 @@ int rpma_sim_fault_add(const char* rule) { return RPMA_E_NOSUPP; }
 int rpma_sim_fault_clear(void) { return RPMA_E_NOSUPP; }
 
 int rpma_sim_fault_count(uint64_t* fired) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_fault_seed(uint64_t* seed) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_fault_set_seed(uint64_t seed) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_fault_point_set(int64_t n) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_fault_point_passed(int64_t* passed) { return RPMA_E_NOSUPP; }
 
 int rpma_sim_power_failure_arm(struct rpma_peer* peer) { return RPMA_E_NOSUPP; }
 

@@ -168,6 +168,15 @@ uint64_t FaultPlan::seed() {
   return seed_;
 }
 
+void FaultPlan::set_seed(uint64_t seed) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  seed_ = seed;
+  // Rules added from now on draw as the first rules of a process started with
+  // RPMA_SIM_SEED=seed do, so a test that sets the seed replays its choices.
+  generation_ = 0;
+  seed_printed_ = false;  // a run under the new seed must say how to replay it, too
+}
+
 void FaultPlan::InstallLocked() {
   static const auto gates = std::make_shared<FaultGates>();
   SetCallGate(gates);

@@ -50,7 +50,12 @@ class FaultPlan {
   void Clear();
   // How many times rules fired in this process.
   uint64_t fired();
+  // The seed every choice is drawn from: RPMA_SIM_SEED, a random one, or set_seed's.
   uint64_t seed();
+  // Replaces the seed for the choices made from now on: rules added afterwards choose as the
+  // same rules added first in a process started with RPMA_SIM_SEED=seed. The next rule added
+  // prints it.
+  void set_seed(uint64_t seed);
 
  private:
   FaultPlan();

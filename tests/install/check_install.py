@@ -5,6 +5,8 @@
    checks before it uses the file).
 2. Every compilation unit of ours (api/ and sim/) in the debug file was compiled with -O2 or
    higher as its last -O option and with -g (GCC records the options in DW_AT_producer).
+3. PREFIX/lib/librpma_sim_testing.a (the testing kit) holds the kit's objects alone, each
+   compiled the same way and with -fPIC.
 Prints what it found; exits 1 on the first broken expectation.
 """
 import os
@@ -76,14 +78,32 @@ def main():
     if len(ours) < 20:
         fail("only %d compilation units of api/ and sim/ in the debug file" % len(ours))
     for unit, producer in ours:
-        levels = re.findall(r"(?:^| )-O(\d|s|fast|g)?(?= |$)", producer)
-        level = levels[-1] if levels else "0"
-        if level not in ("2", "3", "fast"):
-            fail("%s was compiled with -O%s: %s" % (unit, level or "1", producer))
-        if not re.search(r"(?:^| )-g(?= |$)", producer):
-            fail("%s was compiled without -g: %s" % (unit, producer))
+        check_optimized(unit, producer)
     print("%d compilation units of api/ and sim/, every one compiled with -O2 and -g" % len(ours))
+
+    archive = os.path.join(prefix, "lib", "librpma_sim_testing.a")
+    if not os.path.isfile(archive):
+        fail("%s was not installed" % archive)
+    kit = compilation_units(archive)
+    if len(kit) < 5 or any(not n.startswith("testing/") for n, _ in kit):
+        fail("librpma_sim_testing.a holds %s, not the kit's objects alone" % [n for n, _ in kit])
+    for unit, producer in kit:
+        check_optimized(unit, producer)
+        if not re.search(r"(?:^| )-fPIC(?= |$)", producer):
+            fail("%s was compiled without -fPIC: %s" % (unit, producer))
+    print("librpma_sim_testing.a: %d compilation units of testing/, each with -O2, -g and -fPIC" %
+          len(kit))
     print("PASS")
+
+
+def check_optimized(unit, producer):
+    """Fails unless producer (DW_AT_producer) has -O2 or more as its last -O, and -g."""
+    levels = re.findall(r"(?:^| )-O(\d|s|fast|g)?(?= |$)", producer)
+    level = levels[-1] if levels else "0"
+    if level not in ("2", "3", "fast"):
+        fail("%s was compiled with -O%s: %s" % (unit, level or "1", producer))
+    if not re.search(r"(?:^| )-g(?= |$)", producer):
+        fail("%s was compiled without -g: %s" % (unit, producer))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # optimized_install_test.sh -- installs rpma-sim with //:install into a temporary prefix and
 # checks (check_install.py) that every compilation unit of the simulator in the installed
 # librpma.so.0 was compiled with -O2 and with debug information, that the library itself is
-# stripped of it, and that its .gnu_debuglink names the installed debug file by CRC; and that
+# stripped of it, and that its .gnu_debuglink names the installed debug file by CRC, that the
+# testing kit's archive is built the same way (and -fPIC); and that
 # PREFIX/bin/rpma-sim-{sweep,info,trace-plot} run, `man rpma_sim` reads the installed
 # rpma_sim(7) and every function of the installed rpma_sim.h has its page.
 #

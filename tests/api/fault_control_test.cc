@@ -1,0 +1,89 @@
+// fault_control_test.cc -- the fault seed and librpma's fault points from code
+// (rpma_sim_fault_seed / _set_seed / _point_set / _point_passed): every error code, the seed
+// that decides a rule's choices, and the Nth point failing as RPMA_FAULT_INJECTION=N has it.
+#include <gtest/gtest.h>
+#include <librpma.h>
+#include <rpma_sim.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "tests/common/test_support.h"
+
+namespace {
+
+class FaultControlTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    EXPECT_EQ(0, rpma_sim_fault_point_set(0));
+    EXPECT_EQ(0, rpma_sim_fault_clear());
+  }
+};
+
+int64_t Passed() {
+  int64_t passed = -1;
+  EXPECT_EQ(0, rpma_sim_fault_point_passed(&passed));
+  return passed;
+}
+
+TEST_F(FaultControlTest, NullPointersAndNegativePointsAreInvalid) {
+  EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_seed(nullptr));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_point_passed(nullptr));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_point_set(-1));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_point_set(INT64_MIN));
+}
+
+TEST_F(FaultControlTest, SetSeedIsWhatSeedReturns) {
+  uint64_t before = 0;
+  ASSERT_EQ(0, rpma_sim_fault_seed(&before));
+  for (uint64_t seed : {uint64_t{0}, uint64_t{42}, ~uint64_t{0}, before}) {
+    ASSERT_EQ(0, rpma_sim_fault_set_seed(seed));
+    uint64_t got = seed + 1;
+    ASSERT_EQ(0, rpma_sim_fault_seed(&got));
+    EXPECT_EQ(seed, got);
+  }
+}
+
+// Which of 64 calls a p=0.5 rule fails, under a seed.
+std::vector<bool> ChoicesUnder(uint64_t seed) {
+  EXPECT_EQ(0, rpma_sim_fault_set_seed(seed));
+  EXPECT_EQ(0, rpma_sim_fault_add("call:fn=rpma_conn_cfg_new,err=RPMA_E_NOMEM,p=0.5"));
+  std::vector<bool> failed;
+  for (int i = 0; i < 64; ++i) {
+    rpma_conn_cfg *cfg = nullptr;
+    int ret = rpma_conn_cfg_new(&cfg);
+    failed.push_back(ret == RPMA_E_NOMEM);
+    if (ret == 0) EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+  }
+  EXPECT_EQ(0, rpma_sim_fault_clear());
+  return failed;
+}
+
+TEST_F(FaultControlTest, TheSeedDecidesEveryChoice) {
+  std::vector<bool> first = ChoicesUnder(7);
+  EXPECT_EQ(first, ChoicesUnder(7));
+  EXPECT_NE(first, ChoicesUnder(8));  // 2^-64 to be equal by chance
+}
+
+TEST_F(FaultControlTest, TheNthPointFailsAndTheCountStartsAgainAtEverySet) {
+  // rpma_conn_cfg_new passes one point (librpma's), at its start.
+  ASSERT_EQ(0, rpma_sim_fault_point_set(2));
+  EXPECT_EQ(0, Passed());
+  rpma_conn_cfg *cfgs[3] = {};
+  EXPECT_EQ(0, rpma_conn_cfg_new(&cfgs[0]));
+  EXPECT_EQ(RPMA_E_NOMEM, rpma_conn_cfg_new(&cfgs[1]));
+  EXPECT_EQ(0, rpma_conn_cfg_new(&cfgs[2]));  // later points pass without failing
+  EXPECT_EQ(3, Passed());
+  ASSERT_EQ(0, rpma_sim_fault_point_set(1));
+  EXPECT_EQ(0, Passed());
+  rpma_conn_cfg *again = nullptr;
+  EXPECT_EQ(RPMA_E_NOMEM, rpma_conn_cfg_new(&again));
+  EXPECT_EQ(1, Passed());
+  ASSERT_EQ(0, rpma_sim_fault_point_set(0));  // off: nothing counts or fails
+  EXPECT_EQ(0, rpma_conn_cfg_new(&again));
+  EXPECT_EQ(0, Passed());
+  for (rpma_conn_cfg *&cfg : cfgs) EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+  EXPECT_EQ(0, rpma_conn_cfg_delete(&again));
+}
+
+}  // namespace
