@@ -25,14 +25,17 @@
 namespace rpma_sim {
 namespace {
 
-// Where a work request's rule applies: a bad key at submission (so the responder refuses
-// it, as hardware does), the other statuses and delays at completion, losses at submission.
+// Where a work request's rule applies: a bad key (so the responder refuses it, as hardware
+// does), a remote error the responder answers with and the requester's own errors (the
+// request never leaves) at submission; retries exceeded and the other statuses and delays at
+// completion (the request was carried, and may have executed); losses at submission.
 bool AppliesAt(const FaultRule& rule, Stage stage) {
   switch (rule.kind) {
     case FaultKind::kWc:
       if (rule.recv) return stage == Stage::kExecute;  // at the receiver
       // Remote errors leave with the request (the responder answers with them).
-      return stage == (rule.status == IBV_WC_REM_ACCESS_ERR || IsResponderStatus(rule.status)
+      return stage == (rule.status == IBV_WC_REM_ACCESS_ERR || IsResponderStatus(rule.status) ||
+                               IsLocalRequesterStatus(rule.status)
                            ? Stage::kSubmit
                            : Stage::kComplete);
     case FaultKind::kDelay: return stage == Stage::kComplete;

@@ -35,7 +35,7 @@ void QueuePair::ResumeHeld() {
 }
 
 void QueuePair::SubmitHeldLocked() {
-  while (unsubmitted_ > 0 && state_ == State::kReadyToSend) {
+  while (unsubmitted_ > 0 && state_ == State::kReadyToSend && !failing_locally_) {
     const InFlight& next = in_flight_[in_flight_.size() - unsubmitted_];
     ibv_wc_status injected = IBV_WC_SUCCESS;
     if (!PassLocked(Stage::kSubmit, next.request, next.sequence, &injected)) return;

@@ -157,6 +157,7 @@ void QueuePair::EnterErrorLocked(ibv_wc_status first) {
   link_.reset();
   // Whatever waits at a stage is outstanding like the rest, and flushed with it.
   unsubmitted_ = 0;
+  failing_locally_ = false;
   answered_.clear();
   for (std::shared_ptr<StageHold>& hold : holds_) hold.reset();
   ibv_wc_status status = first;

@@ -145,6 +145,9 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   inline void FinishInlineLocked(const SendRequest& request, uint64_t sequence,
                                  ibv_wc_status status, const uint8_t* read_data, size_t length);
   void CompleteSendLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status);
+  // Completes the request that failed at submission if it is first in line now, and moves
+  // to the error state (flushing what was posted after it).
+  void CompleteFailedLocallyLocked();
   void EnterErrorLocked(ibv_wc_status first = IBV_WC_WR_FLUSH_ERR);
   ibv_wc_opcode SendCompletionOpcode(SendOpcode opcode) const;
 
@@ -189,11 +192,16 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   struct InFlight {
     SendRequest request;
     uint64_t sequence;
+    // Failed at submission with the requester's own error (never sent): it completes so
+    // once every request before it has.
+    ibv_wc_status fails_locally = IBV_WC_SUCCESS;
   };
   // Posted and not completed, in order. Its first answered_.size() requests have their
   // outcome and wait at kComplete; its last `unsubmitted_` wait at kSubmit.
   std::deque<InFlight> in_flight_;
   size_t unsubmitted_ = 0;
+  // A request failed at submission and waits for those before it; nothing after it is sent.
+  bool failing_locally_ = false;
   struct Answer {
     ibv_wc_status status;
     bool carried;                    // a read whose bytes a transport carried back

@@ -39,6 +39,7 @@ inline void QueuePair::FinishInlineLocked(const SendRequest& request, uint64_t s
   }
   CompleteSendLocked(request, sequence, status);
   if (status != IBV_WC_SUCCESS) EnterErrorLocked();
+  if (failing_locally_) CompleteFailedLocallyLocked();
 }
 
 void QueuePair::FinishLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status,
@@ -72,7 +73,8 @@ Status QueuePair::PostSend(const SendRequest& request) {
   if (trace::On()) in_flight_.back().request.trace_post_ns = trace::NowNs();
   // Behind a held request, or held itself: it waits at kSubmit (pipeline.cc).
   ibv_wc_status injected = IBV_WC_SUCCESS;
-  if (unsubmitted_ > 0 || !PassLocked(Stage::kSubmit, request, sequence, &injected)) {
+  if (unsubmitted_ > 0 || failing_locally_ ||
+      !PassLocked(Stage::kSubmit, request, sequence, &injected)) {
     ++unsubmitted_;
     return Status::kOk;
   }
@@ -82,6 +84,13 @@ Status QueuePair::PostSend(const SendRequest& request) {
 
 void QueuePair::SubmitLocked(const SendRequest& request, uint64_t sequence,
                              ibv_wc_status injected) {
+  if (IsLocalRequesterStatus(injected)) {
+    // It never leaves: it is the last request submitted, and completes in its turn.
+    in_flight_[in_flight_.size() - unsubmitted_ - 1].fails_locally = injected;
+    failing_locally_ = true;
+    CompleteFailedLocallyLocked();
+    return;
+  }
   // Held here: an error outcome delivered during the call resets link_.
   std::shared_ptr<RemoteLink> link = link_;
   if (injected == IBV_WC_REM_ACCESS_ERR) {
@@ -97,6 +106,15 @@ void QueuePair::SubmitLocked(const SendRequest& request, uint64_t sequence,
     return;
   }
   link->SubmitLocked(request, sequence);
+}
+
+void QueuePair::CompleteFailedLocallyLocked() {
+  if (in_flight_.empty() || in_flight_.front().fails_locally == IBV_WC_SUCCESS) return;
+  InFlight failed = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  failing_locally_ = false;
+  CompleteSendLocked(failed.request, failed.sequence, failed.fails_locally);
+  EnterErrorLocked();
 }
 
 void QueuePair::OnResponseLocked(uint64_t sequence, const Outcome& outcome,

@@ -54,6 +54,15 @@ struct SendRequest {
 };
 
 // The remote errors a requester's fault rule can make its responder answer with.
+// The requester's own errors: hardware finds them before the request leaves (a bad local
+// key, length or access, an operation the queue pair cannot do), so it never reaches the
+// responder.
+inline bool IsLocalRequesterStatus(ibv_wc_status status) {
+  return status == IBV_WC_LOC_LEN_ERR || status == IBV_WC_LOC_QP_OP_ERR ||
+         status == IBV_WC_LOC_PROT_ERR || status == IBV_WC_LOC_ACCESS_ERR ||
+         status == IBV_WC_MW_BIND_ERR;
+}
+
 inline bool IsResponderStatus(ibv_wc_status status) {
   return status == IBV_WC_REM_OP_ERR || status == IBV_WC_REM_INV_REQ_ERR;
 }

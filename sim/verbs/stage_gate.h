@@ -44,10 +44,12 @@ struct StagePoint {
   const SendRequest* request;
   uint64_t sequence;  // the requester's send-queue sequence
   // The gate may set it to make the request fail (fault injection) as a hardware error of
-  // that status does. At kSubmit only remote errors: IBV_WC_REM_ACCESS_ERR travels as a key
-  // no region has, so the responder refuses it; IBV_WC_REM_OP_ERR and IBV_WC_REM_INV_REQ_ERR
-  // travel with the request (SendRequest::responder_fails) and the responder answers with
-  // them; either way both queue pairs go to error. At
+  // that status does. At kSubmit remote errors and the requester's own: IBV_WC_REM_ACCESS_ERR
+  // travels as a key no region has, so the responder refuses it; IBV_WC_REM_OP_ERR and
+  // IBV_WC_REM_INV_REQ_ERR travel with the request (SendRequest::responder_fails) and the
+  // responder answers with them; either way both queue pairs go to error. A local error
+  // (IsLocalRequesterStatus) keeps the request from leaving: it completes with the status
+  // once those before it have, and only the requester goes to error. At
   // kExecute any remote status: the responder answers with it without touching memory, and
   // both go to error (remote errors); for a request that consumes a receive, a receiver's
   // status (IsReceiverStatus) instead completes that receive with it, the requester gets the

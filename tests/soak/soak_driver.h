@@ -73,7 +73,6 @@ struct SoakOptions {
   std::string transport;  // for the messages only: RPMA_SIM_TRANSPORT decides
   bool faults = true;
   bool power_failures = true;
-  bool local_errors = false;  // wc rules with the requester's own errors (a known bug)
 };
 
 class SoakDriver {

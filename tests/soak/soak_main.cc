@@ -3,7 +3,6 @@
 // time, and prints each summary and the total. Exits 0 only if every run passed.
 //
 //   soak [--seed S] [--ops N] [--transports inproc,shm,tcp] [--no-faults] [--no-power-failures]
-//        [--local-errors]
 //
 // N is the total; each transport runs N / (number of transports). The seed is printed first;
 // the same seed posts the same operations and puts the same rules in force.
@@ -25,7 +24,7 @@ namespace {
 void Usage() {
   fprintf(stderr,
           "usage: soak [--seed S] [--ops N] [--transports inproc,shm,tcp] [--no-faults] "
-          "[--no-power-failures] [--local-errors]\n");
+          "[--no-power-failures]\n");
   exit(2);
 }
 
@@ -73,7 +72,6 @@ int main(int argc, char **argv) {
     else if (arg == "--transports" && i + 1 < argc) transports = argv[++i];
     else if (arg == "--no-faults") options.faults = false;
     else if (arg == "--no-power-failures") options.power_failures = false;
-    else if (arg == "--local-errors") options.local_errors = true;
     else Usage();
   }
   std::vector<std::string> names = Split(transports);

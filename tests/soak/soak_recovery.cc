@@ -93,9 +93,6 @@ void SoakDriver::AddFaultRule() {
   } else if (u < 50) {
     status = &kLocalStatuses[rng_() % 4];
     prediction.effect = Prediction::kLocal;
-    // The simulator injects these after the request executed (README, Soak: a known bug):
-    // only --local-errors puts them in force.
-    if (!options_.local_errors) return;
   } else if (u < 65) {
     status = &kMaybeStatuses[rng_() % 6];
     prediction.effect = Prediction::kMaybeExecuted;
