@@ -51,7 +51,9 @@ class CorpusWriter {
   void Write(const std::string& name, const Bytes& bytes) {
     std::string path = dir_ + "/" + name;
     FILE* file = fopen(path.c_str(), "wb");
-    if (file == nullptr || fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size() ||
+    // No fwrite for an empty input: its data() may be null, which fwrite must not get.
+    if (file == nullptr ||
+        (!bytes.empty() && fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size()) ||
         fclose(file) != 0)
       Die("cannot write " + path);
   }
