@@ -1,6 +1,6 @@
 """rpma_fuzz_target(): one libFuzzer target, built three ways (README, "Fuzzing")."""
 
-def rpma_fuzz_target(name, deps, fuzz_seconds = 8):
+def rpma_fuzz_target(name, deps, fuzz_seconds = 5):
     """`<name>_fuzzer.cc` (LLVMFuzzerTestOneInput) and its seed corpus `corpus/<name>/`.
 
     - `<name>_corpus_test`: a cc_test that replays the corpus (replay_main.cc), in every
