@@ -168,7 +168,9 @@ class RuleParser {
     if (key == "p") {
       char* end = nullptr;
       double p = strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || !(p > 0.0 && p <= 1.0))
+      // All of the value, not up to a NUL inside it (tests/fuzz/corpus/fault_rule/
+      // regression_nul_in_p: "p=1.\0...;" was taken as p=1 with the rest ignored).
+      if (value.empty() || end != value.c_str() + value.size() || !(p > 0.0 && p <= 1.0))
         return Fail(at, "p takes a probability in (0, 1], not '" + value + "'");
       rule_->p = p;
       return true;

@@ -118,6 +118,36 @@ int CreatorOf(const std::string& name) {
 
 }  // namespace
 
+size_t ShmSegment::HeaderSize() { return sizeof(SegmentHeader); }
+
+size_t ShmSegment::SizeFor(size_t ring_capacity) { return SegmentSize(ring_capacity); }
+
+void ShmSegment::InitHeader(void* mapping, size_t ring_capacity, uint64_t nonce) {
+  // The header's atomics start life here; the rest of a new segment is zeroes.
+  auto* header = new (mapping) SegmentHeader{};
+  header->magic = kSegmentMagic;
+  header->version = kSegmentVersion;
+  header->ring_capacity = static_cast<uint32_t>(ring_capacity);
+  header->nonce = nonce;
+}
+
+size_t ShmSegment::CheckHeader(const void* mapping, size_t size, uint64_t nonce) {
+  const auto* header = static_cast<const SegmentHeader*>(mapping);
+  // Read once: the creator could change it after the check.
+  const size_t ring_capacity = header->ring_capacity;
+  if (header->magic != kSegmentMagic || header->version != kSegmentVersion ||
+      header->nonce != nonce || !ValidRingCapacity(ring_capacity) ||
+      size != SegmentSize(ring_capacity))
+    return 0;
+  return ring_capacity;
+}
+
+ShmRing ShmSegment::RingOf(void* mapping, size_t ring_capacity, Side from) {
+  auto* header = static_cast<SegmentHeader*>(mapping);
+  uint8_t* data = static_cast<uint8_t*>(mapping) + kDataOffset + from * ring_capacity;
+  return ShmRing(&header->ring[from], data, ring_capacity);
+}
+
 size_t ShmSegment::RingCapacityFor(uint32_t queue_depth) {
   size_t capacity = kMinRingCapacity;
   while (capacity < kMaxRingCapacity && capacity < queue_depth * kRingBytesPerRequest)
@@ -128,13 +158,10 @@ size_t ShmSegment::RingCapacityFor(uint32_t queue_depth) {
 ShmSegment::ShmSegment(std::string name, Side side, std::shared_ptr<bip::mapped_region> region,
                        size_t ring_capacity)
     : name_(std::move(name)), side_(side), region_(std::move(region)) {
-  auto* base = static_cast<uint8_t*>(region_->get_address());
-  header_ = reinterpret_cast<SegmentHeader*>(base);
-  uint8_t* data = base + kDataOffset;
-  ShmRing client_to_server(&header_->ring[kClient], data, ring_capacity);
-  ShmRing server_to_client(&header_->ring[kServer], data + ring_capacity, ring_capacity);
-  inbound_ = side == kClient ? server_to_client : client_to_server;
-  outbound_ = side == kClient ? client_to_server : server_to_client;
+  void* base = region_->get_address();
+  header_ = static_cast<SegmentHeader*>(base);
+  inbound_ = RingOf(base, ring_capacity, side == kClient ? kServer : kClient);
+  outbound_ = RingOf(base, ring_capacity, side);
   header_->pid[side].store(getpid());
   header_->base[side].store(reinterpret_cast<uintptr_t>(base));
   header_->references_open[side].store(1);
@@ -174,12 +201,7 @@ Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out
       throw bip::interprocess_exception(error == ENOSPC ? "no room left in /dev/shm"
                                                         : strerror(error));
     bip::mapped_region region(*object, bip::read_write);
-    // The header's atomics start life here; the rest of a new segment is zeroes.
-    auto* header = new (region.get_address()) SegmentHeader{};
-    header->magic = kSegmentMagic;
-    header->version = kSegmentVersion;
-    header->ring_capacity = static_cast<uint32_t>(ring_capacity);
-    header->nonce = RandomBits();
+    InitHeader(region.get_address(), ring_capacity, RandomBits());
     out->reset(new ShmSegment(name, kClient,
                               std::make_shared<bip::mapped_region>(std::move(region)),
                               ring_capacity));
@@ -213,12 +235,9 @@ Status ShmSegment::Open(const std::string& name, uint64_t nonce,
     }
     std::shared_ptr<bip::mapped_region> region = MappingInThisProcess(name);
     if (!region) region = std::make_shared<bip::mapped_region>(object, bip::read_write);
-    const auto* header = static_cast<const SegmentHeader*>(region->get_address());
-    // Read once: the creator could change it after the check.
-    const size_t ring_capacity = header->ring_capacity;
-    if (header->magic != kSegmentMagic || header->version != kSegmentVersion ||
-        header->nonce != nonce || !ValidRingCapacity(ring_capacity) ||
-        static_cast<size_t>(size) != SegmentSize(ring_capacity)) {
+    const size_t ring_capacity =
+        CheckHeader(region->get_address(), static_cast<size_t>(size), nonce);
+    if (ring_capacity == 0) {
       SIM_LOG_ERROR("shared memory segment %s is not the one offered", name.c_str());
       return Status::kProvider;
     }

@@ -62,6 +62,22 @@ class ShmSegment {
   // The prefix of every segment name (as in /dev/shm/<name>).
   static constexpr const char* kNamePrefix = "rpma-sim-";
 
+  // The segment's layout, for the creator, the server's check and tests: a header
+  // (HeaderSize() bytes at the start of its first page), then the client-to-server ring's
+  // data, then the server-to-client ring's.
+  static size_t HeaderSize();
+  static size_t SizeFor(size_t ring_capacity);
+  // Creator: starts the header of a new, zeroed mapping of SizeFor(`ring_capacity`) bytes.
+  static void InitHeader(void* mapping, size_t ring_capacity, uint64_t nonce);
+  // Server: the check of a segment a peer offered (`size` bytes mapped at `mapping`, which
+  // the peer can write) before any of it is used: magic, version, the `nonce` offered, a
+  // valid ring capacity and a size that fits it. Returns the ring capacity, read once (the
+  // peer could change it after the check), or 0 if it is not the segment offered.
+  static size_t CheckHeader(const void* mapping, size_t size, uint64_t nonce);
+  // The ring that carries `from`'s frames in a segment at `mapping` whose rings hold
+  // `ring_capacity` bytes each (as InitHeader or CheckHeader gave it).
+  static ShmRing RingOf(void* mapping, size_t ring_capacity, Side from);
+
   ~ShmSegment();
   ShmSegment(const ShmSegment&) = delete;
   ShmSegment& operator=(const ShmSegment&) = delete;

@@ -27,7 +27,9 @@ class CarriedBytes : public InitiatorBuffer {
 
   bool CopyTo(uint8_t* target, size_t length) override {
     if (length > payload_.size()) return false;
-    memcpy(target, payload_.data(), length);
+    // Not memcpy for 0 bytes: an empty payload's data() may be null (undefined behaviour
+    // even for no bytes; tests/fuzz/corpus/frame/regression_zero_length_copy).
+    if (length > 0) memcpy(target, payload_.data(), length);
     return true;
   }
 

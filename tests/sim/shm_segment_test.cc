@@ -288,6 +288,52 @@ TEST(ShmSegmentTest, ClientOutboundIsServerInboundAndBack) {
   EXPECT_EQ(ReadText(client->inbound(), 16), "pong!");
 }
 
+// The server's check alone (CheckHeader), on a segment's header scribbled on in place:
+// what tests/fuzz/shm_segment_fuzzer.cc drives with a peer's arbitrary header.
+TEST(ShmSegmentTest, CheckHeaderAcceptsOnlyTheSegmentOffered) {
+  std::shared_ptr<ShmSegment> client;
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
+  auto* header = static_cast<uint8_t*>(const_cast<void*>(client->mapping()));
+  const size_t size = ShmSegment::SizeFor(kRingCapacity);
+  const uint64_t nonce = client->nonce();
+  EXPECT_EQ(ShmSegment::CheckHeader(header, size, nonce), kRingCapacity);
+  EXPECT_EQ(ShmSegment::CheckHeader(header, size, nonce + 1), 0u);
+  EXPECT_EQ(ShmSegment::CheckHeader(header, size - 4096, nonce), 0u);
+  EXPECT_EQ(ShmSegment::CheckHeader(header, size + 4096, nonce), 0u);
+  // Each field of the header's start in turn: magic (8 bytes), version (4), capacity (4).
+  for (size_t offset : {0, 8, 12}) {
+    header[offset] ^= 1;
+    EXPECT_EQ(ShmSegment::CheckHeader(header, size, nonce), 0u) << "byte " << offset;
+    header[offset] ^= 1;
+  }
+  EXPECT_EQ(ShmSegment::CheckHeader(header, size, nonce), kRingCapacity);
+}
+
+TEST(ShmSegmentTest, CheckHeaderRefusesCapacitiesOutOfBoundsEvenWithAMatchingSize) {
+  std::shared_ptr<ShmSegment> client;
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
+  void* header = const_cast<void*>(client->mapping());
+  for (size_t capacity : {size_t{0}, ShmSegment::kMinRingCapacity / 2,
+                          ShmSegment::kMinRingCapacity + 1, ShmSegment::kMaxRingCapacity * 2}) {
+    ShmSegment::InitHeader(header, capacity, 7);
+    EXPECT_EQ(ShmSegment::CheckHeader(header, ShmSegment::SizeFor(capacity), 7), 0u) << capacity;
+  }
+}
+
+TEST(ShmSegmentTest, RingOfIsTheRingEachSideUses) {
+  std::shared_ptr<ShmSegment> client;
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
+  auto* mapping = const_cast<void*>(client->mapping());
+  ShmRing client_to_server = ShmSegment::RingOf(mapping, kRingCapacity, ShmSegment::kClient);
+  ShmRing server_to_client = ShmSegment::RingOf(mapping, kRingCapacity, ShmSegment::kServer);
+  EXPECT_EQ(WriteText(client->outbound(), "ping"), 4);
+  EXPECT_EQ(ReadText(client_to_server, 16), "ping");
+  EXPECT_EQ(WriteText(server_to_client, "pong!"), 5);
+  EXPECT_EQ(ReadText(client->inbound(), 16), "pong!");
+  EXPECT_EQ(ShmSegment::CheckHeader(mapping, ShmSegment::SizeFor(kRingCapacity), client->nonce()),
+            kRingCapacity);
+}
+
 TEST(ShmSegmentTest, DestroyingOneSideClosesItsRings) {
   std::shared_ptr<ShmSegment> client, server;
   ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
