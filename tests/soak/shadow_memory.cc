@@ -12,7 +12,7 @@ ShadowRegion::ShadowRegion(std::string name, const uint8_t *base, size_t size)
 
 std::vector<uint8_t> ShadowRegion::Place(size_t offset, const uint8_t *bytes, size_t len) {
   std::vector<uint8_t> before(current_.begin() + offset, current_.begin() + offset + len);
-  memcpy(current_.data() + offset, bytes, len);
+  std::copy(bytes, bytes + len, current_.begin() + offset);  // len may be 0, bytes null
   return before;
 }
 
@@ -21,7 +21,7 @@ void ShadowRegion::Undo(size_t offset, const std::vector<uint8_t> &before) {
 }
 
 void ShadowRegion::MakeDurable(size_t offset, const uint8_t *bytes, size_t len) {
-  memcpy(durable_.data() + offset, bytes, len);
+  std::copy(bytes, bytes + len, durable_.begin() + offset);
 }
 
 Mismatch ShadowRegion::Describe(size_t offset, const std::vector<uint8_t> &expected,

@@ -302,7 +302,7 @@ void SoakDriver::RetireFront() {
     ++stats_.kinds[op.kind].ok;
     if (op.kind == kRead) {
       const uint8_t *got = fabric_.read_dst.bytes + op.read_slot * SoakFabric::kReadSlot;
-      if (memcmp(got, op.snapshot.data(), op.len) != 0) {
+      if (op.len != 0 && memcmp(got, op.snapshot.data(), op.len) != 0) {
         size_t at = 0;
         while (got[at] == op.snapshot[at]) ++at;
         Fatal("read %llu of region %s at offset %zu, %zu bytes: byte %zu is %02x, the model "
