@@ -1,6 +1,7 @@
 // connected_pair.cc -- the kit's connected client/server pair: both sides in the test's
-// process, or the server in a child process that runs the test again (test_child.h) and
-// talks to the parent in lines over a socket pair:
+// process (the server's code, if any, on a thread of its own), or the server in a child
+// process that runs the test again (test_child.h) and talks to the parent in lines over a
+// socket pair:
 //
 //   child:  PORT <port>                       listening
 //   child:  SERVER <descriptor> <peer cfg|->  connected and registered
@@ -12,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <sstream>
 
 #include "rpma_sim/testing.h"
@@ -41,6 +43,7 @@ std::vector<std::string> Words(const std::string& line) {
 ConnectedPair::ConnectedPair() = default;
 
 ConnectedPair::~ConnectedPair() {
+  if (server_thread_.valid()) JoinServerThread();  // before what it uses goes away
   ReleaseSide(&client_, false);
   ReleaseSide(&server_, false);
   if (ep_ != nullptr) (void)rpma_ep_shutdown(&ep_);
@@ -50,8 +53,14 @@ ConnectedPair::~ConnectedPair() {
 
 void ConnectedPair::Connect(const PairOptions& options) {
   ASSERT_EQ(nullptr, client_.conn) << "Connect called twice";
+  ASSERT_FALSE(options.server_in_child && options.server_in_thread)
+      << "the server runs in a child or on a thread, not both";
   if (!options.server_in_child) {
-    ConnectInProcess(options);
+    ASSERT_NO_FATAL_FAILURE(ConnectInProcess(options));
+    if (options.server_in_thread && options.server_main) {
+      std::function<void(Side&)> server_main = options.server_main;
+      server_thread_ = std::async(std::launch::async, [this, server_main] { server_main(server_); });
+    }
     return;
   }
   std::string role;
@@ -180,7 +189,19 @@ void ConnectedPair::ConnectToChild(const PairOptions& options) {
   ASSERT_TRUE(child_->WriteLine("CLIENT " + client_mr));
 }
 
+void ConnectedPair::JoinServerThread() {
+  if (server_thread_.wait_for(std::chrono::milliseconds(TimeoutMs())) !=
+      std::future_status::ready) {
+    ADD_FAILURE() << "the server's thread (PairOptions::server_main) did not return within "
+                  << TimeoutMs() << " ms; disconnecting both sides to end its waits";
+    if (client_.conn != nullptr) (void)rpma_conn_disconnect(client_.conn);
+    if (server_.conn != nullptr) (void)rpma_conn_disconnect(server_.conn);
+  }
+  server_thread_.get();
+}
+
 void ConnectedPair::Teardown() {
+  if (server_thread_.valid()) JoinServerThread();
   if (child_ != nullptr) (void)child_->WriteLine("BYE");
   ASSERT_NO_FATAL_FAILURE(EndConnection(&client_));
   ASSERT_NO_FATAL_FAILURE(EndConnection(&server_));

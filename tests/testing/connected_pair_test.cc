@@ -1,5 +1,6 @@
 // connected_pair_test.cc -- what PairOptions sets up is there, on every transport: queue
-// depths, private data, region sizes and usages, direct write to pmem; and the server in a
+// depths, private data, region sizes and usages, direct write to pmem; the server's code on
+// a thread of the test, answering the client while the test body runs; and the server in a
 // child process, whose failures fail the test (shm and tcp).
 #include <gtest/gtest-spi.h>
 #include <rpma_sim/testing.h>
@@ -72,6 +73,48 @@ TEST_P(ConnectedPairTest, OptionsAreApplied) {
   ASSERT_EQ(0, rpma_write(client().conn, client().remote, 0, client().mr, 0, 8,
                           RPMA_F_COMPLETION_ALWAYS, nullptr));
   EXPECT_COMPLETION(client().cq, IBV_WC_RDMA_WRITE, IBV_WC_REM_ACCESS_ERR);
+}
+
+// The server on a thread: it receives the client's message and answers with it reversed.
+PairOptions EchoServerOnAThread() {
+  PairOptions options;
+  options.rcq_size = 4;  // receives complete on a queue of their own
+  options.server_in_thread = true;
+  options.server_main = [](Side &server) {
+    ASSERT_EQ(0, rpma_recv(server.conn, server.mr, 0, 64, nullptr));
+    ASSERT_COMPLETION(server.rcq, IBV_WC_RECV, IBV_WC_SUCCESS);
+    uint32_t len = rpma_sim::testing::LastCompletion().byte_len;
+    std::string message(reinterpret_cast<const char *>(server.memory), len);
+    std::string reply(message.rbegin(), message.rend());
+    memcpy(server.memory + 64, reply.data(), reply.size());
+    ASSERT_EQ(0, rpma_send(server.conn, server.mr, 64, reply.size(), RPMA_F_COMPLETION_ALWAYS,
+                           nullptr));
+    ASSERT_COMPLETION(server.cq, IBV_WC_SEND, IBV_WC_SUCCESS);
+  };
+  return options;
+}
+
+TEST_P(ConnectedPairTest, TheServerAnswersFromItsThreadWhileTheTestRuns) {
+  ASSERT_NO_FATAL_FAILURE(Connect(EchoServerOnAThread()));
+  ASSERT_EQ(0, rpma_recv(client().conn, client().mr, 64, 64, nullptr));
+  memcpy(client().memory, "ping", 4);
+  ASSERT_EQ(0, rpma_send(client().conn, client().mr, 0, 4, RPMA_F_COMPLETION_ALWAYS, nullptr));
+  ASSERT_COMPLETION(client().cq, IBV_WC_SEND, IBV_WC_SUCCESS);
+  ASSERT_COMPLETION(client().rcq, IBV_WC_RECV, IBV_WC_SUCCESS);
+  EXPECT_BYTES_EQ(client().memory + 64, "gnip", 4);
+}
+
+TEST_P(ConnectedPairTest, AFailureOnTheServersThreadFailsTheTest) {
+  EXPECT_NONFATAL_FAILURE_ON_ALL_THREADS(
+      {
+        PairOptions options;
+        options.server_in_thread = true;
+        options.server_main = [](Side &) { EXPECT_EQ(1, 2) << "failed on the server's thread"; };
+        rpma_sim::testing::ConnectedPair pair;
+        pair.Connect(options);
+        pair.Teardown();
+      },
+      "failed on the server's thread");
 }
 
 // The server in a child process: once the client has gone, it expects `expected` in its

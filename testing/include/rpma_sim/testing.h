@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -184,9 +185,16 @@ struct PairOptions {
   // gtest's thread-safe death tests do: the test's code before Connect runs there too). The
   // test's process holds the client; server() is empty. Needs shm or tcp.
   bool server_in_child = false;
-  // In the child, once the pair is connected: the server's code. When it returns, the child
-  // waits for the connection to end (the client's teardown disconnects), cleans up and exits;
-  // a failure in it fails the test in the parent, whose log has the child's output.
+  // The server's code (server_main) runs on a thread of the test's process, at the same time
+  // as the test body, which drives the client; server() is the server's side as usual, but
+  // the test body should leave its connection and queues to that thread.
+  bool server_in_thread = false;
+  // Once the pair is connected, the server's code: in the child (server_in_child) or on its
+  // thread (server_in_thread). In the child, when it returns, the child waits for the
+  // connection to end (the client's teardown disconnects), cleans up and exits; a failure in
+  // it fails the test in the parent, whose log has the child's output. On a thread, a failure
+  // fails the test directly; Teardown waits (the timeout) for it to return before it ends the
+  // connection, and if it does not, fails and disconnects both sides, which ends its waits.
   std::function<void(Side& server)> server_main;
 
   static constexpr int kAllUsages = RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST |
@@ -227,12 +235,15 @@ class ConnectedPair {
   void Listen();
   void Accept(const PairOptions& options);
   void ClientConnect(const PairOptions& options);
+  // Teardown's first step with a server thread: waits for server_main to return.
+  void JoinServerThread();
 
   Side client_;
   Side server_;
   rpma_ep* ep_ = nullptr;
   std::string port_;
   std::unique_ptr<TestChild> child_;  // the server's process, if it has its own
+  std::future<void> server_thread_;   // server_main on its thread, if it has one
 };
 
 // The transports a TEST_P runs on.
