@@ -53,7 +53,9 @@ std::vector<bool> ChoicesUnder(uint64_t seed) {
     rpma_conn_cfg *cfg = nullptr;
     int ret = rpma_conn_cfg_new(&cfg);
     failed.push_back(ret == RPMA_E_NOMEM);
-    if (ret == 0) EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+    if (ret == 0) {
+      EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+    }
   }
   EXPECT_EQ(0, rpma_sim_fault_clear());
   return failed;

@@ -3,8 +3,9 @@
 def rpma_fuzz_target(name, deps, fuzz_seconds = 5):
     """`<name>_fuzzer.cc` (LLVMFuzzerTestOneInput) and its seed corpus `corpus/<name>/`.
 
-    - `<name>_corpus_test`: a cc_test that replays the corpus (replay_main.cc), in every
-      build but --config=fuzz (the plain, ASan+UBSan and ThreadSanitizer runs of .ci/test).
+    - `<name>_corpus_test`: a cc_test that replays the corpus (replay_main.cc), in the plain
+      run of .ci/test (and on demand under any config but --config=fuzz; the fuzz run replays
+      the corpus under clang's ASan+UBSan itself).
     - `<name>_fuzzer`: the libFuzzer binary under --config=fuzz (tagged "fuzz", so only that
       config builds it); elsewhere, if asked for by name, the same replay program.
     - `<name>_fuzz_test`: under --config=fuzz, runs the fuzzer for `fuzz_seconds` from the
@@ -19,7 +20,13 @@ def rpma_fuzz_target(name, deps, fuzz_seconds = 5):
         srcs = srcs,
         args = [corpus_dir],
         data = corpus,
-        tags = ["sim_only"],
+        # Not under ASan+UBSan: the fuzz run (--config=fuzz) replays the same corpus under
+        # clang's ASan+UBSan before it fuzzes, so a gcc ASan build of these would only spend
+        # CI's time budget.
+        tags = [
+            "no_asan",
+            "sim_only",
+        ],
         deps = deps + [":replay_main"],
     )
     native.cc_binary(
