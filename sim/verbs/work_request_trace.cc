@@ -88,7 +88,9 @@ void WorkRequestTrace::Instant(uint32_t qp_num, const char* category, const std:
   trace::Instant(track, category, name, args);
 }
 
-uint64_t WorkRequestTrace::Lane(std::vector<uint64_t>* ends, uint64_t start, uint64_t end) {
+uint64_t WorkRequestTrace::Lane(std::vector<uint64_t>* ends, uint64_t start, uint64_t end,
+                               bool* added) {
+  *added = false;
   for (size_t lane = 0; lane < ends->size(); ++lane) {
     if ((*ends)[lane] <= start) {
       (*ends)[lane] = end;
@@ -96,6 +98,7 @@ uint64_t WorkRequestTrace::Lane(std::vector<uint64_t>* ends, uint64_t start, uin
     }
   }
   if (ends->size() < kLanes) {
+    *added = true;
     ends->push_back(end);
     return ends->size() - 1;
   }
@@ -108,9 +111,10 @@ void WorkRequestTrace::Sent(uint32_t qp_num, const ConnectionTag& tag, const Sen
   if (!trace::On()) return;
   uint64_t end = trace::NowNs();
   uint64_t start = request.trace_post_ns != 0 ? request.trace_post_ns : end;
-  uint64_t lane = Lane(&send_ends_, start, end);
+  bool added;
+  uint64_t lane = Lane(&send_ends_, start, end, &added);
   uint64_t track = ConnectionTrack(qp_num) + lane;
-  if (!trace::TrackNamed(track)) {
+  if (added) {  // lane 0 may be named already (NameConnection): the first name stays
     std::string label = Label(qp_num, tag);
     trace::NameTrack(track, lane == 0 ? label : label + " sends +" + std::to_string(lane));
   }
@@ -140,9 +144,10 @@ void WorkRequestTrace::Received(uint32_t qp_num, const ConnectionTag& tag,
   if (!trace::On()) return;
   uint64_t end = trace::NowNs();
   uint64_t start = request.trace_post_ns != 0 ? request.trace_post_ns : end;
-  uint64_t lane = Lane(&receive_ends_, start, end);
+  bool added;
+  uint64_t lane = Lane(&receive_ends_, start, end, &added);
   uint64_t track = ConnectionTrack(qp_num) + kLanes + lane;
-  if (!trace::TrackNamed(track)) {
+  if (added) {
     std::string label = Label(qp_num, tag) + " receives";
     trace::NameTrack(track, lane == 0 ? label : label + " +" + std::to_string(lane));
   }

@@ -50,7 +50,8 @@ class WorkRequestTrace {
 
  private:
   // The first of `ends` (each track's last slice's end) free at `start`; records `end`.
-  static uint64_t Lane(std::vector<uint64_t>* ends, uint64_t start, uint64_t end);
+  // *added says the track is new to this queue pair (to be named).
+  static uint64_t Lane(std::vector<uint64_t>* ends, uint64_t start, uint64_t end, bool* added);
   static std::string Label(uint32_t qp_num, const ConnectionTag& tag);
 
   std::vector<uint64_t> send_ends_;
