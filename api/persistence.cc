@@ -44,5 +44,5 @@ int rpma_sim_persist(const void* addr, size_t len) {
 }
 
 int rpma_sim_persistence_report(void) {
-  return static_cast<int>(rpma_sim::PersistenceDomain::ReportAll());
+  return static_cast<int>(rpma_sim::ReportAllNotDurable());
 }

@@ -9,20 +9,36 @@
 # Every measurement is a server process and a client process on 127.0.0.1 with a fresh free
 # port: rpma-sim-perf with RPMA_SIM_TRANSPORT=tcp and =shm, and ucx_perftest with
 # UCX_TLS=tcp,self and UCX_TLS=sm,self; rpma-sim's tcp is compared with UCX's tcp, its shm
-# with UCX's sm. Pairs:
-#   write 64 B latency   rpma-sim-perf write_lat (post until its completion is polled)
-#                        vs ucp_put_lat (ping-pong, half the round trip)
+# with UCX's sm. Each rpma-sim row is measured twice: with the server blocked (asleep in
+# rpma_conn_next_event, or in rpma_cq_wait in the send test: rpma-sim-perf -e) and with the
+# server busy-polling its completion queue (-b). Pairs:
+#   write 64 B latency   rpma-sim-perf write_lat (post until its completion is polled: a
+#                        round trip) vs ucp_put_lat (ping-pong, half the round trip)
 #   read 64 B latency    rpma-sim-perf read_lat vs ucp_get -O 1 (one get at a time)
 #   send/recv 64 B       rpma-sim-perf send_lat vs ucp_am_lat (both ping-pong, half round trip)
 #   flush 64 B latency   rpma-sim-perf flush_lat (no ucx_perftest counterpart)
 #   write bandwidth      rpma-sim-perf write_bw vs ucp_put_bw, 4 KiB, 64 KiB and 1 MiB
+#   write message rate   rpma-sim-perf write_bw -s 64 (128 in flight, one in 16 signalled) vs
+#                        ucp_put_bw -s 64's message rate, millions of operations per second;
+#                        and rpma-sim in one process (`both`, in-process transport)
 # Latencies are medians; bandwidths MiB/s (ucx_perftest's "MB/s" is 2^20 bytes per second).
 #
+# rpma-sim's buffers are shared mappings of files in /dev/shm (rpma-sim-perf -f), as a
+# registered persistent-memory region is a mapping of a file and as ucx_perftest's buffers
+# are shared memory that ucp_mem_map allocated: a peer on the host maps them and writes with
+# memcpy. BUFFERS=heap registers heap memory instead, which a peer reaches only with
+# process_vm_writev/readv (a system call per operation).
+#
 # Environment: LAT_ITERS (default 10000), BW_MIB (MiB streamed per bandwidth row, default 1024;
-# 200 to 20000 operations). About a minute in all.
+# 200 to 20000 operations), RATE_OPS (writes per message-rate run, default 1000000), BUFFERS
+# (file or heap, default file). About three minutes in all.
 set -u -o pipefail
 
 LAT_ITERS=${LAT_ITERS:-10000}
+RATE_OPS=${RATE_OPS:-1000000}
+BUFFERS=${BUFFERS:-file}
+BUFFER_FLAG=()
+[[ $BUFFERS == file ]] && BUFFER_FLAG=(-f)
 BW_MIB=${BW_MIB:-1024}
 ADDR=127.0.0.1
 READY_TIMEOUT=15   # seconds for a server to listen
@@ -129,31 +145,49 @@ run_client() {
 FAILED=0
 RESULT=
 
-# ours TRANSPORT TEST SIZE ITERS: RESULT = the median latency (us) or bandwidth (MiB/s), or
-# "n/a". (Results go through a variable, not $(...), so that every pid is recorded in this
-# shell.)
+# extract OUT KIND: from a client's output, the median latency (KIND lat, us), the bandwidth
+# (bw, MiB/s) or the message rate (rate, million operations per second) rpma-sim-perf printed.
+extract() {
+  case $2 in
+    lat) awk '{ for (i = 1; i < NF; i++) if ($i == "median") print $(i + 1) }' "$1" ;;
+    bw) awk '{ for (i = 2; i <= NF; i++) if ($i == "MiB/s") print $(i - 1) }' "$1" ;;
+    rate) awk '{ for (i = 2; i <= NF; i++) if ($i == "ops/s") printf "%.2f\n", $(i - 1) / 1e6 }' "$1" ;;
+  esac
+}
+
+kind_of() {  # kind_of TEST [rate]: lat, bw or rate
+  if [[ ${2:-} == rate ]]; then echo rate
+  elif [[ $1 == *_lat ]]; then echo lat
+  else echo bw; fi
+}
+
+# ours MODE TRANSPORT TEST SIZE ITERS [rate]: RESULT = the median latency (us), bandwidth
+# (MiB/s) or, with "rate", the message rate (M ops/s), or "n/a". MODE: blocked or busy (the
+# server's -e or -b). (Results go through a variable, not $(...), so that every pid is
+# recorded in this shell.)
 ours() {
-  local transport=$1 test=$2 size=$3 iters=$4 port log out pid value
+  local mode=$1 transport=$2 test=$3 size=$4 iters=$5 kind port log out pid value flag=-e
+  kind=$(kind_of "$test" "${6:-}")
+  [[ $mode == busy ]] && flag=-b
   RESULT=n/a
   port=$(free_port) || { FAILED=1; return; }
-  log=$WORK/ours-$transport-$test-$size.server
-  out=$WORK/ours-$transport-$test-$size.client
-  RPMA_SIM_TRANSPORT=$transport "$PERF" "$test" server $ADDR "$port" > "$log" 2>&1 &
+  log=$WORK/ours-$mode-$transport-$test-$size.server
+  out=$WORK/ours-$mode-$transport-$test-$size.client
+  RPMA_SIM_TRANSPORT=$transport "$PERF" "$test" server $ADDR "$port" "$flag" \
+    "${BUFFER_FLAG[@]}" > "$log" 2>&1 &
   pid=$!
   PIDS+=("$pid")
   if wait_ready "$pid" "$log" "listening on" "$port"; then
     RPMA_SIM_TRANSPORT=$transport run_client "$out" "$PERF" "$test" client $ADDR "$port" \
-      -s "$size" -n "$iters"
+      -s "$size" -n "$iters" "${BUFFER_FLAG[@]}"
   else
     echo "server never listened" > "$out"
   fi
   finish_server "$pid"
-  case $test in
-    *_lat) value=$(awk '$1 == "'"$test"'" { for (i = 1; i < NF; i++) if ($i == "median") print $(i + 1) }' "$out") ;;
-    *_bw) value=$(awk '$1 == "'"$test"'" { for (i = 2; i <= NF; i++) if ($i == "MiB/s") print $(i - 1) }' "$out") ;;
-  esac
+  value=$(extract "$out" "$kind")
   if [[ -z "$value" ]]; then
-    echo "compare_ucx.sh: RPMA_SIM_TRANSPORT=$transport rpma-sim-perf $test -s $size failed:" >&2
+    echo "compare_ucx.sh: RPMA_SIM_TRANSPORT=$transport rpma-sim-perf $test -s $size" \
+         "(server $flag) failed:" >&2
     cat "$out" "$log" >&2
     FAILED=1
     return
@@ -161,10 +195,28 @@ ours() {
   RESULT=$value
 }
 
-# ucx TLS TEST SIZE ITERS [extra flags]: RESULT = the median latency (us) or bandwidth (MiB/s).
+# in_process TEST SIZE ITERS: RESULT = the message rate of rpma-sim-perf TEST both (a server
+# thread and the client in one process, the in-process transport), M ops/s.
+in_process() {
+  local port out=$WORK/in-process.client
+  RESULT=n/a
+  port=$(free_port) || { FAILED=1; return; }
+  RPMA_SIM_TRANSPORT=inproc run_client "$out" "$PERF" "$1" both $ADDR "$port" -s "$2" -n "$3" \
+    "${BUFFER_FLAG[@]}"
+  RESULT=$(extract "$out" rate)
+  if [[ -z "$RESULT" ]]; then
+    echo "compare_ucx.sh: rpma-sim-perf $1 both failed:" >&2
+    cat "$out" >&2
+    RESULT=n/a
+    FAILED=1
+  fi
+}
+
+# ucx TLS TEST SIZE ITERS KIND [extra flags]: RESULT = the median latency (us), bandwidth
+# (MiB/s) or message rate (M ops/s), as KIND (lat, bw, rate) says.
 ucx() {
-  local tls=$1 test=$2 size=$3 iters=$4
-  shift 4
+  local tls=$1 test=$2 size=$3 iters=$4 kind=$5
+  shift 5
   local port log out pid value tag=${tls%%,*}
   RESULT=n/a
   port=$(free_port) || { FAILED=1; return; }
@@ -183,9 +235,12 @@ ucx() {
   finish_server "$pid"
   # -v: a CSV header line "iterations,50.0_percentile_lat,avg_lat,overall_lat,avg_bw,
   # overall_bw,..." and the final numbers on the line after it.
-  local field=2
-  [[ $test == *_bw ]] && field=6
-  value=$(awk -F, -v f=$field 'header { print $f; exit } /^iterations,/ { header = 1 }' "$out")
+  local field=2 scale=1
+  [[ $kind == bw ]] && field=6
+  [[ $kind == rate ]] && field=8 && scale=1e6
+  value=$(awk -F, -v f=$field -v scale=$scale \
+    'header { if (scale == 1) print $f; else printf "%.2f\n", $f / scale; exit }
+     /^iterations,/ { header = 1 }' "$out")
   if [[ -z "$value" ]]; then
     echo "compare_ucx.sh: UCX_TLS=$tls ucx_perftest -t $test -s $size failed:" >&2
     cat "$out" "$log" >&2
@@ -213,48 +268,59 @@ human() {
 }
 
 ROWS=()
-row() {  # row OPERATION SIZE OURS_TCP UCX_TCP OURS_SHM UCX_SM
+row() {  # row OPERATION SIZE SERVER OURS_TCP UCX_TCP OURS_SHM UCX_SM
   local tcp_ratio=- sm_ratio=-
-  [[ $4 != - ]] && tcp_ratio=$(ratio "$3" "$4")
-  [[ $6 != - ]] && sm_ratio=$(ratio "$5" "$6")
-  ROWS+=("| $1 | $(human "$2") | $3 | $4 | $tcp_ratio | $5 | $6 | $sm_ratio |")
-  echo "measured: $1 $(human "$2")" >&2
+  [[ $5 != - ]] && tcp_ratio=$(ratio "$4" "$5")
+  [[ $7 != - ]] && sm_ratio=$(ratio "$6" "$7")
+  ROWS+=("| $1 | $(human "$2") | $3 | $4 | $5 | $tcp_ratio | $6 | $7 | $sm_ratio |")
+  echo "measured: $1 $(human "$2"), server $3" >&2
 }
 
 START=$SECONDS
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
-# measure OPERATION SIZE OURS_TEST UCX_TEST ITERS [UCX flags]: one table row (UCX_TEST "-":
-# no counterpart).
+# measure OPERATION SIZE OURS_TEST UCX_TEST ITERS [rate] [-- UCX flags]: two table rows,
+# server blocked and server busy-polling (UCX_TEST "-": no counterpart; UCX measured once).
 measure() {
-  local operation=$1 size=$2 ours_test=$3 ucx_test=$4 iters=$5 ours_tcp ours_shm tcp=- sm=-
+  local operation=$1 size=$2 ours_test=$3 ucx_test=$4 iters=$5 rate= kind tcp=- sm=- mode
   shift 5
-  ours tcp "$ours_test" "$size" "$iters"
-  ours_tcp=$RESULT
-  ours shm "$ours_test" "$size" "$iters"
-  ours_shm=$RESULT
+  if [[ ${1:-} == rate ]]; then rate=rate; shift; fi
+  [[ ${1:-} == -- ]] && shift
+  kind=$(kind_of "$ours_test" "$rate")
   if [[ $ucx_test != - ]]; then
-    ucx tcp,self "$ucx_test" "$size" "$iters" "$@"
+    ucx tcp,self "$ucx_test" "$size" "$iters" "$kind" "$@"
     tcp=$RESULT
-    ucx sm,self "$ucx_test" "$size" "$iters" "$@"
+    ucx sm,self "$ucx_test" "$size" "$iters" "$kind" "$@"
     sm=$RESULT
   fi
-  row "$operation" "$size" "$ours_tcp" "$tcp" "$ours_shm" "$sm"
+  for mode in blocked busy; do
+    ours $mode tcp "$ours_test" "$size" "$iters" $rate
+    local ours_tcp=$RESULT
+    ours $mode shm "$ours_test" "$size" "$iters" $rate
+    row "$operation" "$size" "$mode" "$ours_tcp" "$tcp" "$RESULT" "$sm"
+  done
 }
 
-measure "write latency (us)" 64 write_lat ucp_put_lat "$LAT_ITERS"
-measure "read latency (us)" 64 read_lat ucp_get "$LAT_ITERS" -O 1
+measure "write latency, round trip (us)" 64 write_lat ucp_put_lat "$LAT_ITERS"
+measure "read latency (us)" 64 read_lat ucp_get "$LAT_ITERS" -- -O 1
 measure "send/recv ping-pong, half round trip (us)" 64 send_lat ucp_am_lat "$LAT_ITERS"
 measure "write + flush latency (us)" 64 flush_lat - "$LAT_ITERS"
 for size in 4096 65536 1048576; do
   measure "write bandwidth (MiB/s)" $size write_bw ucp_put_bw "$(bw_iters $size)"
 done
+measure "write message rate (M ops/s)" 64 write_bw ucp_put_bw "$RATE_OPS" rate
+in_process write_bw 64 "$RATE_OPS"
+IN_PROCESS_RATE=$RESULT
 
-echo "| operation | size | rpma-sim tcp | UCX tcp | ratio | rpma-sim shm | UCX sm | ratio |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| operation | size | server | rpma-sim tcp | UCX tcp | ratio | rpma-sim shm | UCX sm | ratio |"
+echo "|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${ROWS[@]}"
 echo
-echo "Ratios are rpma-sim / UCX: below 1 is better for latency, above 1 for bandwidth."
+echo "In one process (rpma-sim-perf write_bw both, in-process transport): $IN_PROCESS_RATE M" \
+     "64 B writes/s."
+echo "Ratios are rpma-sim / UCX: below 1 is better for latency, above 1 for bandwidth and rate."
+echo "rpma-sim's write latency is a round trip, UCX's put latency half of one." \
+     "rpma-sim's buffers: $BUFFERS."
 echo "Measured in $((SECONDS - START)) s on $(nproc) cores; load average before: $LOAD_BEFORE," \
      "after: $(cut -d' ' -f1-3 /proc/loadavg)."
 exit $FAILED

@@ -50,7 +50,10 @@ void Usage(FILE* out) {
           "  -w N      warm-up iterations first; default N/10, at most 1000\n"
           "  -t DEPTH  send queue size and bw window; default 128\n"
           "  -P        flush_lat: persistent flush (the server's peer cfg), not visibility\n"
-          "  -e        server, send tests: sleep in rpma_cq_wait instead of busy polling\n"
+          "  -e        server: sleep (send tests: in rpma_cq_wait; the default of the others)\n"
+          "  -b        server: busy-poll its completion queue (the default of send tests)\n"
+          "  -f        buffers are shared mappings of files in /dev/shm, as persistent memory\n"
+          "            is a mapping of a file (a peer on this host maps them too)\n"
           "  -h        this help\n");
 }
 
@@ -104,7 +107,9 @@ Options ParseOptions(int argc, char** argv) {
     else if (flag == "-w") o.warmup = ParseCount(argv[++i], 0);
     else if (flag == "-t") o.depth = static_cast<int>(ParseCount(argv[++i], kSignalEvery));
     else if (flag == "-P") o.persistent = true;
-    else if (flag == "-e") o.server_waits = true;
+    else if (flag == "-e") o.server_busy = false;
+    else if (flag == "-b") o.server_busy = true;
+    else if (flag == "-f") o.file_buffers = true;
     else Die("unknown option: %s (-h lists them)", flag.c_str());
   }
   if (o.depth > 4096) Die("-t: at most 4096");
@@ -112,6 +117,7 @@ Options ParseOptions(int argc, char** argv) {
   if (o.size == 0) o.size = latency ? 64 : 65536;
   if (o.iterations == 0) o.iterations = latency ? 10000 : 5000;
   if (o.warmup < 0) o.warmup = std::min(1000L, o.iterations / 10);
+  if (o.server_busy < 0) o.server_busy = IsSend(o.test) ? 1 : 0;
   return o;
 }
 

@@ -38,7 +38,12 @@ struct Options {
   long warmup = -1;      // -1: iterations / 10, at most 1000
   int depth = 128;
   bool persistent = false;
-  bool server_waits = false;  // send tests: the server sleeps in rpma_cq_wait between pings
+  // The server busy-polls its completion queue (1) or sleeps (0: send tests in rpma_cq_wait
+  // between messages, the others in rpma_conn_next_event); -1: the test's default (send
+  // tests busy-poll, the others sleep).
+  int server_busy = -1;
+  // Buffers are shared mappings of files in /dev/shm (as persistent memory is), not heap.
+  bool file_buffers = false;
 };
 
 // Prints the message to stderr and exits with status 1.

@@ -11,6 +11,7 @@
 // the post until its completion is polled (busy polling rpma_cq_get_wc); send_lat is a
 // ping-pong and reports half the round trip, as perftest does. Bandwidth: a window of
 // unsignalled operations with every 16th signalled, at most DEPTH outstanding (sq_size).
+#include <errno.h>
 #include <fcntl.h>
 #include <librpma.h>
 #include <stdarg.h>
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -78,11 +81,46 @@ constexpr int kUsageAll = RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST |
                           RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_SEND |
                           RPMA_MR_USAGE_RECV;
 
-char* AllocateBuffer(size_t size) {
-  void* buffer = nullptr;
-  if (posix_memalign(&buffer, 4096, std::max<size_t>(size, 64)) != 0) Die("out of memory");
-  memset(buffer, 0, std::max<size_t>(size, 64));
-  return static_cast<char*>(buffer);
+// A buffer of at least `size` bytes, zeroed: page-aligned heap memory, or (`in_file`) a shared
+// mapping of a file in /dev/shm, as registered persistent memory is a mapping of a file.
+struct Buffer {
+  char* data = nullptr;
+  size_t length = 0;
+  std::string file;  // removed by FreeBuffer
+};
+
+Buffer AllocateBuffer(size_t size, bool in_file) {
+  Buffer buffer;
+  buffer.length = std::max<size_t>(size, 64);
+  if (!in_file) {
+    void* memory = nullptr;
+    if (posix_memalign(&memory, 4096, buffer.length) != 0) Die("out of memory");
+    memset(memory, 0, buffer.length);
+    buffer.data = static_cast<char*>(memory);
+    return buffer;
+  }
+  static int files = 0;
+  buffer.file = "/dev/shm/rpma-sim-perf-" + std::to_string(getpid()) + "-" +
+                std::to_string(files++);
+  int fd = open(buffer.file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 || ftruncate(fd, static_cast<off_t>(buffer.length)) != 0) {
+    Die("cannot make %s: %s", buffer.file.c_str(), strerror(errno));
+  }
+  void* memory = mmap(nullptr, buffer.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (memory == MAP_FAILED) Die("cannot map %s: %s", buffer.file.c_str(), strerror(errno));
+  buffer.data = static_cast<char*>(memory);
+  return buffer;
+}
+
+void FreeBuffer(Buffer& buffer) {
+  if (buffer.file.empty()) {
+    free(buffer.data);
+  } else {
+    munmap(buffer.data, buffer.length);
+    unlink(buffer.file.c_str());
+  }
+  buffer.data = nullptr;
 }
 
 rpma_conn_cfg* NewConnCfg(int depth) {
@@ -104,8 +142,9 @@ struct Listening {
   bool ready = false;
 };
 
-// Busy-polls (or, with `wait`, sleeps in rpma_cq_wait) for completions of a send test: reposts
-// every receive, answers every ping of send_lat. Returns when the client has disconnected.
+// Busy-polls (or, with `wait`, sleeps in rpma_cq_wait) for completions: in a send test reposts
+// every receive and answers every ping of send_lat (in a one-sided test none come). Returns
+// when the client has disconnected.
 void ServeSends(rpma_conn* conn, rpma_mr_local* mr, const Request& request, bool wait) {
   rpma_cq* cq;
   Check(rpma_conn_get_cq(conn, &cq), "rpma_conn_get_cq");
@@ -201,9 +240,9 @@ void RunServer(const Options& options, Listening* listening) {
     cfg = NewConnCfg(request.depth);
   }
 
-  char* buffer = AllocateBuffer(request.size);
+  Buffer buffer = AllocateBuffer(request.size, options.file_buffers);
   rpma_mr_local* mr;
-  Check(rpma_mr_reg(peer, buffer, request.size, kUsageAll, &mr), "rpma_mr_reg");
+  Check(rpma_mr_reg(peer, buffer.data, request.size, kUsageAll, &mr), "rpma_mr_reg");
   rpma_peer_cfg* pcfg;
   Check(rpma_peer_cfg_new(&pcfg), "rpma_peer_cfg_new");
   Check(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true), "set_direct_write_to_pmem");
@@ -231,8 +270,8 @@ void RunServer(const Options& options, Listening* listening) {
   }
   ExpectEvent(conn, RPMA_CONN_ESTABLISHED, "server");
 
-  if (IsSend(test)) {
-    ServeSends(conn, mr, request, options.server_waits);
+  if (IsSend(test) || options.server_busy) {
+    ServeSends(conn, mr, request, !options.server_busy);
   } else {
     // One-sided tests need nothing from the server's application: wait for the goodbye.
     rpma_conn_event event;
@@ -248,7 +287,7 @@ void RunServer(const Options& options, Listening* listening) {
   Check(rpma_conn_cfg_delete(&cfg), "rpma_conn_cfg_delete");
   Check(rpma_ep_shutdown(&ep), "rpma_ep_shutdown");
   Check(rpma_peer_delete(&peer), "rpma_peer_delete");
-  free(buffer);
+  FreeBuffer(buffer);
   printf("server: the client ran %s %zu B and left\n", kTestNames[test],
          static_cast<size_t>(request.size));
   fflush(stdout);
@@ -402,10 +441,10 @@ void RunClient(const Options& options) {
         "rpma_utils_get_ibv_context");
   rpma_peer* peer;
   Check(rpma_peer_new(ctx, &peer), "rpma_peer_new");
-  char* buffer = AllocateBuffer(options.size);
-  memset(buffer, 'c', options.size);
+  Buffer buffer = AllocateBuffer(options.size, options.file_buffers);
+  memset(buffer.data, 'c', options.size);
   Client c;
-  Check(rpma_mr_reg(peer, buffer, options.size, kUsageAll, &c.mr), "rpma_mr_reg");
+  Check(rpma_mr_reg(peer, buffer.data, options.size, kUsageAll, &c.mr), "rpma_mr_reg");
 
   rpma_conn_cfg* cfg = NewConnCfg(options.depth);
   Request request{kMagic, static_cast<uint8_t>(options.test),
@@ -453,7 +492,7 @@ void RunClient(const Options& options) {
   Check(rpma_mr_dereg(&c.mr), "rpma_mr_dereg");
   Check(rpma_conn_cfg_delete(&cfg), "rpma_conn_cfg_delete");
   Check(rpma_peer_delete(&peer), "rpma_peer_delete");
-  free(buffer);
+  FreeBuffer(buffer);
 }
 
 }  // namespace

@@ -97,6 +97,8 @@ std::vector<Setting> Settings() {
              {"auto", "inproc", "shm", "tcp"}, "how a client reaches its server"),
       Flag("RPMA_SIM_SHM_PROCESS_VM", rpma_sim::ShmProcessVmEnabled(),
            "shm moves payloads of 16 KiB and more with process_vm_readv/writev"),
+      Flag("RPMA_SIM_SHM_DIRECT", rpma_sim::ShmDirectEnabled(),
+           "shm writes and reads execute on the target's memory without its threads"),
   };
 
   std::string rules;

@@ -69,6 +69,11 @@ bool ShmProcessVmEnabled() {
   return enabled;
 }
 
+bool ShmDirectEnabled() {
+  static const bool enabled = EnvFlag("RPMA_SIM_SHM_DIRECT", true);
+  return enabled;
+}
+
 bool PersistenceReportEnabled() {
   static const bool enabled = EnvFlag("RPMA_SIM_PERSISTENCE_REPORT", true);
   return enabled;

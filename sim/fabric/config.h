@@ -41,6 +41,12 @@ void SetTransport(TransportKind transport);
 // (RPMA_SIM_SHM_PROCESS_VM, default yes); otherwise they go through the segment.
 bool ShmProcessVmEnabled();
 
+// Whether a peer on this host may execute one-sided operations on this process's memory
+// itself, and this process on its peers' (RPMA_SIM_SHM_DIRECT, default yes; only where
+// ShmProcessVmEnabled() too); otherwise every request goes through the rings to the
+// target's threads.
+bool ShmDirectEnabled();
+
 // Whether ranges placed and never made durable are reported when their connection ends
 // (RPMA_SIM_PERSISTENCE_REPORT, default yes).
 bool PersistenceReportEnabled();

@@ -31,7 +31,7 @@ bool DecodeFrameHeader(const uint8_t in[kFrameHeaderSize], FrameType* type, uint
     return false;
   }
   if (raw_type < static_cast<uint16_t>(FrameType::kHello) ||
-      raw_type > static_cast<uint16_t>(FrameType::kDoorbell)) {
+      raw_type > static_cast<uint16_t>(FrameType::kPlaced)) {
     *error = "unknown frame type " + std::to_string(raw_type);
     return false;
   }

@@ -15,7 +15,7 @@
 namespace rpma_sim {
 
 constexpr uint32_t kFrameMagic = 0x4d535052;  // "RPSM" on the wire
-constexpr uint16_t kProtocolVersion = 4;
+constexpr uint16_t kProtocolVersion = 5;
 constexpr size_t kFrameHeaderSize = 16;
 // The largest body a peer may send: a 1 GiB message plus its request fields.
 constexpr uint32_t kMaxFrameBody = (1u << 30) + 256;
@@ -28,6 +28,7 @@ enum class FrameType : uint16_t {
   kRequest = 5,     // requester -> responder: one work request
   kResponse = 6,    // responder -> requester: its outcome (and a read's bytes)
   kDoorbell = 7,    // either side, on TCP: look at the shared-memory rings (empty body)
+  kPlaced = 8,      // initiator -> target, over shared memory: take the placement records
 };
 
 struct Frame {

@@ -1,5 +1,5 @@
 // frame_router.h -- a wire's handler that sends each frame to whom it concerns: the data
-// path's frames (REQUEST, RESPONSE) to one handler, the connection manager's (HELLO, ACCEPT,
+// path's frames (REQUEST, RESPONSE, PLACED) to one handler, the connection manager's (HELLO, ACCEPT,
 // REJECT, DISCONNECT, and the TCP wire's DOORBELL) to another, so that neither passes
 // through the other.
 //
@@ -21,7 +21,8 @@ class FrameRouter : public WireHandler {
       : control_(std::move(control)), data_(std::move(data)) {}
 
   void OnFrame(Frame frame) override {
-    bool data = frame.type == FrameType::kRequest || frame.type == FrameType::kResponse;
+    bool data = frame.type == FrameType::kRequest || frame.type == FrameType::kResponse ||
+                frame.type == FrameType::kPlaced;
     (data ? data_ : control_)->OnFrame(std::move(frame));
   }
 

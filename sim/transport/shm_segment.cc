@@ -27,7 +27,7 @@ namespace rpma_sim {
 namespace bip = boost::interprocess;
 
 constexpr uint64_t kSegmentMagic = 0x314d48534d535052;  // "RPSMSHM1"
-constexpr uint32_t kSegmentVersion = 2;
+constexpr uint32_t kSegmentVersion = 3;
 constexpr size_t kRingBytesPerRequest = 8 << 10;
 
 struct SegmentHeader {
@@ -45,7 +45,16 @@ struct SegmentHeader {
 
 namespace {
 
-constexpr size_t kDataOffset = (sizeof(SegmentHeader) + 4095) / 4096 * 4096;
+constexpr size_t PageRounded(size_t size) { return (size + 4095) / 4096 * 4096; }
+
+// After the header's page: each side's direct area (indexed by Side: side i's memory as the
+// other side reaches it), then the rings.
+constexpr size_t kDirectOffset = PageRounded(sizeof(SegmentHeader));
+constexpr size_t kDataOffset = kDirectOffset + PageRounded(2 * sizeof(DirectArea));
+
+DirectArea* DirectAreaOf(void* mapping, int side) {
+  return reinterpret_cast<DirectArea*>(static_cast<uint8_t*>(mapping) + kDirectOffset) + side;
+}
 
 size_t SegmentSize(size_t ring_capacity) { return kDataOffset + 2 * ring_capacity; }
 
@@ -125,6 +134,7 @@ size_t ShmSegment::SizeFor(size_t ring_capacity) { return SegmentSize(ring_capac
 void ShmSegment::InitHeader(void* mapping, size_t ring_capacity, uint64_t nonce) {
   // The header's atomics start life here; the rest of a new segment is zeroes.
   auto* header = new (mapping) SegmentHeader{};
+  for (int side = 0; side < 2; ++side) new (DirectAreaOf(mapping, side)) DirectArea{};
   header->magic = kSegmentMagic;
   header->version = kSegmentVersion;
   header->ring_capacity = static_cast<uint32_t>(ring_capacity);
@@ -160,6 +170,8 @@ ShmSegment::ShmSegment(std::string name, Side side, std::shared_ptr<bip::mapped_
     : name_(std::move(name)), side_(side), region_(std::move(region)) {
   void* base = region_->get_address();
   header_ = static_cast<SegmentHeader*>(base);
+  own_direct_ = DirectAreaOf(base, side);
+  peer_direct_ = DirectAreaOf(base, 1 - side);
   inbound_ = RingOf(base, ring_capacity, side == kClient ? kServer : kClient);
   outbound_ = RingOf(base, ring_capacity, side);
   header_->pid[side].store(getpid());

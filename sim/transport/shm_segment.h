@@ -2,7 +2,8 @@
 // host: a header and two byte rings (client to server, server to client).
 //
 // Each ring is sized from the connection's queue depth (RingCapacityFor): 128 KiB each for
-// librpma's default depth of 10, so an idle connection holds about 260 KiB of /dev/shm.
+// librpma's default depth of 10, so an idle connection holds about 310 KiB of /dev/shm
+// (48 KiB of it the two sides' direct areas).
 //
 // The client creates it (Boost.Interprocess, mode 0600, a name that carries the creator's
 // pid and a random part) and offers its name and nonce in its connect request; the server
@@ -27,6 +28,7 @@
 #include <string>
 
 #include "sim/common/status.h"
+#include "sim/transport/direct_area.h"
 #include "sim/transport/shm_ring.h"
 
 namespace rpma_sim {
@@ -63,8 +65,9 @@ class ShmSegment {
   static constexpr const char* kNamePrefix = "rpma-sim-";
 
   // The segment's layout, for the creator, the server's check and tests: a header
-  // (HeaderSize() bytes at the start of its first page), then the client-to-server ring's
-  // data, then the server-to-client ring's.
+  // (HeaderSize() bytes at the start of its first page), the two sides' direct areas
+  // (direct_area.h; from the next page), then the client-to-server ring's data, then the
+  // server-to-client ring's.
   static size_t HeaderSize();
   static size_t SizeFor(size_t ring_capacity);
   // Creator: starts the header of a new, zeroed mapping of SizeFor(`ring_capacity`) bytes.
@@ -113,6 +116,11 @@ class ShmSegment {
   // a successful ProbePeer.
   bool ReadPeerMemory(uint64_t address, void* local, size_t length);
   bool WritePeerMemory(uint64_t address, const void* local, size_t length);
+  // The area through which the peer reaches this side's registered memory itself, and the
+  // peer's, through which this side reaches the peer's (direct_area.h).
+  DirectArea& own_direct() { return *own_direct_; }
+  DirectArea& peer_direct() { return *peer_direct_; }
+
   // This side's buffers may no longer be named: the peer's later copies fail, and one under
   // way is waited for (a second at most), so that the caller may report its requests done.
   void RevokeReferences();
@@ -136,6 +144,8 @@ class ShmSegment {
   // Shared by both sides when both are in this process.
   std::shared_ptr<boost::interprocess::mapped_region> region_;
   SegmentHeader* header_;
+  DirectArea* own_direct_;
+  DirectArea* peer_direct_;
   ShmRing inbound_;
   ShmRing outbound_;
   std::atomic<bool> unlinked_{false};

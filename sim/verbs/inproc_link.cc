@@ -53,6 +53,11 @@ InprocLink::InprocLink(const std::shared_ptr<QueuePair>& requester,
                        const std::shared_ptr<QueuePair>& responder)
     : responder_(responder), reply_(std::make_shared<RequesterSink>(requester)) {}
 
+bool InprocLink::ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence) {
+  std::shared_ptr<QueuePair> responder = responder_.lock();
+  return responder && responder->ExecuteFromPeerLocked(request, sequence);
+}
+
 void InprocLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
   std::shared_ptr<QueuePair> responder = responder_.lock();
   if (!responder) {

@@ -19,6 +19,9 @@ class InprocLink : public RemoteLink {
              const std::shared_ptr<QueuePair>& responder);
 
   void SubmitLocked(const SendRequest& request, uint64_t sequence) override;
+  // A write or read that succeeds at the responder is executed there at once, without the
+  // delivery's bookkeeping (QueuePair::ExecuteFromPeerLocked).
+  bool ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence) override;
 
  private:
   std::weak_ptr<QueuePair> responder_;

@@ -70,6 +70,14 @@ class MemoryRegionTable {
     }
   }
 
+  // Calls `visit` for each region registered in `pd`. Takes the table shared.
+  template <typename Visit>
+  void ForEachOf(const ProtectionDomain* pd, Visit visit) {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    for (const auto& entry : regions_)
+      if (entry.second->pd == pd) visit(*entry.second);
+  }
+
   // The region with `rkey`, or nullptr. Requires LockShared().
   const MemoryRegion* FindLocked(uint32_t rkey) const;
 

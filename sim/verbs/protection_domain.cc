@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "sim/common/log.h"
+#include "sim/verbs/direct_target.h"
 
 namespace rpma_sim {
 namespace {
@@ -56,23 +57,37 @@ Status ProtectionDomain::RegisterMemory(void* addr, size_t length, int access,
   }
   users_.fetch_add(1);
   *region = MemoryRegionTable::Get().Register(this, addr, length, access);
+  DirectTarget::Registered(**region);
   return Status::kOk;
 }
 
 void ProtectionDomain::DeregisterMemory(const std::shared_ptr<MemoryRegion>& region) {
-  MemoryRegionTable::Get().Deregister(region);
+  DirectTarget::Deregister(region);  // and no peer's direct access lands after this
   persistence_->ForgetRegion(region->rkey);
   users_.fetch_sub(1);
 }
 
 void ProtectionDomain::ArmForPowerFailure() {
-  auto copies_wait = MemoryRegionTable::Get().LockExclusive();
-  persistence_->Arm();
+  {
+    auto copies_wait = MemoryRegionTable::Get().LockExclusive();
+    persistence_->Arm();
+  }
+  // Placements save what they cover from now on, which a peer's direct access cannot do:
+  // it closes (and what it placed meanwhile counts as placed before arming).
+  DirectTarget::RefreshAll();
 }
 
 void ArmAllForPowerFailure(bool on) {
-  auto copies_wait = MemoryRegionTable::Get().LockExclusive();
-  PersistenceDomain::ArmAll(on);
+  {
+    auto copies_wait = MemoryRegionTable::Get().LockExclusive();
+    PersistenceDomain::ArmAll(on);
+  }
+  DirectTarget::RefreshAll();
+}
+
+size_t ReportAllNotDurable() {
+  DirectTarget::TakeAllPlacements();
+  return PersistenceDomain::ReportAll();
 }
 
 Status ProtectionDomain::PowerFail(LossMode mode, uint64_t seed) {

@@ -65,6 +65,10 @@ class ProtectionDomain {
 // (PersistenceDomain::ArmAll), while no remote operation is copying.
 void ArmAllForPowerFailure(bool on);
 
+// Reports every range of every node not durable (PersistenceDomain::ReportAll), with what
+// peers placed by direct access up to now; returns how many.
+size_t ReportAllNotDurable();
+
 }  // namespace rpma_sim
 
 #endif  // RPMA_SIM_VERBS_PROTECTION_DOMAIN_H_

@@ -100,6 +100,7 @@ void QueuePair::Connect(std::shared_ptr<RemoteLink> link) {
   if (state_ != State::kInit) return;
   link_ = std::move(link);
   state_ = State::kReadyToSend;
+  link_->ConnectedLocked();
 }
 
 void QueuePair::ConnectInProcess(const std::shared_ptr<QueuePair>& a,
@@ -145,16 +146,18 @@ void QueuePair::ReceivePosted() {
 void QueuePair::EnterErrorLocked(ibv_wc_status first) {
   if (state_ == State::kError) return;
   state_ = State::kError;
+  // The responder may still be working through requests it received: from now on it must
+  // leave this side's buffers alone, since they are reported done below. And the remote
+  // places nothing here by itself any more (what it did place is told to the persistence
+  // model now, before the report).
+  if (link_) link_->RevokeLocked();
+  link_.reset();
   // The connection is over for what it placed here: the report names what it never made
   // durable.
   pd_->persistence().EndPlacer(qp_num_, tag_.ordinal == 0
                                             ? "queue pair " + std::to_string(qp_num_)
                                             : std::string(tag_.server ? "server" : "client") +
                                                   " connection " + std::to_string(tag_.ordinal));
-  // The responder may still be working through requests it received: from now on it must
-  // leave this side's buffers alone, since they are reported done below.
-  if (link_) link_->RevokeLocked();
-  link_.reset();
   // Whatever waits at a stage is outstanding like the rest, and flushed with it.
   unsubmitted_ = 0;
   failing_locally_ = false;

@@ -108,6 +108,12 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   // message that finds no receive posted waits (RNR), and so does everything after it.
   void DeliverLocked(InboundRequest inbound);
 
+  // responder.cc: an in-process peer's write or read (no immediate data, at least a byte),
+  // executed at once against this side's memory if it succeeds here now, as DeliverLocked
+  // would execute it; false (nothing done) otherwise, and it is delivered as usual. The
+  // peer's buffer is the caller's to check.
+  bool ExecuteFromPeerLocked(const SendRequest& request, uint64_t sequence);
+
   // A receive was posted where this queue pair takes them from: messages that waited for
   // one go on. Requires the execution lock (ReceivePosted takes it).
   void ReceivePostedLocked();
@@ -159,9 +165,10 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   Outcome ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive,
                          ibv_wc_status* receiver_status);
   // Tells the node's persistence model that `len` bytes at `offset` of `region` are about
-  // to be placed by `inbound` (in a receive buffer if `receive`).
+  // to be placed by the requester's work request `sequence` (in a receive buffer if
+  // `receive`).
   void NotePlacementLocked(const MemoryRegion& region, uint64_t offset, uint64_t len,
-                           const InboundRequest& inbound, bool receive);
+                           uint64_t sequence, bool receive);
   bool TakeReceiveLocked(ReceiveRequest* request);
   void CompleteReceiveLocked(const ReceiveRequest& request, ibv_wc_status status,
                              ibv_wc_opcode opcode, uint32_t byte_len, const SendRequest* sender);

@@ -73,8 +73,19 @@ class RemoteLink {
   // Carries `request` to the responder. Requires the execution lock.
   virtual void SubmitLocked(const SendRequest& request, uint64_t sequence) = 0;
 
+  // Executes `request` on the responder's memory itself, at once, if that is possible and
+  // it succeeds there (a link that reaches the responder's memory: direct_target.h); false
+  // if it must be submitted. Requires the execution lock.
+  virtual bool ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence) {
+    return false;
+  }
+
+  // The queue pair is connected over this link (RTS). Requires the execution lock.
+  virtual void ConnectedLocked() {}
+
   // The queue pair is about to report its outstanding requests flushed: afterwards the
-  // responder must not touch this side's buffers any more. Requires the execution lock.
+  // responder must not touch this side's buffers any more, nor the remote this side's
+  // memory. Requires the execution lock.
   virtual void RevokeLocked() {}
 };
 

@@ -105,6 +105,10 @@ void QueuePair::SubmitLocked(const SendRequest& request, uint64_t sequence,
     link->SubmitLocked(failing, sequence);
     return;
   }
+  if (link->ExecuteDirectlyLocked(request, sequence)) {
+    OnResponseLocked(sequence, Outcome{}, nullptr, 0);  // its bytes moved already
+    return;
+  }
   link->SubmitLocked(request, sequence);
 }
 

@@ -41,8 +41,8 @@ bool NeedsReceive(const SendRequest& request) {
 }  // namespace
 
 void QueuePair::NotePlacementLocked(const MemoryRegion& region, uint64_t offset, uint64_t len,
-                                    const InboundRequest& inbound, bool receive) {
-  uint64_t ordinal = inbound.sequence + 1;
+                                    uint64_t sequence, bool receive) {
+  uint64_t ordinal = sequence + 1;
   pd()->persistence().Place(Placed(region), offset, len,
                             Placement{qp_num_, ordinal, ordinal, receive, false});
 }
@@ -139,7 +139,8 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
       region = FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_WRITE, &outcome.status);
       if (region == nullptr) break;
-      NotePlacementLocked(*region, remote - region->addr, request.length, inbound, false);
+      NotePlacementLocked(*region, remote - region->addr, request.length, inbound.sequence,
+                          false);
       if (!FetchSource(inbound, remote))
         outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
       break;
@@ -164,7 +165,8 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
         outcome.status = IBV_WC_REM_INV_REQ_ERR;  // native atomics need natural alignment
         break;
       }
-      NotePlacementLocked(*region, remote - region->addr, sizeof(value), inbound, false);
+      NotePlacementLocked(*region, remote - region->addr, sizeof(value), inbound.sequence,
+                          false);
       if (aligned)
         __atomic_store_n(reinterpret_cast<uint64_t*>(remote), value, __ATOMIC_SEQ_CST);
       else
@@ -187,6 +189,34 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
   return outcome;
 }
 
+bool QueuePair::ExecuteFromPeerLocked(const SendRequest& request, uint64_t sequence) {
+  // Only where the usual path would execute it at once and succeed: nothing ahead of it
+  // here (a message waiting for a receive), no gate or hold at kExecute.
+  if (state_ != State::kReadyToSend || !inbound_.empty() ||
+      holds_[static_cast<int>(Stage::kExecute)] || g_stage_gate_slot.installed())
+    return false;
+  const bool write = request.opcode == SendOpcode::kWrite;
+  if ((!write && request.opcode != SendOpcode::kRead) || request.with_imm ||
+      request.length == 0 || !request.local)
+    return false;
+  MemoryRegionTable& table = MemoryRegionTable::Get();
+  auto table_lock = table.LockShared();
+  ibv_wc_status status;
+  const MemoryRegion* region =
+      FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
+                 write ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ, &status);
+  if (region == nullptr || !table.IsRegisteredLocked(*request.local)) return false;
+  uint8_t* remote = reinterpret_cast<uint8_t*>(request.remote_addr);
+  uint8_t* local = request.local->addr + request.local_offset;
+  if (write) {
+    NotePlacementLocked(*region, remote - region->addr, request.length, sequence, false);
+    memcpy(remote, local, request.length);
+  } else {
+    memcpy(local, remote, request.length);
+  }
+  return true;
+}
+
 Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive,
                                   ibv_wc_status* receiver_status) {
   const SendRequest& request = inbound.request;
@@ -203,7 +233,8 @@ Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRe
     *receiver_status = IBV_WC_LOC_PROT_ERR;
     outcome.status = IBV_WC_REM_OP_ERR;
   } else if (request.length > 0) {
-    NotePlacementLocked(*receive.region, receive.offset, request.length, inbound, true);
+    NotePlacementLocked(*receive.region, receive.offset, request.length, inbound.sequence,
+                        true);
     if (!FetchSource(inbound, receive.region->addr + receive.offset)) {
       *receiver_status = IBV_WC_WR_FLUSH_ERR;
       outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile

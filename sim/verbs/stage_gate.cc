@@ -4,10 +4,16 @@
 #include <boost/asio/post.hpp>
 
 #include "sim/fabric/io_service.h"
+#include "sim/verbs/direct_target.h"
 
 namespace rpma_sim {
 
 GateSlot<StageGate> g_stage_gate_slot;
+
+void SetStageGate(std::shared_ptr<StageGate> gate) {
+  g_stage_gate_slot.Set(std::move(gate));
+  DirectTarget::RefreshAll();
+}
 
 std::shared_ptr<StageHold> CheckStage(const StagePoint& point) {
   std::shared_ptr<StageGate> gate = g_stage_gate_slot.Get();

@@ -108,9 +108,9 @@ class StageGate {
 
 // The process's gate, or null for none (the default).
 extern GateSlot<StageGate> g_stage_gate_slot;
-inline void SetStageGate(std::shared_ptr<StageGate> gate) {
-  g_stage_gate_slot.Set(std::move(gate));
-}
+// Installs `gate` (null: none). Peers' direct access to this process (direct_target.h)
+// closes while one is installed, so that every request meets it at kExecute.
+void SetStageGate(std::shared_ptr<StageGate> gate);
 
 // What the installed gate, if any, says of `point` (callers first ask whether one is:
 // g_stage_gate_slot.installed()).

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "sim/common/log.h"
+#include "sim/fabric/config.h"
+#include "sim/verbs/direct_request.h"
 #include "sim/transport/process_vm.h"
 #include "sim/verbs/memory_region.h"
 #include "sim/verbs/queue_pair.h"
@@ -64,6 +66,10 @@ class PeerProcessMemory : public InitiatorBuffer {
 
 }  // namespace
 
+WireLink::~WireLink() {
+  if (direct_target_) direct_target_->Close();
+}
+
 void WireLink::BindQueuePair(const std::shared_ptr<QueuePair>& qp) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -88,12 +94,32 @@ void WireLink::Malformed(const std::string& what) {
 
 void WireLink::OnFrame(Frame frame) {
   std::string error;
+  if (frame.type == FrameType::kPlaced) {
+    std::shared_ptr<DirectTarget> direct_target;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      direct_target = direct_target_;
+    }
+    if (!direct_target || !frame.body.empty())
+      return Malformed("a PLACED frame where no direct access is, or with a body");
+    direct_target->TakePlacements();
+    return;
+  }
   if (frame.type == FrameType::kRequest) {
     InboundRequest inbound;
     if (!DecodeRequest(frame, ReferencePeer(), &inbound, &error)) return Malformed(error);
     inbound.reply = shared_from_this();
-    std::shared_ptr<QueuePair> qp = this->qp();
+    std::shared_ptr<QueuePair> qp;
+    std::shared_ptr<DirectTarget> direct_target;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      qp = qp_.lock();
+      direct_target = direct_target_;
+    }
     if (!qp) return Malformed("a work request before the connection was accepted");
+    // What the peer placed directly before sending this request is placed before it (a
+    // flush among them).
+    if (direct_target) direct_target->TakePlacements();
     ExecutionLock lock = qp->LockExecution();
     qp->DeliverLocked(std::move(inbound));
     return;
@@ -105,6 +131,7 @@ void WireLink::OnFrame(Frame frame) {
   if (!DecodeResponse(frame, &sequence, &outcome, &data, &length, &error)) return Malformed(error);
   if (std::shared_ptr<QueuePair> qp = this->qp()) {
     ExecutionLock lock = qp->LockExecution();
+    ++responses_taken_;
     qp->OnResponseLocked(sequence, outcome, data, length);
   }
 }
@@ -120,9 +147,43 @@ std::shared_ptr<FrameWire> WireLink::wire() {
 
 void WireLink::UseSharedMemory(std::shared_ptr<FrameWire> wire,
                                std::shared_ptr<ShmSegment> segment) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  wire_ = std::move(wire);
-  segment_ = std::move(segment);
+  std::shared_ptr<QueuePair> qp;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wire_ = std::move(wire);
+    segment_ = segment;
+    qp = qp_.lock();
+  }
+  if (!ShmProcessVmEnabled() || !ShmDirectEnabled() || !qp) return;
+  if (segment->WeReachPeer()) direct_peer_.store(segment.get());
+  std::shared_ptr<DirectTarget> target = DirectTarget::Start(segment, qp->pd(), qp->qp_num());
+  bool connected;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    direct_target_ = target;
+    connected = connected_;
+  }
+  if (connected) target->SetConnected();
+}
+
+void WireLink::ConnectedLocked() {
+  std::shared_ptr<DirectTarget> target;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    connected_ = true;
+    target = direct_target_;
+  }
+  if (target) target->SetConnected();
+}
+
+bool WireLink::ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence) {
+  if (requests_sent_ != responses_taken_) return false;  // RC order
+  ShmSegment* peer = direct_peer_.load(std::memory_order_acquire);
+  bool tell_target = false;
+  if (peer == nullptr || !ExecuteOnPeer(*peer, peer_mappings_, request, sequence, &tell_target))
+    return false;
+  if (tell_target) wire()->Send(FrameType::kPlaced, {});
+  return true;
 }
 
 std::shared_ptr<ShmSegment> WireLink::ReferencePeer() {
@@ -132,10 +193,14 @@ std::shared_ptr<ShmSegment> WireLink::ReferencePeer() {
 
 void WireLink::RevokeLocked() {
   std::shared_ptr<ShmSegment> segment;
+  std::shared_ptr<DirectTarget> target;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     segment = segment_;
+    target = direct_target_;
   }
+  direct_peer_.store(nullptr);
+  if (target) target->Close();
   if (segment) segment->RevokeReferences();
 }
 
@@ -174,6 +239,7 @@ void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
     auto lock = MemoryRegionTable::Get().LockShared();
     writer.Bytes(request.local->addr + request.local_offset, request.length);
   }
+  ++requests_sent_;
   wire()->Send(FrameType::kRequest, std::move(body));
 }
 

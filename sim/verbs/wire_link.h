@@ -10,6 +10,7 @@
 #ifndef RPMA_SIM_VERBS_WIRE_LINK_H_
 #define RPMA_SIM_VERBS_WIRE_LINK_H_
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +18,8 @@
 #include "sim/transport/frame.h"
 #include "sim/transport/frame_wire.h"
 #include "sim/transport/shm_segment.h"
+#include "sim/verbs/direct_request.h"
+#include "sim/verbs/direct_target.h"
 #include "sim/verbs/progress_source.h"
 #include "sim/verbs/remote_link.h"
 
@@ -34,6 +37,7 @@ class WireLink : public RemoteLink,
                  public std::enable_shared_from_this<WireLink> {
  public:
   explicit WireLink(std::shared_ptr<FrameWire> wire) : wire_(std::move(wire)) {}
+  ~WireLink() override;
 
   // Work requests arriving on the wire go to `qp`; polling its completion queues takes
   // the frames that arrived.
@@ -51,7 +55,9 @@ class WireLink : public RemoteLink,
   // Queues any frame (connection management too) on the wire the connection uses now.
   bool SendFrame(FrameType type, std::vector<uint8_t> body);
 
-  // From now on frames go through `wire`, which runs over `segment`.
+  // From now on frames go through `wire`, which runs over `segment`; writes and reads may
+  // execute on the peer's memory directly (direct_request.h), and the peer's on this side's
+  // (direct_target.h), once the queue pair is connected.
   void UseSharedMemory(std::shared_ptr<FrameWire> wire, std::shared_ptr<ShmSegment> segment);
 
   // The segment through which a REQUEST may name the requester's memory by address (when
@@ -60,7 +66,12 @@ class WireLink : public RemoteLink,
 
   // Requester: encodes and queues a REQUEST frame.
   void SubmitLocked(const SendRequest& request, uint64_t sequence) override;
-  // Requester: the peer may no longer reach this side's buffers (shared memory).
+  // Requester: a write or read straight to the peer's memory, when the connection runs
+  // over shared memory and nothing submitted before it is still under way.
+  bool ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence) override;
+  void ConnectedLocked() override;
+  // Requester: the peer may no longer reach this side's buffers (shared memory) nor its
+  // memory, and what it placed directly is told to the persistence model.
   void RevokeLocked() override;
 
   // Responder: encodes and queues a RESPONSE frame.
@@ -88,6 +99,17 @@ class WireLink : public RemoteLink,
   std::weak_ptr<QueuePair> qp_;            // guarded by mutex_
   std::shared_ptr<FrameWire> wire_;        // guarded by mutex_
   std::shared_ptr<ShmSegment> segment_;    // guarded by mutex_
+  std::shared_ptr<DirectTarget> direct_target_;  // guarded by mutex_
+  bool connected_ = false;                       // guarded by mutex_
+  // The segment through which this side reaches the peer's memory directly, or null. Set
+  // once (segment_ keeps it).
+  std::atomic<ShmSegment*> direct_peer_{nullptr};
+  // REQUEST frames sent and RESPONSE frames taken: while they differ, a request is under
+  // way at the responder and a later one may not overtake it by executing directly.
+  // Guarded by the queue pair's execution lock.
+  uint64_t requests_sent_ = 0;
+  uint64_t responses_taken_ = 0;
+  PeerMappings peer_mappings_;  // guarded by the queue pair's execution lock
 };
 
 }  // namespace rpma_sim

@@ -181,7 +181,7 @@ void WriteFrames(CorpusWriter* out) {
   edge[4] = 3;  // version 3
   out->Write("edge_old_version", edge);
   edge = write_frame;
-  edge[6] = 8;  // type
+  edge[6] = static_cast<uint8_t>(FrameType::kPlaced) + 1;  // type
   out->Write("edge_unknown_type", edge);
   edge = write_frame;
   uint32_t too_large = kMaxFrameBody + 1;

@@ -18,7 +18,8 @@ expect() {  # expect DESCRIPTION OUTPUT EXTENDED-REGEX
 }
 clean_env=(env -u RPMA_SIM_PMEM -u RPMA_SIM_EADR -u RPMA_SIM_FLUSH_SCOPE -u RPMA_SIM_TRANSPORT
            -u RPMA_SIM_FAULTS -u RPMA_SIM_SEED -u RPMA_FAULT_INJECTION -u RPMA_SIM_TRACE
-           -u RPMA_SIM_TRACE_MAX_MB -u RPMA_SIM_SHM_PROCESS_VM -u RPMA_SIM_PERSISTENCE_REPORT
+           -u RPMA_SIM_TRACE_MAX_MB -u RPMA_SIM_SHM_PROCESS_VM -u RPMA_SIM_SHM_DIRECT
+           -u RPMA_SIM_PERSISTENCE_REPORT
            -u RPMA_SIM_NATIVE_FLUSH -u RPMA_SIM_NATIVE_ATOMIC_WRITE -u RPMA_SIM_ODP)
 
 out=$("${clean_env[@]}" "$info") || { echo "FAIL: rpma-sim-info exited $?"; exit 1; }
@@ -27,7 +28,8 @@ expect "the device" "$out" $'^hca_id:\trpma_sim0$'
 expect "persistent memory by default" "$out" $'persistent memory:\tyes'
 for setting in RPMA_SIM_PMEM=1 RPMA_SIM_EADR=0 RPMA_SIM_FLUSH_SCOPE=range \
     RPMA_SIM_PERSISTENCE_REPORT=1 RPMA_SIM_NATIVE_FLUSH=0 RPMA_SIM_NATIVE_ATOMIC_WRITE=0 \
-    RPMA_SIM_ODP=0 RPMA_SIM_TRANSPORT=auto RPMA_SIM_SHM_PROCESS_VM=1 'RPMA_SIM_FAULTS=\(none\)' \
+    RPMA_SIM_ODP=0 RPMA_SIM_TRANSPORT=auto RPMA_SIM_SHM_PROCESS_VM=1 RPMA_SIM_SHM_DIRECT=1 \
+    'RPMA_SIM_FAULTS=\(none\)' \
     'RPMA_SIM_SEED=\(random\)' 'RPMA_FAULT_INJECTION=\(off\)' 'RPMA_SIM_TRACE=\(off\)' \
     RPMA_SIM_TRACE_MAX_MB=256; do
   expect "$setting by default" "$out" "^	$setting +default"
@@ -38,7 +40,7 @@ expect "process_vm says whether it works" "$out" $'^\tprocess_vm:\t(yes|no): '
 
 out=$("${clean_env[@]}" RPMA_SIM_PMEM=0 RPMA_SIM_TRANSPORT=tcp RPMA_SIM_SEED=42 \
       RPMA_SIM_FLUSH_SCOPE=qp RPMA_SIM_FAULTS='delay:op=send,us=5' RPMA_FAULT_INJECTION=7 \
-      RPMA_SIM_SHM_PROCESS_VM=0 RPMA_SIM_TRACE_MAX_MB=3 "$info")
+      RPMA_SIM_SHM_PROCESS_VM=0 RPMA_SIM_TRACE_MAX_MB=3 RPMA_SIM_SHM_DIRECT=no "$info")
 expect "a capability from the environment" "$out" $'persistent memory:\tno'
 expect "RPMA_SIM_PMEM from the environment" "$out" '^	RPMA_SIM_PMEM=0 +environment;'
 expect "RPMA_SIM_TRANSPORT from the environment" "$out" '^	RPMA_SIM_TRANSPORT=tcp +environment;'
@@ -48,6 +50,7 @@ expect "the rules in force" "$out" '^	RPMA_SIM_FAULTS=delay:op=send,us=5 +enviro
 expect "librpma's fault point" "$out" '^	RPMA_FAULT_INJECTION=7 +environment;'
 expect "the trace bound" "$out" '^	RPMA_SIM_TRACE_MAX_MB=3 +environment;'
 expect "process_vm turned off" "$out" $'^\tprocess_vm:\tno: RPMA_SIM_SHM_PROCESS_VM=0'
+expect "direct access turned off" "$out" '^	RPMA_SIM_SHM_DIRECT=0 +environment;'
 
 out=$("${clean_env[@]}" RPMA_SIM_PMEM=maybe RPMA_SIM_TRANSPORT=carrier-pigeon \
       RPMA_SIM_FAULTS='wc:op=write,status=IBV_WC_NOT_A_STATUS' RPMA_SIM_TRACE_MAX_MB=-1 "$info")

@@ -32,7 +32,7 @@ using integration::NextEvent;
 namespace {
 
 constexpr uint32_t kMagic = 0x4d535052;
-constexpr uint16_t kVersion = 4;
+constexpr uint16_t kVersion = 5;
 constexpr uint16_t kDoorbell = 7;
 constexpr uint16_t kHello = 1;
 constexpr uint16_t kRequest = 5;

@@ -1,0 +1,97 @@
+// file_backing.cc -- /proc/self/maps lookups and mappings of a peer's region file.
+#include "sim/transport/file_backing.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+namespace rpma_sim {
+namespace {
+
+uint64_t PageSize() {
+  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+}  // namespace
+
+bool FindFileBacking(const void* addr, size_t length, size_t max_path, FileBacking* backing) {
+  const uint64_t begin = reinterpret_cast<uintptr_t>(addr);
+  const uint64_t end = begin + length;
+  if (length == 0 || end < begin) return false;
+  FILE* maps = fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return false;
+  uint64_t covered = begin;  // [begin, covered) is known to be one file, contiguous in it
+  bool found = true;
+  char line[4096 + 256];
+  while (covered < end && fgets(line, sizeof(line), maps) != nullptr) {
+    unsigned long long start, stop, offset, inode;
+    unsigned int major, minor;
+    char perms[5];
+    int path_at = 0;
+    if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &stop, perms, &offset, &major,
+               &minor, &inode, &path_at) < 7)
+      continue;
+    if (stop <= covered) continue;
+    if (start > covered || perms[1] != 'w' || perms[3] != 's' || inode == 0) {
+      found = false;  // a hole, or memory that is not a writable shared file mapping
+      break;
+    }
+    std::string path = line + path_at;
+    if (!path.empty() && path.back() == '\n') path.pop_back();
+    uint64_t file_offset = offset + (covered - start);
+    if (covered == begin) {
+      if (path.empty() || path[0] != '/' || path.size() > max_path ||
+          path.find(" (deleted)") != std::string::npos) {
+        found = false;
+        break;
+      }
+      backing->path = path;
+      backing->offset = file_offset;
+      backing->device = makedev(major, minor);
+      backing->inode = inode;
+    } else if (path != backing->path || inode != backing->inode ||
+               file_offset != backing->offset + (covered - begin)) {
+      found = false;  // another file, or not contiguous in it
+      break;
+    }
+    covered = stop;
+  }
+  fclose(maps);
+  if (!found || covered < end) return false;
+  // /proc/self/maps gives the device as the kernel encodes it; stat's st_dev is what the
+  // peer compares with: take it from the file.
+  struct stat status;
+  if (stat(backing->path.c_str(), &status) != 0 || status.st_ino != backing->inode) return false;
+  backing->device = status.st_dev;
+  return true;
+}
+
+uint8_t* MapFileRange(const FileBacking& backing, size_t length) {
+  int fd = open(backing.path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return nullptr;
+  struct stat status;
+  uint64_t page_offset = backing.offset % PageSize();
+  uint64_t start = backing.offset - page_offset;
+  bool same = fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
+              status.st_dev == backing.device && status.st_ino == backing.inode &&
+              static_cast<uint64_t>(status.st_size) >= backing.offset + length;
+  void* mapped = MAP_FAILED;
+  if (same)
+    mapped = mmap(nullptr, length + page_offset, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                  static_cast<off_t>(start));
+  close(fd);
+  if (mapped == MAP_FAILED) return nullptr;
+  return static_cast<uint8_t*>(mapped) + page_offset;
+}
+
+void UnmapFileRange(uint8_t* mapped, size_t length) {
+  uint64_t page_offset = reinterpret_cast<uintptr_t>(mapped) % PageSize();
+  munmap(mapped - page_offset, length + page_offset);
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,39 @@
+// file_backing.h -- whether a range of this process's memory is a shared mapping of a file
+// (a file on persistent memory or /dev/shm, as registered PMem regions are), and mapping
+// such a range of another process's file into this one.
+//
+// Another process of the same user that maps the same file shares the range's pages: it can
+// write and read them with plain loads and stores, no system call per access. A direct
+// write to a peer's region whose file this process can map costs a memcpy
+// (direct_request.h); otherwise a process_vm copy, a system call each.
+#ifndef RPMA_SIM_TRANSPORT_FILE_BACKING_H_
+#define RPMA_SIM_TRANSPORT_FILE_BACKING_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string>
+
+namespace rpma_sim {
+
+struct FileBacking {
+  std::string path;      // absolute, as /proc/self/maps names it
+  uint64_t offset = 0;   // of the range's first byte in the file
+  uint64_t device = 0;   // st_dev and st_ino, to tell the file from another of that name
+  uint64_t inode = 0;
+};
+
+// Fills *backing if every page of [addr, addr + length) is a writable shared mapping of one
+// file, contiguous in it (read from /proc/self/maps). False for private or anonymous memory,
+// a deleted file, or a path longer than `max_path` bytes.
+bool FindFileBacking(const void* addr, size_t length, size_t max_path, FileBacking* backing);
+
+// A shared, writable mapping in this process of `length` bytes of the file `backing` names,
+// from backing.offset: only if the file there is the same one (device and inode) and holds
+// the whole range. Null otherwise. Unmap with UnmapFileRange.
+uint8_t* MapFileRange(const FileBacking& backing, size_t length);
+void UnmapFileRange(uint8_t* mapped, size_t length);
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_TRANSPORT_FILE_BACKING_H_

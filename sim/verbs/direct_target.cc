@@ -1,0 +1,202 @@
+// direct_target.cc -- publishing a domain's regions to a connection's peer, opening and
+// closing direct access, and taking the peer's placement records.
+#include "sim/verbs/direct_target.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/common/log.h"
+#include "sim/verbs/memory_region.h"
+#include "sim/verbs/protection_domain.h"
+#include "sim/verbs/stage_gate.h"
+
+namespace rpma_sim {
+namespace {
+
+// How long a close or a deregistration waits for a peer's access under way. An access is one
+// process_vm copy of at most a region; a peer that holds one longer is stuck or lying, and
+// the close goes on (the same bound as ShmSegment::RevokeReferences).
+constexpr std::chrono::milliseconds kIdleTimeout{1000};
+
+// Every DirectTarget of the process that is not closed, and the file each registered region
+// maps (if it maps one), found once.
+struct Directory {
+  std::mutex mutex;
+  std::vector<std::weak_ptr<DirectTarget>> targets;  // guarded by mutex
+  std::unordered_map<uint32_t, std::shared_ptr<const FileBacking>> files;  // guarded by mutex
+};
+
+// The longest path a DirectArea entry holds.
+constexpr size_t kMaxPath = sizeof(DirectRegion::path);
+
+// The file `region` maps, or null (anonymous or private memory). Reads /proc/self/maps.
+std::shared_ptr<const FileBacking> FindFile(const MemoryRegion& region) {
+  auto file = std::make_shared<FileBacking>();
+  if (!FindFileBacking(region.addr, region.length, kMaxPath, file.get())) return nullptr;
+  return file;
+}
+
+// The file of a region registered before, from the directory's cache. Requires its lock.
+const FileBacking* CachedFileLocked(Directory& directory, const MemoryRegion& region) {
+  auto it = directory.files.find(region.rkey);
+  if (it == directory.files.end())
+    it = directory.files.emplace(region.rkey, FindFile(region)).first;
+  return it->second.get();
+}
+
+Directory& TheDirectory() {
+  static Directory* directory = new Directory;
+  return *directory;
+}
+
+// The live targets, pruning those gone; taken under the directory's lock so that callers
+// act on them without it (their work waits).
+std::vector<std::shared_ptr<DirectTarget>> LiveTargets() {
+  Directory& directory = TheDirectory();
+  std::lock_guard<std::mutex> lock(directory.mutex);
+  std::vector<std::shared_ptr<DirectTarget>> live;
+  live.reserve(directory.targets.size());
+  auto gone = std::remove_if(directory.targets.begin(), directory.targets.end(),
+                             [&live](const std::weak_ptr<DirectTarget>& weak) {
+                               std::shared_ptr<DirectTarget> target = weak.lock();
+                               if (target) live.push_back(target);
+                               return !target;
+                             });
+  directory.targets.erase(gone, directory.targets.end());
+  return live;
+}
+
+uint32_t Access(const MemoryRegion& region) { return static_cast<uint32_t>(region.access); }
+
+}  // namespace
+
+DirectTarget::DirectTarget(std::shared_ptr<ShmSegment> segment, ProtectionDomain* pd,
+                           uint32_t qp_num)
+    : segment_(std::move(segment)), area_(segment_->own_direct()), pd_(pd), qp_num_(qp_num) {}
+
+DirectTarget::~DirectTarget() { Close(); }
+
+std::shared_ptr<DirectTarget> DirectTarget::Start(std::shared_ptr<ShmSegment> segment,
+                                                  ProtectionDomain* pd, uint32_t qp_num) {
+  std::shared_ptr<DirectTarget> target(new DirectTarget(std::move(segment), pd, qp_num));
+  Directory& directory = TheDirectory();
+  // Under the directory's lock: a region registered meanwhile is published by the scan
+  // below or by Registered (Publish is idempotent), never by neither.
+  std::lock_guard<std::mutex> lock(directory.mutex);
+  directory.targets.push_back(target);
+  std::lock_guard<std::mutex> target_lock(target->mutex_);
+  MemoryRegionTable::Get().ForEachOf(pd, [&](const MemoryRegion& region) {
+    target->area_.Publish(region.rkey, reinterpret_cast<uintptr_t>(region.addr), region.length,
+                          Access(region), CachedFileLocked(directory, region));
+  });
+  return target;
+}
+
+void DirectTarget::SetConnected() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    connected_ = true;
+  }
+  Refresh();
+}
+
+void DirectTarget::Refresh() {
+  // No wait for accesses under way: one that began before a gate or an arming counts as
+  // executed before it (its placement is taken with the next request, before that executes).
+  std::lock_guard<std::mutex> lock(mutex_);
+  bool open = connected_ && !closed_ && !g_stage_gate_slot.installed() &&
+              !pd_->persistence().armed();
+  area_.open.store(open ? 1 : 0);
+}
+
+void DirectTarget::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) return;
+    area_.open.store(0);
+  }
+  WaitIdle();
+  TakePlacements();  // the last ones: the connection's report comes next
+  std::lock_guard<std::mutex> lock(mutex_);
+  closed_ = true;
+}
+
+void DirectTarget::WaitIdle() {
+  if (!area_.WaitIdle(kIdleTimeout))
+    SIM_LOG_ERROR("the peer of queue pair %u held a direct access for over %lld ms; going on",
+                  qp_num_, static_cast<long long>(kIdleTimeout.count()));
+}
+
+void DirectTarget::TakePlacements(const MemoryRegion* going) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!connected_ || closed_) return;
+  MemoryRegionTable& table = MemoryRegionTable::Get();
+  auto table_lock = table.LockShared();
+  PersistenceDomain& persistence = pd_->persistence();
+  bool believable = area_.ReadPlacements(
+      [&](uint32_t rkey, uint64_t offset, uint64_t length, uint64_t first, uint64_t last) {
+        // Checked like a request: a record the peer made up places nothing.
+        const MemoryRegion* region = table.FindLocked(rkey);
+        if (region == nullptr && going != nullptr && going->rkey == rkey) region = going;
+        if (region == nullptr || region->pd != pd_ || !region->ContainsOffset(offset, length))
+          return;
+        persistence.Place(PlacedRegion{region->rkey, region->addr, region->length}, offset,
+                          length, Placement{qp_num_, first, last, false, false});
+      });
+  if (!believable)
+    SIM_LOG_ERROR("the peer of queue pair %u wrote impossible placement counters; its direct "
+                  "access stays closed", qp_num_);
+  if (!believable) area_.open.store(0);
+}
+
+void DirectTarget::Registered(const MemoryRegion& region) {
+  std::shared_ptr<const FileBacking> file;
+  bool found = false;
+  for (const std::shared_ptr<DirectTarget>& target : LiveTargets()) {
+    if (target->pd_ != region.pd) continue;
+    if (!found) {  // only for a region some connection publishes; outside every lock
+      file = FindFile(region);
+      found = true;
+      Directory& directory = TheDirectory();
+      std::lock_guard<std::mutex> lock(directory.mutex);
+      directory.files[region.rkey] = file;
+    }
+    std::lock_guard<std::mutex> lock(target->mutex_);
+    if (!target->closed_)
+      target->area_.Publish(region.rkey, reinterpret_cast<uintptr_t>(region.addr), region.length,
+                            Access(region), file.get());
+  }
+}
+
+void DirectTarget::Deregister(const std::shared_ptr<MemoryRegion>& region) {
+  std::vector<std::shared_ptr<DirectTarget>> withdrawn;
+  {
+    // Under the directory's lock, with the region's removal from the table: a target that
+    // starts meanwhile either is withdrawn from here or does not find the region.
+    Directory& directory = TheDirectory();
+    std::lock_guard<std::mutex> lock(directory.mutex);
+    directory.files.erase(region->rkey);
+    for (const std::weak_ptr<DirectTarget>& weak : directory.targets) {
+      std::shared_ptr<DirectTarget> target = weak.lock();
+      if (!target || target->pd_ != region->pd) continue;
+      std::lock_guard<std::mutex> target_lock(target->mutex_);
+      if (target->area_.Withdraw(region->rkey)) withdrawn.push_back(std::move(target));
+    }
+    MemoryRegionTable::Get().Deregister(region);
+  }
+  for (const std::shared_ptr<DirectTarget>& target : withdrawn) {
+    target->WaitIdle();
+    target->TakePlacements(region.get());  // before the domain forgets the region's ranges
+  }
+}
+
+void DirectTarget::RefreshAll() {
+  for (const std::shared_ptr<DirectTarget>& target : LiveTargets()) target->Refresh();
+}
+
+void DirectTarget::TakeAllPlacements() {
+  for (const std::shared_ptr<DirectTarget>& target : LiveTargets()) target->TakePlacements();
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,82 @@
+// direct_target.h -- this process's side of direct access: the regions a connection's peer
+// may write and read itself (through the segment's DirectArea, transport/direct_area.h),
+// kept in step with registrations, and the placements it reports.
+//
+// A connection over shared memory whose peer can reach this process's memory (process_vm)
+// lets the peer execute writes and reads without this side's threads, as RDMA hardware
+// does. Direct access is open while the queue pair is connected, no stage gate is installed
+// (fault rules act at kExecute here: with one, every request comes the usual way and meets
+// them) and the node is not armed for a power failure (an armed node saves the bytes a
+// placement covers before they change, which only this side can do). Closing waits for
+// accesses under way; so does deregistering a region, so that after rpma_mr_dereg no access
+// lands. The peer's placement records reach the persistence model before this side executes
+// anything else of the connection (a flush among them), when a region goes, and when the
+// connection ends.
+#ifndef RPMA_SIM_VERBS_DIRECT_TARGET_H_
+#define RPMA_SIM_VERBS_DIRECT_TARGET_H_
+
+#include <stdint.h>
+
+#include <memory>
+#include <mutex>
+
+#include "sim/transport/shm_segment.h"
+
+namespace rpma_sim {
+
+class ProtectionDomain;
+struct MemoryRegion;
+
+class DirectTarget {
+ public:
+  // Publishes the regions of `pd` in `segment`'s own area for the queue pair `qp_num`,
+  // still closed.
+  static std::shared_ptr<DirectTarget> Start(std::shared_ptr<ShmSegment> segment,
+                                             ProtectionDomain* pd, uint32_t qp_num);
+  ~DirectTarget();
+
+  DirectTarget(const DirectTarget&) = delete;
+  DirectTarget& operator=(const DirectTarget&) = delete;
+
+  // The queue pair is connected: direct access opens unless something forbids it.
+  void SetConnected();
+  // For good (the queue pair is in error or destroyed): closes, waits for accesses under
+  // way, and hands the placements to the persistence model.
+  void Close();
+  // Hands the placements the peer recorded since the last call to the persistence model;
+  // those in `going` (a region leaving the table) too.
+  void TakePlacements(const MemoryRegion* going = nullptr);
+
+  // Every DirectTarget of the process:
+  // a region was registered: those of its domain publish it.
+  static void Registered(const MemoryRegion& region);
+  // deregisters `region` (MemoryRegionTable::Deregister): withdrawn from every target,
+  // accesses under way waited for, its placements taken. After this returns no direct
+  // access to it lands.
+  static void Deregister(const std::shared_ptr<MemoryRegion>& region);
+  // a stage gate was installed or removed, or a node armed: each opens or closes again.
+  static void RefreshAll();
+  // the persistence model is about to report: every placement recorded is taken.
+  static void TakeAllPlacements();
+
+ private:
+  DirectTarget(std::shared_ptr<ShmSegment> segment, ProtectionDomain* pd, uint32_t qp_num);
+
+  // Opens or closes as the state says.
+  void Refresh();
+  // Waits for accesses under way (logged if the peer holds one for too long).
+  void WaitIdle();
+
+  const std::shared_ptr<ShmSegment> segment_;
+  DirectArea& area_;
+  ProtectionDomain* const pd_;  // only while not closed: a closed target touches no domain
+  const uint32_t qp_num_;
+  // Guards the area's table and opening, the flags, and taking placements.
+  std::mutex mutex_;
+  bool connected_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_VERBS_DIRECT_TARGET_H_
