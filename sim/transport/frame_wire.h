@@ -115,6 +115,9 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // How often DeliverArrived took frames: while an application polls and takes them, the
   // engine leaves the frames to it instead of spinning beside it for the same cores.
   std::atomic<uint64_t> polls_{0};
+  // The engine is waiting for read_mutex_: a polling application leaves it the stream
+  // rather than taking the lock again and again before the engine's thread gets to run.
+  std::atomic<bool> engine_waiting_{false};
 
   std::mutex mutex_;
   std::deque<Outgoing> outbound_;

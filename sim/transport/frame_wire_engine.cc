@@ -53,7 +53,9 @@ void FrameWire::OnReadable() {
     timer->async_wait([self, timer](const boost::system::error_code&) { self->OnReadable(); });
     return;
   }
+  engine_waiting_.store(true, std::memory_order_relaxed);
   std::unique_lock<std::mutex> lock(read_mutex_);
+  engine_waiting_.store(false, std::memory_order_relaxed);
   if (!handler_) return;  // the wire ended already
   std::string reason;
   for (int frames = 0; frames < kFramesPerTurn; ++frames) {
