@@ -113,6 +113,7 @@ void TcpSession::OnFrame(Frame frame) {
       return;
     case FrameType::kRequest:
     case FrameType::kResponse:
+    case FrameType::kPlaced:
       return Malformed("a work request where only connection management goes");  // routed
     case FrameType::kDoorbell:
       return OnDoorbell(frame);
