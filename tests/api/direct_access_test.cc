@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <functional>
 #include <string>
 
 #include <rpma_sim/testing.h>
@@ -111,52 +112,62 @@ TEST_F(DirectAccessTest, WritesAndReadsCompleteWhileTheTargetProcessIsStopped) {
   ASSERT_COMPLETION(client.cq, IBV_WC_RDMA_READ, IBV_WC_SUCCESS);
 }
 
-// The server deregisters its region and says so with a message: from then on the client's
-// write fails with IBV_WC_REM_ACCESS_ERR and nothing lands.
-TEST_F(DirectAccessTest, AfterTheTargetDeregistersNoWriteLands) {
+// A server in a child process that does `act`, tells the client so with an empty message,
+// and, once the connection ends (the client's next request fails it), checks with `after`.
+PairOptions ServerActsThenSignals(std::function<void(Side&)> act,
+                                  std::function<void(Side&)> after) {
   PairOptions options;
   options.server_in_child = true;
-  options.server_main = [](Side& server) {
-    uint8_t* memory = server.memory;
-    memset(memory, 0x5a, server.size);
-    ASSERT_EQ(0, rpma_mr_dereg(&server.mr));
+  options.server_main = [act, after](Side& server) {
+    ASSERT_NO_FATAL_FAILURE(act(server));
     ASSERT_EQ(0, rpma_send(server.conn, nullptr, 0, 0, RPMA_F_COMPLETION_ON_ERROR, nullptr));
-    // The client's write fails: the connection ends in error; then the client disconnects.
-    rpma_conn_event event;
-    ASSERT_EQ(0, rpma_sim::testing::NextConnEvent(server.conn, &event));
-    for (size_t i = 0; i < server.size; ++i) ASSERT_EQ(0x5a, memory[i]) << "offset " << i;
+    after(server);
   };
-  ASSERT_NO_FATAL_FAILURE(pair_.Connect(options));
-  Side& client = pair_.client();
+  return options;
+}
+
+// The client's half: waits for the server's message, then writes `length` bytes of 0xa5.
+void WriteOnceTheServerSignals(Side& client, size_t length) {
   ASSERT_EQ(0, rpma_recv(client.conn, client.mr, 0, 0, nullptr));
   ASSERT_COMPLETION(client.cq, IBV_WC_RECV, IBV_WC_SUCCESS);
-  memset(client.memory, 0xa5, client.size);
-  ASSERT_EQ(0, rpma_write(client.conn, client.remote, 0, client.mr, 0, client.size,
+  memset(client.memory, 0xa5, length);
+  ASSERT_EQ(0, rpma_write(client.conn, client.remote, 0, client.mr, 0, length,
                           RPMA_F_COMPLETION_ALWAYS, nullptr));
-  ASSERT_COMPLETION(client.cq, IBV_WC_RDMA_WRITE, IBV_WC_REM_ACCESS_ERR);
+}
+
+// The server deregisters its region: from then on the client's write fails with
+// IBV_WC_REM_ACCESS_ERR and nothing lands.
+TEST_F(DirectAccessTest, AfterTheTargetDeregistersNoWriteLands) {
+  auto deregister = [](Side& server) {
+    memset(server.memory, 0x5a, server.size);
+    ASSERT_EQ(0, rpma_mr_dereg(&server.mr));
+  };
+  auto unchanged = [](Side& server) {
+    rpma_conn_event event;  // the failed write ends the connection; then the client leaves
+    ASSERT_EQ(0, rpma_sim::testing::NextConnEvent(server.conn, &event));
+    for (size_t i = 0; i < server.size; ++i) ASSERT_EQ(0x5a, server.memory[i]) << "offset " << i;
+  };
+  ASSERT_NO_FATAL_FAILURE(pair_.Connect(ServerActsThenSignals(deregister, unchanged)));
+  ASSERT_NO_FATAL_FAILURE(WriteOnceTheServerSignals(pair_.client(), pair_.client().size));
+  ASSERT_COMPLETION(pair_.client().cq, IBV_WC_RDMA_WRITE, IBV_WC_REM_ACCESS_ERR);
 }
 
 // A fault rule in the target's process closes direct access: every request meets the rules
 // there. Here a power failure fires as the client's write is about to land in the server.
 TEST_F(DirectAccessTest, FaultRulesOfTheTargetSeeEveryRequest) {
-  PairOptions options;
-  options.server_in_child = true;
-  options.server_main = [](Side& server) {
+  auto add_rule = [](Side&) {
     ASSERT_EQ(0, rpma_sim_fault_add("power_failure:op=write,side=server,loss=all"));
-    ASSERT_EQ(0, rpma_send(server.conn, nullptr, 0, 0, RPMA_F_COMPLETION_ON_ERROR, nullptr));
+  };
+  auto reverted = [](Side& server) {
     EXPECT_CONN_EVENT(server.conn, RPMA_CONN_LOST);
     uint64_t fired = 0;
     ASSERT_EQ(0, rpma_sim_fault_count(&fired));
     EXPECT_EQ(1u, fired);
     for (size_t i = 0; i < server.size; ++i) ASSERT_EQ(0, server.memory[i]) << "offset " << i;
   };
-  ASSERT_NO_FATAL_FAILURE(pair_.Connect(options));
+  ASSERT_NO_FATAL_FAILURE(pair_.Connect(ServerActsThenSignals(add_rule, reverted)));
   Side& client = pair_.client();
-  ASSERT_EQ(0, rpma_recv(client.conn, client.mr, 0, 0, nullptr));
-  ASSERT_COMPLETION(client.cq, IBV_WC_RECV, IBV_WC_SUCCESS);
-  memset(client.memory, 0xa5, client.size);
-  ASSERT_EQ(0, rpma_write(client.conn, client.remote, 0, client.mr, 0, 64,
-                          RPMA_F_COMPLETION_ALWAYS, nullptr));
+  ASSERT_NO_FATAL_FAILURE(WriteOnceTheServerSignals(client, 64));
   ibv_wc wc;
   ASSERT_EQ(0, rpma_sim::testing::NextCompletion(client.cq, &wc));
   EXPECT_NE(IBV_WC_SUCCESS, wc.status) << "the write landed in a server that lost power";
