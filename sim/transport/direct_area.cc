@@ -62,13 +62,17 @@ bool DirectArea::Withdraw(uint32_t rkey) {
   return false;
 }
 
-bool DirectArea::WaitIdle(std::chrono::milliseconds timeout) {
+bool WaitForZero(const std::atomic<uint32_t>& count, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (in_use.load() != 0) {
+  while (count.load() != 0) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::yield();
   }
   return true;
+}
+
+bool DirectArea::WaitIdle(std::chrono::milliseconds timeout) {
+  return WaitForZero(in_use, timeout);
 }
 
 bool DirectArea::ReadPlacements(const std::function<void(uint32_t, uint64_t, uint64_t,

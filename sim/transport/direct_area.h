@@ -30,6 +30,10 @@
 
 namespace rpma_sim {
 
+// Waits until `count` is zero, `timeout` at most (yielding the core meanwhile); false if it
+// is not. For counts of accesses another process has under way, each one copy long.
+bool WaitForZero(const std::atomic<uint32_t>& count, std::chrono::milliseconds timeout);
+
 // One published region. `state` is odd while the entry is valid and changes on every
 // publication and withdrawal (0: never used), so an initiator can tell that what it read
 // still stands. A region that is a shared mapping of a file also names the file, which an

@@ -362,10 +362,7 @@ bool ShmSegment::WritePeerMemory(uint64_t address, const void* local, size_t len
 
 void ShmSegment::RevokeReferences() {
   header_->references_open[side_].store(0);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (header_->references_in_use[side_].load() != 0 &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::yield();
+  WaitForZero(header_->references_in_use[side_], std::chrono::seconds(1));
 }
 
 bool ShmSegment::PeerReachesUs() const { return header_->reaches_peer[1 - side_].load() != 0; }
