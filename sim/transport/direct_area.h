@@ -101,6 +101,12 @@ struct DirectArea {
   bool Withdraw(uint32_t rkey);
   // Waits until no access is under way, `timeout` at most; false if one still is.
   bool WaitIdle(std::chrono::milliseconds timeout);
+  // Whether the initiator wrote placement records not read yet (one load each side: for the
+  // target's path of every request, which mostly finds none).
+  bool HasUnreadPlacements() const {
+    return placements_written.load(std::memory_order_acquire) !=
+           placements_read.load(std::memory_order_relaxed);
+  }
   // Calls `visit` for each placement record not read yet, in order, and marks them read. A
   // record the initiator is growing is waited for a moment; if it stays held, the rest wait
   // for the next call. Returns false (having read none) if the peer's counters are

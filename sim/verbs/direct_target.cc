@@ -129,6 +129,9 @@ void DirectTarget::WaitIdle() {
 }
 
 void DirectTarget::TakePlacements(const MemoryRegion* going) {
+  // Every request the peer sends comes here first: with nothing to take, no lock and no
+  // std::function (its captures do not fit its inline buffer: an allocation).
+  if (!area_.HasUnreadPlacements()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (!connected_ || closed_) return;
   MemoryRegionTable& table = MemoryRegionTable::Get();
