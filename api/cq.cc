@@ -6,6 +6,7 @@
 #include "api/fault_point.h"
 #include "api/status_map.h"
 #include "api/types.h"
+#include "sim/common/log.h"
 
 int rpma_cq_get_fd(const struct rpma_cq* cq, int* fd) {
   RPMA_API_PROLOGUE();
@@ -37,6 +38,12 @@ int rpma_cq_get_wc(struct rpma_cq* cq, int num_entries, struct ibv_wc* wc,
   if (num_entries > 1 && num_entries_got == nullptr) return RPMA_E_INVAL;
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_cq_get_wc");
   int got = cq->cq->Poll(num_entries, wc);
+  if (got < 0) {
+    // ibv_poll_cq fails on a queue that overflowed (completion_queue.h).
+    SIM_LOG_ERROR("ibv_poll_cq: the completion queue overflowed: %llu completions lost",
+                   static_cast<unsigned long long>(cq->cq->lost()));
+    return RPMA_E_PROVIDER;
+  }
   if (got == 0) return RPMA_E_NO_COMPLETION;
   if (num_entries_got != nullptr) *num_entries_got = got;
   // These two points count and print, but the completions are taken: failing here would

@@ -12,18 +12,24 @@ CompletionQueue::~CompletionQueue() {
   if (channel_) channel_->Forget(this);
 }
 
-void CompletionQueue::Push(const ibv_wc& wc, std::shared_ptr<SendQueueSlots> slots,
+bool CompletionQueue::Push(const ibv_wc& wc, std::shared_ptr<SendQueueSlots> slots,
                            uint64_t sequence) {
   bool notify = false;
+  bool fits;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    entries_.push_back(Entry{wc, std::move(slots), sequence});
+    fits = lost_ == 0 && entries_.size() < depth_;
+    if (fits)
+      entries_.push_back(Entry{wc, std::move(slots), sequence});
+    else
+      ++lost_;  // its send-queue slot is never given back: the queue pair is in error
     if (armed_) {
       armed_ = false;
       notify = true;
     }
   }
   if (notify && channel_) channel_->Notify(this);
+  return fits;
 }
 
 int CompletionQueue::Poll(int max, ibv_wc* out) {
@@ -31,14 +37,22 @@ int CompletionQueue::Poll(int max, ibv_wc* out) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     int count = TakeLocked(max, out);
-    if (count > 0 || !sources_) return count;
+    if (count > 0) return count;
+    if (lost_ > 0) return -1;
+    if (!sources_) return 0;
     sources = sources_;
   }
   // Nothing yet: let the connections handle what already arrived, then look again.
   for (const auto& source : *sources)
     if (std::shared_ptr<ProgressSource> live = source.lock()) live->Progress();
   std::lock_guard<std::mutex> lock(mutex_);
-  return TakeLocked(max, out);
+  int count = TakeLocked(max, out);
+  return count == 0 && lost_ > 0 ? -1 : count;
+}
+
+uint64_t CompletionQueue::lost() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lost_;
 }
 
 void CompletionQueue::AddProgressSource(std::weak_ptr<ProgressSource> source) {
@@ -63,8 +77,12 @@ int CompletionQueue::TakeLocked(int max, ibv_wc* out) {
 }
 
 void CompletionQueue::Arm() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  armed_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    armed_ = lost_ == 0;
+    if (armed_) return;
+  }
+  if (channel_) channel_->Notify(this);
 }
 
 }  // namespace rpma_sim

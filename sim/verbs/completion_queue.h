@@ -1,8 +1,15 @@
-// completion_queue.h -- ibv_cq: completions in arrival order, arming, and send-queue retirement.
+// completion_queue.h -- ibv_cq: completions in arrival order, arming, send-queue retirement
+// and overflow.
 //
 // Besides the ibv_wc, an entry remembers which send queue produced it: polling a send-queue
 // completion retires that work request and every unsignalled one posted before it, which is
 // when hardware gives their send-queue slots back.
+//
+// The queue holds exactly `depth` completions (ibv_create_cq's cqe; a NIC may round it up,
+// the simulator does not). One more overflows it, as on a NIC (IBV_EVENT_CQ_ERR): that
+// completion and every later one are lost, Poll hands out what the queue held and then
+// fails, and the queue pair whose completion did not fit goes to error with its connection
+// (QueuePair::CompletionLostLocked). Nothing grows past the depth.
 #ifndef RPMA_SIM_VERBS_COMPLETION_QUEUE_H_
 #define RPMA_SIM_VERBS_COMPLETION_QUEUE_H_
 
@@ -34,18 +41,25 @@ class CompletionQueue {
   uint32_t depth() const { return depth_; }
 
   // Adds a completion. `slots` and `sequence` identify the send-queue entry it retires
-  // (nullptr for receive completions). Raises a channel event if the CQ is armed.
-  void Push(const ibv_wc& wc, std::shared_ptr<SendQueueSlots> slots = nullptr,
+  // (nullptr for receive completions). Raises a channel event if the CQ is armed. False,
+  // with nothing added, if the queue is full or overflowed before: it is (or stays)
+  // overflowed, and the caller's queue pair must go to error.
+  bool Push(const ibv_wc& wc, std::shared_ptr<SendQueueSlots> slots = nullptr,
             uint64_t sequence = 0);
 
   // Moves up to `max` completions into `out`; returns how many. When there are none, it
-  // first lets the progress sources of its connections handle what already arrived.
+  // first lets the progress sources of its connections handle what already arrived. -1
+  // when there are none and the queue overflowed (then always).
   int Poll(int max, ibv_wc* out);
+
+  // How many completions were lost to an overflow (0: it never overflowed).
+  uint64_t lost();
 
   // Adds a connection whose progress Poll may drive (kept until it expires).
   void AddProgressSource(std::weak_ptr<ProgressSource> source);
 
-  // Requests one event for the next completion (ibv_req_notify_cq).
+  // Requests one event for the next completion (ibv_req_notify_cq). An overflowed queue
+  // raises it at once: a waiter learns of the overflow from the next Poll.
   void Arm();
 
  private:
@@ -60,6 +74,7 @@ class CompletionQueue {
   std::mutex mutex_;
   std::deque<Entry> entries_;
   bool armed_ = false;
+  uint64_t lost_ = 0;  // completions that found the queue full
   // Replaced, never changed in place: a poll takes the current list under mutex_ and runs
   // it without, with no allocation.
   using Sources = std::vector<std::weak_ptr<ProgressSource>>;

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "sim/common/log.h"
+#include "sim/fabric/io_service.h"
 #include "sim/verbs/inproc_link.h"
 
 namespace rpma_sim {
@@ -141,6 +142,22 @@ void QueuePair::EnterError(ibv_wc_status first) {
 void QueuePair::ReceivePosted() {
   ExecutionLock lock = LockExecution();
   ReceivePostedLocked();
+}
+
+void QueuePair::CompletionLostLocked(const CompletionQueue& cq) {
+  if (completion_lost_) return;  // once: every later completion of it is lost too
+  completion_lost_ = true;
+  std::weak_ptr<QueuePair> self = weak_from_this();  // empty while it is being destroyed
+  std::weak_ptr<NodeMember> connection = tag_.connection;
+  uint32_t depth = cq.depth();
+  uint32_t qp_num = qp_num_;
+  RunAt(std::chrono::steady_clock::now(), [self, connection, depth, qp_num] {
+    SIM_LOG_ERROR("a completion queue of depth %u overflowed (IBV_EVENT_CQ_ERR): queue pair "
+                  "%u goes to error and its connection is lost",
+                  depth, qp_num);
+    if (std::shared_ptr<QueuePair> qp = self.lock()) qp->EnterError();
+    if (std::shared_ptr<NodeMember> member = connection.lock()) member->OnNodeFailed();
+  });
 }
 
 void QueuePair::EnterErrorLocked(ibv_wc_status first) {

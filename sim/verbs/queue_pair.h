@@ -151,6 +151,11 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   inline void FinishInlineLocked(const SendRequest& request, uint64_t sequence,
                                  ibv_wc_status status, const uint8_t* read_data, size_t length);
   void CompleteSendLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status);
+  // A completion of this queue pair did not fit `cq` (completion_queue.h): the queue pair
+  // goes to error and its connection is lost on both sides, as a NIC's CQ overflow ends
+  // them. Both happen on the progress engine (the connection manager's lock comes before
+  // the execution lock held here); the completions are lost meanwhile all the same.
+  void CompletionLostLocked(const CompletionQueue& cq);
   // Completes the request that failed at submission if it is first in line now, and moves
   // to the error state (flushing what was posted after it).
   void CompleteFailedLocallyLocked();
@@ -195,6 +200,7 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   ConnectionTag tag_;
   State state_ = State::kInit;
   bool destroyed_ = false;
+  bool completion_lost_ = false;  // CompletionLostLocked ran
   std::shared_ptr<RemoteLink> link_;
   struct InFlight {
     SendRequest request;

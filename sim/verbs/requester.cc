@@ -172,7 +172,7 @@ void QueuePair::CompleteSendLocked(const SendRequest& request, uint64_t sequence
     wc.opcode = SendCompletionOpcode(request.opcode);
     if (request.opcode == SendOpcode::kRead) wc.byte_len = static_cast<uint32_t>(request.length);
   }
-  config_.send_cq->Push(wc, send_slots_, sequence);
+  if (!config_.send_cq->Push(wc, send_slots_, sequence)) CompletionLostLocked(*config_.send_cq);
 }
 
 }  // namespace rpma_sim

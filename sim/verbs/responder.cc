@@ -268,7 +268,7 @@ void QueuePair::CompleteReceiveLocked(const ReceiveRequest& request, ibv_wc_stat
   CompletionQueue* cq = config_.srq && config_.srq->rcq() ? config_.srq->rcq().get()
                         : config_.recv_cq                 ? config_.recv_cq.get()
                                                           : config_.send_cq.get();
-  cq->Push(wc);
+  if (!cq->Push(wc)) CompletionLostLocked(*cq);
 }
 
 }  // namespace rpma_sim

@@ -1,4 +1,5 @@
-// Tests of CompletionQueue (sim/verbs/completion_queue): Push/Poll order and send-queue retirement.
+// Tests of CompletionQueue (sim/verbs/completion_queue): Push/Poll order, send-queue retirement
+// and overflow.
 #include "sim/verbs/completion_queue.h"
 
 #include <memory>
@@ -6,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/verbs/send_queue_slots.h"
+#include "tests/sim/sim_test_support.h"
 
 namespace rpma_sim {
 namespace {
@@ -129,6 +131,69 @@ TEST_F(CompletionQueueTest, CompletionsOfTwoSendQueuesRetireTheirOwnQueue) {
   ASSERT_EQ(1, cq_.Poll(1, &wc));
   EXPECT_EQ(0u, a->in_use());
   EXPECT_EQ(2u, b->in_use());
+}
+
+TEST_F(CompletionQueueTest, HoldsExactlyItsDepth) {
+  for (uint64_t id = 1; id <= 16; ++id) EXPECT_TRUE(cq_.Push(Completion(id))) << id;
+  EXPECT_EQ(0u, cq_.lost());
+  ibv_wc wc[16];
+  ASSERT_EQ(16, cq_.Poll(16, wc));
+  // Room again: a queue that was full but never overflowed goes on.
+  EXPECT_TRUE(cq_.Push(Completion(17)));
+  ASSERT_EQ(1, cq_.Poll(1, wc));
+  EXPECT_EQ(17u, wc[0].wr_id);
+}
+
+TEST_F(CompletionQueueTest, OneMoreThanItsDepthOverflowsAndEveryLaterOneIsLost) {
+  for (uint64_t id = 1; id <= 16; ++id) ASSERT_TRUE(cq_.Push(Completion(id)));
+  EXPECT_FALSE(cq_.Push(Completion(17)));
+  EXPECT_EQ(1u, cq_.lost());
+  ibv_wc wc[16];
+  ASSERT_EQ(10, cq_.Poll(10, wc));
+  // Room again, but an overflowed queue takes nothing more.
+  EXPECT_FALSE(cq_.Push(Completion(18)));
+  EXPECT_EQ(2u, cq_.lost());
+  // What it held comes out in order, then the overflow, for good.
+  ASSERT_EQ(6, cq_.Poll(16, wc));
+  EXPECT_EQ(11u, wc[0].wr_id);
+  EXPECT_EQ(16u, wc[5].wr_id);
+  EXPECT_EQ(-1, cq_.Poll(16, wc));
+  EXPECT_EQ(-1, cq_.Poll(1, wc));
+}
+
+TEST_F(CompletionQueueTest, ALostSendCompletionRetiresNothing) {
+  auto slots = std::make_shared<SendQueueSlots>(32);
+  uint64_t sequence = 0;
+  for (uint64_t id = 1; id <= 17; ++id) {
+    ASSERT_TRUE(slots->Acquire(&sequence));
+    cq_.Push(Completion(id), slots, sequence);
+  }
+  ibv_wc wc[16];
+  ASSERT_EQ(16, cq_.Poll(16, wc));
+  EXPECT_EQ(1u, slots->in_use());  // the lost one's slot: its queue pair is in error
+}
+
+TEST_F(CompletionQueueTest, AnArmedQueueThatOverflowsRaisesAnEvent) {
+  ASSERT_TRUE(rpma_sim_test::SetNonBlocking(channel_->fd()));
+  for (uint64_t id = 1; id <= 16; ++id) ASSERT_TRUE(cq_.Push(Completion(id)));
+  cq_.Arm();
+  EXPECT_FALSE(cq_.Push(Completion(17)));
+  CompletionQueue* fired = nullptr;
+  ASSERT_EQ(Status::kOk, channel_->GetEvent(&fired));
+  EXPECT_EQ(&cq_, fired);
+}
+
+TEST_F(CompletionQueueTest, ArmingAnOverflowedQueueRaisesAnEventAtOnce) {
+  ASSERT_TRUE(rpma_sim_test::SetNonBlocking(channel_->fd()));
+  for (uint64_t id = 1; id <= 17; ++id) cq_.Push(Completion(id));
+  CompletionQueue* fired = nullptr;
+  EXPECT_EQ(Status::kNoCompletion, channel_->GetEvent(&fired));  // it was not armed
+  // A waiter that arms it now is not left waiting for a completion that cannot come.
+  cq_.Arm();
+  ASSERT_EQ(Status::kOk, channel_->GetEvent(&fired));
+  EXPECT_EQ(&cq_, fired);
+  cq_.Arm();
+  ASSERT_EQ(Status::kOk, channel_->GetEvent(&fired));
 }
 
 TEST(CompletionQueueLifetimeTest, SlotsOutliveTheirQueuePair) {
