@@ -35,7 +35,8 @@ class TcpSession::SharedMemoryHandler : public WireHandler {
 TcpSession::TcpSession(std::shared_ptr<FrameWire> wire, std::weak_ptr<Listener> listener)
     : wire_(std::move(wire)),
       link_(std::make_shared<WireLink>(wire_)),
-      listener_(std::move(listener)) {}
+      listener_(std::move(listener)),
+      server_(!listener_.expired()) {}
 
 void TcpSession::Start() { wire_->Start(std::make_shared<FrameRouter>(shared_from_this(), link_)); }
 
@@ -104,6 +105,19 @@ void TcpSession::Malformed(const std::string& what) {
 }
 
 void TcpSession::OnFrame(Frame frame) {
+  const bool from_client = frame.type == FrameType::kHello;
+  const bool from_server = frame.type == FrameType::kAccept || frame.type == FrameType::kReject;
+  if ((from_client && !server_) || (from_server && server_))
+    return Malformed("a connection message for the other side");
+  if (from_server) {
+    bool second;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      second = answered_;
+      answered_ = true;
+    }
+    if (second) return Malformed("a second answer to the connect request");
+  }
   switch (frame.type) {
     case FrameType::kHello:
       OnHello(std::move(frame));

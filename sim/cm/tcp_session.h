@@ -86,6 +86,9 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   std::shared_ptr<FrameWire> wire_;  // TCP
   std::shared_ptr<WireLink> link_;
   std::weak_ptr<Listener> listener_;
+  // A server's session takes HELLO; a client's takes one ACCEPT or REJECT. Anything else is
+  // a peer that lies, and ends the connection.
+  const bool server_;
   std::weak_ptr<CmId> id_;        // guarded by the CM lock
 
   std::mutex mutex_;
@@ -93,6 +96,7 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   std::shared_ptr<FrameWire> shm_wire_;     // once the data path moved to the segment
   ShmStream* shm_stream_ = nullptr;         // owned by shm_wire_
   bool tcp_closed_ = false;
+  bool answered_ = false;  // a client's: its ACCEPT or REJECT came
 };
 
 }  // namespace rpma_sim

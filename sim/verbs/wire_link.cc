@@ -120,9 +120,15 @@ void WireLink::OnFrame(Frame frame) {
     // What the peer placed directly before sending this request is placed before it (a
     // flush among them).
     if (direct_target) direct_target->TakePlacements();
-    ExecutionLock lock = qp->LockExecution();
-    qp->DeliverLocked(std::move(inbound));
-    return;
+    {
+      ExecutionLock lock = qp->LockExecution();
+      if (inbound.sequence >= next_inbound_sequence_) {
+        next_inbound_sequence_ = inbound.sequence + 1;
+        qp->DeliverLocked(std::move(inbound));
+        return;
+      }
+    }
+    return Malformed("a request out of sequence (RC order)");
   }
   uint64_t sequence;
   Outcome outcome;
@@ -130,9 +136,17 @@ void WireLink::OnFrame(Frame frame) {
   size_t length;
   if (!DecodeResponse(frame, &sequence, &outcome, &data, &length, &error)) return Malformed(error);
   if (std::shared_ptr<QueuePair> qp = this->qp()) {
-    ExecutionLock lock = qp->LockExecution();
-    ++responses_taken_;
-    qp->OnResponseLocked(sequence, outcome, data, length);
+    {
+      ExecutionLock lock = qp->LockExecution();
+      if (responses_taken_ < requests_sent_ && sequence >= next_response_sequence_ &&
+          sequence <= last_sent_sequence_) {
+        ++responses_taken_;
+        next_response_sequence_ = sequence + 1;
+        qp->OnResponseLocked(sequence, outcome, data, length);
+        return;
+      }
+    }
+    return Malformed("a response to no request under way");
   }
 }
 
@@ -240,6 +254,7 @@ void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
     writer.Bytes(request.local->addr + request.local_offset, request.length);
   }
   ++requests_sent_;
+  last_sent_sequence_ = sequence;
   wire()->Send(FrameType::kRequest, std::move(body));
 }
 

@@ -109,6 +109,13 @@ class WireLink : public RemoteLink,
   // Guarded by the queue pair's execution lock.
   uint64_t requests_sent_ = 0;
   uint64_t responses_taken_ = 0;
+  // What a peer that keeps RC order may send (a lying one loses the connection): requests
+  // with ever larger sequences, and responses only to requests under way, in order, so
+  // each one's sequence lies after the last one answered and at most the last one sent.
+  // Guarded by the queue pair's execution lock.
+  uint64_t next_inbound_sequence_ = 0;   // the least a REQUEST may carry
+  uint64_t next_response_sequence_ = 0;  // the least a RESPONSE may carry
+  uint64_t last_sent_sequence_ = 0;      // the largest a RESPONSE may carry
   PeerMappings peer_mappings_;  // guarded by the queue pair's execution lock
 };
 

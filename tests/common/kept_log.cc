@@ -30,3 +30,8 @@ std::string LoggedLines() {
   std::lock_guard<std::mutex> lock(g_log_mutex);
   return g_log;
 }
+
+void ForgetLoggedLines() {
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  g_log.clear();
+}

@@ -15,4 +15,7 @@ void KeepLogLine(rpma_log_level level, const char *file, const int line, const c
 // Every line kept so far, each ending in a newline.
 std::string LoggedLines();
 
+// Forgets the lines kept so far (a test of several cases, each asserting its own).
+void ForgetLoggedLines();
+
 #endif  // RPMA_SIM_TESTS_COMMON_KEPT_LOG_H_

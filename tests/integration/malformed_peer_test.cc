@@ -6,16 +6,10 @@
 // request may appear on the endpoint, and afterwards a normal client (over TCP: main() sets
 // RPMA_SIM_TRANSPORT=tcp before any librpma call) connects to the same endpoint and does a
 // write and a read.
-#include <arpa/inet.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <librpma.h>
-#include <netinet/in.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <random>
@@ -23,34 +17,18 @@
 #include <vector>
 
 #include "tests/integration/integration_support.h"
+#include "tests/integration/raw_peer.h"
 
 using integration::kLoopback;
-using integration::kSafetyTimeoutMs;
-using integration::NextCompletion;
-using integration::NextEvent;
+using raw_peer::Header;
+using raw_peer::kDoorbell;
+using raw_peer::kHello;
+using raw_peer::kMagic;
+using raw_peer::kRequest;
+using raw_peer::kVersion;
+using raw_peer::PutLe;
 
 namespace {
-
-constexpr uint32_t kMagic = 0x4d535052;
-constexpr uint16_t kVersion = 5;
-constexpr uint16_t kDoorbell = 7;
-constexpr uint16_t kHello = 1;
-constexpr uint16_t kRequest = 5;
-
-void PutLe(std::vector<uint8_t> *out, uint64_t value, int bytes) {
-  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<uint8_t>(value >> (8 * i)));
-}
-
-// A 16-byte frame header: magic, version, type, body length, reserved (little-endian).
-std::vector<uint8_t> Header(uint32_t magic, uint16_t version, uint16_t type, uint32_t length) {
-  std::vector<uint8_t> header;
-  PutLe(&header, magic, 4);
-  PutLe(&header, version, 2);
-  PutLe(&header, type, 2);
-  PutLe(&header, length, 4);
-  PutLe(&header, 0, 4);
-  return header;
-}
 
 struct Garbage {
   const char *name;
@@ -98,24 +76,16 @@ std::vector<Garbage> AllGarbage() {
   foreign.insert(foreign.end(), name.begin(), name.end());
   all.push_back({"hello_requiring_a_segment_that_is_not_ours", hello_with(foreign)});
 
-  all.push_back({"unknown_frame_type_8", Header(kMagic, kVersion, 8, 0)});
+  all.push_back({"unknown_frame_type_9", Header(kMagic, kVersion, 9, 0)});
+  all.push_back({"placed_before_hello", Header(kMagic, kVersion, raw_peer::kPlaced, 0)});
   // A doorbell where no shared memory was agreed.
   all.push_back({"doorbell_before_hello", Header(kMagic, kVersion, kDoorbell, 0)});
 
   // A well-formed REQUEST (a write of 0 bytes) as the first frame, before any HELLO.
-  std::vector<uint8_t> body;
-  PutLe(&body, 1, 8);   // sequence
-  PutLe(&body, 0, 1);   // opcode: write
-  PutLe(&body, 0, 1);   // with_imm
-  PutLe(&body, 0, 1);   // flush type
-  PutLe(&body, 0, 1);   // reserved
-  PutLe(&body, 0, 4);   // immediate data
-  PutLe(&body, 1, 4);   // rkey
-  PutLe(&body, 0, 8);   // remote address
-  PutLe(&body, 0, 8);   // length
-  PutLe(&body, 0, 8);   // atomic write value
-  std::vector<uint8_t> request = Header(kMagic, kVersion, kRequest, body.size());
-  request.insert(request.end(), body.begin(), body.end());
+  raw_peer::Request write;
+  write.sequence = 1;
+  write.rkey = 1;
+  std::vector<uint8_t> request = raw_peer::Frame(kRequest, raw_peer::RequestBody(write));
   all.push_back({"request_before_hello", request});
 
   return all;
@@ -132,54 +102,9 @@ class MalformedPeerTest : public ::testing::TestWithParam<Garbage> {
   }
 
   void TearDown() override {
-    if (raw_ >= 0) close(raw_);
+    raw_.Close();
     EXPECT_EQ(0, rpma_ep_shutdown(&ep_));
     EXPECT_EQ(0, rpma_peer_delete(&peer_));
-  }
-
-  // Opens a plain TCP connection to the endpoint's port.
-  void ConnectRaw() {
-    raw_ = socket(AF_INET, SOCK_STREAM, 0);
-    ASSERT_GE(raw_, 0) << strerror(errno);
-    sockaddr_in sin;
-    memset(&sin, 0, sizeof(sin));
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(static_cast<uint16_t>(atoi(port_.c_str())));
-    ASSERT_EQ(1, inet_pton(AF_INET, kLoopback, &sin.sin_addr));
-    ASSERT_EQ(0, connect(raw_, reinterpret_cast<sockaddr *>(&sin), sizeof(sin)))
-        << strerror(errno);
-  }
-
-  // Sends all of `bytes` on the raw socket (the simulator may close it early: EPIPE and
-  // ECONNRESET end the sending but are no failure).
-  void SendRaw(const std::vector<uint8_t> &bytes) {
-    size_t sent = 0;
-    while (sent < bytes.size()) {
-      ssize_t n = send(raw_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) return;
-      ASSERT_GT(n, 0) << strerror(errno);
-      sent += static_cast<size_t>(n);
-    }
-  }
-
-  // Expects the simulator to close the raw connection within the safety timeout: recv returns
-  // 0 or fails. Bytes it sends first are reported, not failed on.
-  void ExpectRawClosed() {
-    long long deadline = integration::NowMs() + kSafetyTimeoutMs;
-    size_t received = 0;
-    for (;;) {
-      long long left = deadline - integration::NowMs();
-      ASSERT_GT(left, 0) << "the simulator kept the connection open for " << kSafetyTimeoutMs
-                         << " ms (" << received << " bytes received)";
-      if (!integration::WaitReadable(raw_, static_cast<int>(left))) continue;
-      uint8_t buffer[256];
-      ssize_t n = recv(raw_, buffer, sizeof(buffer), 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // end of file, or ECONNRESET
-      received += static_cast<size_t>(n);
-    }
-    if (received > 0) printf("the simulator sent %zu bytes before closing\n", received);
   }
 
   // No connection request is waiting on the endpoint (its fd set to O_NONBLOCK).
@@ -196,93 +121,18 @@ class MalformedPeerTest : public ::testing::TestWithParam<Garbage> {
     }
   }
 
-  // A normal client connects to the endpoint, writes into the server's memory, reads it back
-  // and disconnects.
-  void ExpectNormalConnectionWorks() {
-    static const char kText[] = "a normal client after the garbage";
-    std::vector<char> server_mem(4096, 0);
-    std::vector<char> client_mem(4096, 0);
-    memcpy(client_mem.data(), kText, sizeof(kText));
-    rpma_mr_local *server_mr = nullptr, *client_mr = nullptr;
-    ASSERT_EQ(0, rpma_mr_reg(peer_, server_mem.data(), server_mem.size(),
-                             RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, &server_mr));
-    ASSERT_EQ(0, rpma_mr_reg(peer_, client_mem.data(), client_mem.size(),
-                             RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST, &client_mr));
-    size_t desc_size = 0;
-    ASSERT_EQ(0, rpma_mr_get_descriptor_size(server_mr, &desc_size));
-    std::vector<uint8_t> desc(desc_size);
-    ASSERT_EQ(0, rpma_mr_get_descriptor(server_mr, desc.data()));
-
-    rpma_conn_req *client_req = nullptr;
-    ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), nullptr, &client_req));
-    rpma_conn *client = nullptr;
-    ASSERT_EQ(0, rpma_conn_req_connect(&client_req, nullptr, &client));
-
-    int ep_fd = -1;
-    ASSERT_EQ(0, rpma_ep_get_fd(ep_, &ep_fd));
-    ASSERT_TRUE(integration::WaitReadable(ep_fd, kSafetyTimeoutMs))
-        << "the normal client's request did not arrive within " << kSafetyTimeoutMs << " ms";
-    rpma_conn_req *server_req = nullptr;
-    ASSERT_EQ(0, rpma_ep_next_conn_req(ep_, nullptr, &server_req));
-    rpma_conn_private_data pdata = {desc.data(), static_cast<uint8_t>(desc.size())};
-    rpma_conn *server = nullptr;
-    ASSERT_EQ(0, rpma_conn_req_connect(&server_req, &pdata, &server));
-
-    rpma_conn_event event = RPMA_CONN_UNDEFINED;
-    ASSERT_EQ(0, NextEvent(server, kSafetyTimeoutMs, &event));
-    ASSERT_EQ(RPMA_CONN_ESTABLISHED, event);
-    ASSERT_EQ(0, NextEvent(client, kSafetyTimeoutMs, &event));
-    ASSERT_EQ(RPMA_CONN_ESTABLISHED, event);
-
-    rpma_conn_private_data got = {nullptr, 0};
-    ASSERT_EQ(0, rpma_conn_get_private_data(client, &got));
-    rpma_mr_remote *remote = nullptr;
-    ASSERT_EQ(0, rpma_mr_remote_from_descriptor(got.ptr, got.len, &remote));
-    rpma_cq *cq = nullptr;
-    ASSERT_EQ(0, rpma_conn_get_cq(client, &cq));
-    ibv_wc wc;
-
-    ASSERT_EQ(0, rpma_write(client, remote, 128, client_mr, 0, sizeof(kText),
-                            RPMA_F_COMPLETION_ALWAYS, reinterpret_cast<const void *>(1)));
-    ASSERT_EQ(0, NextCompletion(cq, kSafetyTimeoutMs, &wc));
-    EXPECT_EQ(1u, wc.wr_id);
-    EXPECT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
-    EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
-    EXPECT_STREQ(kText, server_mem.data() + 128);
-
-    ASSERT_EQ(0, rpma_read(client, client_mr, 1024, remote, 128, sizeof(kText),
-                           RPMA_F_COMPLETION_ALWAYS, reinterpret_cast<const void *>(2)));
-    ASSERT_EQ(0, NextCompletion(cq, kSafetyTimeoutMs, &wc));
-    EXPECT_EQ(2u, wc.wr_id);
-    EXPECT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
-    EXPECT_EQ(IBV_WC_RDMA_READ, wc.opcode);
-    EXPECT_STREQ(kText, client_mem.data() + 1024);
-
-    ASSERT_EQ(0, rpma_conn_disconnect(client));
-    ASSERT_EQ(0, NextEvent(client, kSafetyTimeoutMs, &event));
-    EXPECT_EQ(RPMA_CONN_CLOSED, event);
-    ASSERT_EQ(0, NextEvent(server, kSafetyTimeoutMs, &event));
-    EXPECT_EQ(RPMA_CONN_CLOSED, event);
-    EXPECT_EQ(0, rpma_conn_disconnect(server));
-    EXPECT_EQ(0, rpma_conn_delete(&client));
-    EXPECT_EQ(0, rpma_conn_delete(&server));
-    EXPECT_EQ(0, rpma_mr_remote_delete(&remote));
-    EXPECT_EQ(0, rpma_mr_dereg(&client_mr));
-    EXPECT_EQ(0, rpma_mr_dereg(&server_mr));
-  }
-
   rpma_peer *peer_ = nullptr;
   rpma_ep *ep_ = nullptr;
   std::string port_;
-  int raw_ = -1;
+  raw_peer::RawPeer raw_;
 };
 
 TEST_P(MalformedPeerTest, ConnectionClosedNoRequestThenNormalClientWorks) {
-  ASSERT_NO_FATAL_FAILURE(ConnectRaw());
-  ASSERT_NO_FATAL_FAILURE(SendRaw(GetParam().bytes));
-  ASSERT_NO_FATAL_FAILURE(ExpectRawClosed());
+  ASSERT_NO_FATAL_FAILURE(raw_.Connect(port_));
+  ASSERT_NO_FATAL_FAILURE(raw_.Send(GetParam().bytes));
+  ASSERT_NO_FATAL_FAILURE(raw_.ExpectClosed());
   ASSERT_NO_FATAL_FAILURE(ExpectNoConnReq());
-  ASSERT_NO_FATAL_FAILURE(ExpectNormalConnectionWorks());
+  ASSERT_NO_FATAL_FAILURE(raw_peer::ExpectNormalConnectionWorks(peer_, ep_, port_));
 }
 
 INSTANTIATE_TEST_SUITE_P(Garbage, MalformedPeerTest, ::testing::ValuesIn(AllGarbage()),

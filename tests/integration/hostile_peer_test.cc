@@ -1,0 +1,393 @@
+// hostile_peer_test.cc -- a peer that completes a valid handshake over TCP and then lies
+// (issue 15): forged keys, ranges just outside a region or wrapping the address space,
+// lengths that do not match, requests out of sequence, responses to requests never made,
+// frames torn in the middle, frames that belong elsewhere.
+//
+// The server's registered region lies between two PROT_NONE guard pages, so a byte placed
+// or read outside it kills the test. For every lie: a request the protocol allows but the
+// region does not is answered as a NIC answers it (IBV_WC_REM_ACCESS_ERR; the queue pair is
+// then in error and answers nothing more); a frame the protocol does not allow ends the
+// connection, logged.
+// Either way the server application reads RPMA_CONN_LOST, the region holds exactly what the
+// valid requests put there, and a normal client is served afterwards.
+#include <gtest/gtest.h>
+#include <librpma.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/common/kept_log.h"
+#include "tests/integration/integration_support.h"
+#include "tests/integration/raw_peer.h"
+
+using integration::kLoopback;
+using integration::kSafetyTimeoutMs;
+using raw_peer::Frame;
+using raw_peer::Request;
+using raw_peer::RequestBody;
+
+namespace {
+
+constexpr uint64_t kRegionSize = 4096;
+constexpr uint8_t kFill = 0xA5;
+constexpr uint64_t kTop = ~uint64_t{0};
+
+enum Opcode : uint8_t { kWrite = 0, kRead = 1, kAtomicWrite = 2, kFlush = 3, kSend = 4 };
+
+// What the server's region descriptor told the peer.
+struct Target {
+  uint64_t address = 0;
+  uint64_t length = 0;
+  uint32_t rkey = 0;
+};
+
+struct Lie {
+  const char *name;
+  // The bytes the peer sends after the handshake.
+  std::function<std::vector<uint8_t>(const Target &)> bytes;
+  // The statuses of the RESPONSE frames it must get back, in order.
+  std::vector<ibv_wc_status> answers;
+  // True: the simulator must then close the connection (a frame the protocol does not
+  // allow). False: it keeps serving it, and the peer hangs up.
+  bool closed_by_simulator;
+  // What valid requests among the lies wrote at the region's start (nothing: empty).
+  std::vector<uint8_t> landed;
+};
+
+Request WriteOf(const Target &t, uint64_t sequence, uint64_t offset, uint8_t byte) {
+  Request r;
+  r.sequence = sequence;
+  r.opcode = kWrite;
+  r.rkey = t.rkey;
+  r.address = t.address + offset;
+  r.length = 8;
+  r.bytes.assign(8, byte);
+  return r;
+}
+
+std::vector<uint8_t> RequestFrame(const Request &r) {
+  return Frame(raw_peer::kRequest, RequestBody(r));
+}
+
+std::vector<uint8_t> Concat(std::vector<uint8_t> a, const std::vector<uint8_t> &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::vector<Lie> AllLies() {
+  const ibv_wc_status kAccess = IBV_WC_REM_ACCESS_ERR;
+  std::vector<Lie> all;
+  // Requests the protocol allows and the region refuses.
+  all.push_back({"write_with_a_forged_rkey", [](const Target &t) {
+                   Request r = WriteOf(t, 0, 0, 'x');
+                   r.rkey ^= 0x5a5a;
+                   return RequestFrame(r);
+                 }, {kAccess}, false, {}});
+  all.push_back({"write_one_byte_past_the_end", [](const Target &t) {
+                   return RequestFrame(WriteOf(t, 0, kRegionSize - 7, 'x'));
+                 }, {kAccess}, false, {}});
+  all.push_back({"write_one_byte_before_the_start", [](const Target &t) {
+                   Request r = WriteOf(t, 0, 0, 'x');
+                   r.address = t.address - 1;
+                   return RequestFrame(r);
+                 }, {kAccess}, false, {}});
+  all.push_back({"read_one_byte_past_the_end", [](const Target &t) {
+                   Request r;
+                   r.opcode = kRead;
+                   r.rkey = t.rkey;
+                   r.address = t.address + 1;
+                   r.length = kRegionSize;
+                   return RequestFrame(r);
+                 }, {kAccess}, false, {}});
+  all.push_back({"read_wrapping_the_address_space", [](const Target &t) {
+                   Request r;
+                   r.opcode = kRead;
+                   r.rkey = t.rkey;
+                   r.address = kTop - 7;
+                   r.length = 16;  // ends, wrapped, at address 8
+                   return RequestFrame(r);
+                 }, {kAccess}, false, {}});
+  all.push_back({"atomic_write_at_the_top_of_the_address_space", [](const Target &t) {
+                   Request r;
+                   r.opcode = kAtomicWrite;
+                   r.rkey = t.rkey;
+                   r.address = kTop - 7;
+                   r.length = 8;
+                   return RequestFrame(r);
+                 }, {kAccess}, false, {}});
+  all.push_back({"flush_starting_past_the_end", [](const Target &t) {
+                   Request r;
+                   r.opcode = kFlush;
+                   r.flush_type = 1;
+                   r.rkey = t.rkey;
+                   r.address = t.address + kRegionSize;
+                   r.length = kTop;
+                   return RequestFrame(r);
+                 }, {kAccess}, false, {}});
+  // The queue pair is in error after the first: nobody answers the second, and the
+  // requester's retries run out, which the simulator tells it at once.
+  all.push_back({"a_request_after_an_access_error_goes_unanswered", [](const Target &t) {
+                   Request forged = WriteOf(t, 0, 0, 'x');
+                   forged.rkey ^= 1;
+                   return Concat(RequestFrame(forged), RequestFrame(WriteOf(t, 1, 0, 'y')));
+                 }, {kAccess, IBV_WC_RETRY_EXC_ERR}, false, {}});
+  // A valid write first: it lands, and the lie after it changes nothing more.
+  all.push_back({"a_valid_write_then_a_forged_one", [](const Target &t) {
+                   Request forged = WriteOf(t, 1, 8, 'z');
+                   forged.rkey ^= 1;
+                   return Concat(RequestFrame(WriteOf(t, 0, 0, 'v')), RequestFrame(forged));
+                 }, {IBV_WC_SUCCESS, kAccess}, false, std::vector<uint8_t>(8, 'v')});
+
+  // Frames the protocol does not allow: the connection ends.
+  all.push_back({"write_whose_length_field_overflows", [](const Target &t) {
+                   Request r = WriteOf(t, 0, 0, 'x');
+                   r.length = kTop - 7;
+                   return RequestFrame(r);
+                 }, {}, true, {}});
+  all.push_back({"write_longer_than_its_bytes", [](const Target &t) {
+                   Request r = WriteOf(t, 0, 0, 'x');
+                   r.length = 16;
+                   return RequestFrame(r);
+                 }, {}, true, {}});
+  all.push_back({"read_longer_than_any_frame", [](const Target &t) {
+                   Request r;
+                   r.opcode = kRead;
+                   r.rkey = t.rkey;
+                   r.address = t.address;
+                   r.length = kTop;
+                   return RequestFrame(r);
+                 }, {}, true, {}});
+  all.push_back({"a_request_repeating_its_sequence", [](const Target &t) {
+                   return Concat(RequestFrame(WriteOf(t, 5, 0, 'a')),
+                                 RequestFrame(WriteOf(t, 5, 8, 'b')));
+                 }, {IBV_WC_SUCCESS}, true, std::vector<uint8_t>(8, 'a')});
+  all.push_back({"a_request_going_back_in_sequence", [](const Target &t) {
+                   return Concat(RequestFrame(WriteOf(t, 7, 0, 'a')),
+                                 RequestFrame(WriteOf(t, 3, 8, 'b')));
+                 }, {IBV_WC_SUCCESS}, true, std::vector<uint8_t>(8, 'a')});
+  all.push_back({"a_response_to_no_request", [](const Target &) {
+                   std::vector<uint8_t> body(16, 0);
+                   return Frame(raw_peer::kResponse, body);
+                 }, {}, true, {}});
+  all.push_back({"a_response_with_read_bytes_to_no_request", [](const Target &) {
+                   std::vector<uint8_t> body(16 + kRegionSize, 0);
+                   return Frame(raw_peer::kResponse, body);
+                 }, {}, true, {}});
+  all.push_back({"a_request_by_address_over_tcp", [](const Target &t) {
+                   Request r = WriteOf(t, 0, 0, 'x');
+                   r.flags = 1;
+                   r.bytes.clear();
+                   raw_peer::PutLe(&r.bytes, 0x1000, 8);
+                   return RequestFrame(r);
+                 }, {}, true, {}});
+  all.push_back({"a_remote_error_no_fault_rule_gives", [](const Target &t) {
+                   Request r = WriteOf(t, 0, 0, 'x');
+                   r.flags = 2;
+                   std::vector<uint8_t> status;
+                   raw_peer::PutLe(&status, IBV_WC_REM_ACCESS_ERR, 4);
+                   r.bytes.insert(r.bytes.begin(), status.begin(), status.end());
+                   return RequestFrame(r);
+                 }, {}, true, {}});
+  all.push_back({"an_unknown_opcode", [](const Target &t) {
+                   Request r = WriteOf(t, 0, 0, 'x');
+                   r.opcode = 9;
+                   return RequestFrame(r);
+                 }, {}, true, {}});
+  all.push_back({"a_doorbell_over_tcp", [](const Target &) {
+                   return Frame(raw_peer::kDoorbell, {});
+                 }, {}, true, {}});
+  all.push_back({"placed_without_direct_access", [](const Target &) {
+                   return Frame(raw_peer::kPlaced, {});
+                 }, {}, true, {}});
+  all.push_back({"a_second_hello", [](const Target &) {
+                   std::vector<uint8_t> body = {0, 0};
+                   raw_peer::PutLe(&body, 77, 8);
+                   return Frame(raw_peer::kHello, body);
+                 }, {}, true, {}});
+  all.push_back({"an_accept_from_the_client", [](const Target &) {
+                   std::vector<uint8_t> body = {0, 0};
+                   raw_peer::PutLe(&body, 77, 8);
+                   return Frame(raw_peer::kAccept, body);
+                 }, {}, true, {}});
+  all.push_back({"a_reject_from_the_client", [](const Target &) {
+                   return Frame(raw_peer::kReject, {});
+                 }, {}, true, {}});
+  all.push_back({"a_frame_of_another_protocol_version", [](const Target &t) {
+                   std::vector<uint8_t> frame = RequestFrame(WriteOf(t, 0, 0, 'x'));
+                   frame[4] = 4;
+                   return frame;
+                 }, {}, true, {}});
+
+  // Torn frames: the peer stops in the middle and hangs up; nothing executes.
+  all.push_back({"a_request_torn_in_its_bytes", [](const Target &t) {
+                   std::vector<uint8_t> frame = RequestFrame(WriteOf(t, 0, 0, 'x'));
+                   frame.resize(frame.size() - 3);
+                   return frame;
+                 }, {}, false, {}});
+  all.push_back({"a_header_torn_in_two", [](const Target &t) {
+                   std::vector<uint8_t> frame = RequestFrame(WriteOf(t, 0, 0, 'x'));
+                   frame.resize(7);
+                   return frame;
+                 }, {}, false, {}});
+  return all;
+}
+
+// Whether the simulator logged a line with `what` since the case began (KeepLogLine); prints
+// it, so the test log shows each lie's outcome.
+bool Logged(const char *what) {
+  std::string lines = LoggedLines();
+  size_t at = lines.find(what);
+  if (at == std::string::npos) return false;
+  size_t begin = lines.rfind('\n', at);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  printf("logged: %s\n", lines.substr(begin, lines.find('\n', at) - begin).c_str());
+  return true;
+}
+
+class HostilePeerTest : public ::testing::TestWithParam<Lie> {
+ protected:
+  void SetUp() override {
+    ForgetLoggedLines();
+    ASSERT_EQ(0, rpma_log_set_function(KeepLogLine));
+    ibv_context *ibv_ctx = nullptr;
+    ASSERT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx));
+    ASSERT_EQ(0, rpma_peer_new(ibv_ctx, &peer_));
+    int ret = integration::ListenOnFreePort(peer_, &ep_, &port_);
+    ASSERT_EQ(0, ret) << "rpma_ep_listen: " << rpma_err_2str(ret);
+    // The region, between two guard pages.
+    page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    ASSERT_EQ(kRegionSize % page_, 0u);
+    void *mapping = mmap(nullptr, kRegionSize + 2 * page_, PROT_NONE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, mapping);
+    mapping_ = static_cast<uint8_t *>(mapping);
+    region_ = mapping_ + page_;
+    ASSERT_EQ(0, mprotect(region_, kRegionSize, PROT_READ | PROT_WRITE));
+    memset(region_, kFill, kRegionSize);
+    ASSERT_EQ(0, rpma_mr_reg(peer_, region_, kRegionSize,
+                             RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+                                 RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_RECV,
+                             &mr_));
+  }
+
+  void TearDown() override {
+    raw_.Close();
+    if (conn_ != nullptr) EXPECT_EQ(0, rpma_conn_delete(&conn_));
+    if (mr_ != nullptr) EXPECT_EQ(0, rpma_mr_dereg(&mr_));
+    EXPECT_EQ(0, rpma_ep_shutdown(&ep_));
+    EXPECT_EQ(0, rpma_peer_delete(&peer_));
+    if (mapping_ != nullptr) munmap(mapping_, kRegionSize + 2 * page_);
+    EXPECT_EQ(0, rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION));
+  }
+
+  // A valid HELLO; the server accepts with its region's descriptor as private data, which
+  // the peer reads from the ACCEPT. Both sides established.
+  void Handshake(Target *target) {
+    ASSERT_NO_FATAL_FAILURE(raw_.Connect(port_));
+    std::vector<uint8_t> hello = {0, 0};  // no private data, no shared-memory offer
+    raw_peer::PutLe(&hello, 0x686f7374696c65, 8);  // the peer's node id
+    ASSERT_NO_FATAL_FAILURE(raw_.Send(Frame(raw_peer::kHello, hello)));
+
+    int ep_fd = -1;
+    ASSERT_EQ(0, rpma_ep_get_fd(ep_, &ep_fd));
+    ASSERT_TRUE(integration::WaitReadable(ep_fd, kSafetyTimeoutMs));
+    rpma_conn_req *req = nullptr;
+    ASSERT_EQ(0, rpma_ep_next_conn_req(ep_, nullptr, &req));
+    std::vector<uint8_t> desc;
+    ASSERT_EQ(0, integration::GetDescriptor(mr_, &desc));
+    ASSERT_EQ(21u, desc.size());
+    rpma_conn_private_data pdata = {desc.data(), static_cast<uint8_t>(desc.size())};
+    ASSERT_EQ(0, rpma_conn_req_connect(&req, &pdata, &conn_));
+
+    uint16_t type = 0;
+    std::vector<uint8_t> body;
+    ASSERT_NO_FATAL_FAILURE(raw_.ReadFrame(&type, &body));
+    ASSERT_EQ(raw_peer::kAccept, type);
+    ASSERT_EQ(1 + 21 + 1 + 8u, body.size());
+    ASSERT_EQ(21, body[0]);
+    auto le = [&](size_t at, int bytes) {
+      uint64_t value = 0;
+      for (int i = 0; i < bytes; ++i) value |= static_cast<uint64_t>(body[at + i]) << (8 * i);
+      return value;
+    };
+    target->address = le(1, 8);
+    target->length = le(9, 8);
+    target->rkey = static_cast<uint32_t>(le(17, 4));
+    ASSERT_EQ(reinterpret_cast<uint64_t>(region_), target->address);
+    ASSERT_EQ(kRegionSize, target->length);
+    ASSERT_EQ(0, body[22]) << "shared memory taken over TCP";
+
+    rpma_conn_event event = RPMA_CONN_UNDEFINED;
+    ASSERT_EQ(0, integration::NextEvent(conn_, kSafetyTimeoutMs, &event));
+    ASSERT_EQ(RPMA_CONN_ESTABLISHED, event);
+  }
+
+  // The region holds `landed` at its start and the fill everywhere else.
+  void ExpectRegion(const std::vector<uint8_t> &landed) {
+    for (size_t i = 0; i < kRegionSize; ++i) {
+      uint8_t expected = i < landed.size() ? landed[i] : kFill;
+      ASSERT_EQ(expected, region_[i]) << "byte " << i << " of the region";
+    }
+  }
+
+  rpma_peer *peer_ = nullptr;
+  rpma_ep *ep_ = nullptr;
+  std::string port_;
+  size_t page_ = 0;
+  uint8_t *mapping_ = nullptr;
+  uint8_t *region_ = nullptr;
+  rpma_mr_local *mr_ = nullptr;
+  rpma_conn *conn_ = nullptr;
+  raw_peer::RawPeer raw_;
+};
+
+TEST_P(HostilePeerTest, TheConnectionEndsNothingOutsideTheRegionIsTouchedOthersAreServed) {
+  const Lie &lie = GetParam();
+  Target target;
+  ASSERT_NO_FATAL_FAILURE(Handshake(&target));
+  ASSERT_NO_FATAL_FAILURE(raw_.Send(lie.bytes(target)));
+  for (size_t i = 0; i < lie.answers.size(); ++i) {
+    SCOPED_TRACE("answer " + std::to_string(i));
+    uint16_t type = 0;
+    std::vector<uint8_t> body;
+    ASSERT_NO_FATAL_FAILURE(raw_.ReadFrame(&type, &body));
+    ASSERT_EQ(raw_peer::kResponse, type);
+    ASSERT_GE(body.size(), 16u);
+    uint32_t status = body[8] | body[9] << 8 | body[10] << 16 |
+                      static_cast<uint32_t>(body[11]) << 24;
+    EXPECT_EQ(lie.answers[i], status) << ibv_wc_status_str(static_cast<ibv_wc_status>(status));
+  }
+  if (lie.closed_by_simulator) {
+    ASSERT_NO_FATAL_FAILURE(raw_.ExpectClosed());
+  } else {
+    raw_.Close();  // the hostile peer hangs up
+  }
+  rpma_conn_event event = RPMA_CONN_UNDEFINED;
+  ASSERT_EQ(0, integration::NextEvent(conn_, kSafetyTimeoutMs, &event));
+  EXPECT_EQ(RPMA_CONN_LOST, event);
+  if (lie.closed_by_simulator) {
+    EXPECT_TRUE(Logged("malformed ")) << "the simulator closed without saying why";
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectRegion(lie.landed));
+  EXPECT_EQ(0, rpma_conn_delete(&conn_));
+  ASSERT_NO_FATAL_FAILURE(raw_peer::ExpectNormalConnectionWorks(peer_, ep_, port_));
+}
+
+INSTANTIATE_TEST_SUITE_P(Lies, HostilePeerTest, ::testing::ValuesIn(AllLies()),
+                         [](const ::testing::TestParamInfo<Lie> &info) {
+                           return std::string(info.param.name);
+                         });
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  // Before any librpma call: the normal client in this process must use TCP too.
+  setenv("RPMA_SIM_TRANSPORT", "tcp", 1);
+  testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
