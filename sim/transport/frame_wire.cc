@@ -42,6 +42,11 @@ bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
   return true;
 }
 
+size_t FrameWire::queued_frames() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return outbound_.size();
+}
+
 void FrameWire::Close() {
   bool shut_down = false;
   {

@@ -54,6 +54,9 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // Queues a frame for sending; false once the wire is closing.
   bool Send(FrameType type, std::vector<uint8_t> body);
 
+  // Frames queued and not yet handed to the kernel whole: what the peer has not read.
+  size_t queued_frames();
+
   // Sends what is queued, then closes the connection. The handler still gets OnWireClosed.
   void Close();
 

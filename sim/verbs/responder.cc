@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sim/common/trace.h"
+#include "sim/fabric/device.h"
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
@@ -47,13 +48,15 @@ void QueuePair::NotePlacementLocked(const MemoryRegion& region, uint64_t offset,
                             Placement{qp_num_, ordinal, ordinal, receive, false});
 }
 
-void QueuePair::DeliverLocked(InboundRequest inbound) {
+bool QueuePair::DeliverLocked(InboundRequest inbound) {
   if (state_ != State::kReadyToSend) {
     // Nobody answers from a queue pair in error: the requester's retries run out.
     inbound.reply->RespondLocked(inbound.sequence, Outcome{IBV_WC_RETRY_EXC_ERR}, nullptr, 0);
-    return;
+    return true;
   }
+  if (inbound_.size() >= kMaxQueuePairWorkRequests) return false;
   if (!inbound_.empty() || !ExecuteInboundLocked(inbound)) inbound_.push_back(std::move(inbound));
+  return true;
 }
 
 void QueuePair::ReceivePostedLocked() {

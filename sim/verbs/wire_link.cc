@@ -5,6 +5,7 @@
 
 #include "sim/common/log.h"
 #include "sim/fabric/config.h"
+#include "sim/fabric/device.h"
 #include "sim/verbs/direct_request.h"
 #include "sim/transport/process_vm.h"
 #include "sim/verbs/memory_region.h"
@@ -117,18 +118,27 @@ void WireLink::OnFrame(Frame frame) {
       direct_target = direct_target_;
     }
     if (!qp) return Malformed("a work request before the connection was accepted");
+    // A peer has at most a send queue's worth (max_qp_wr) of requests unanswered, and this
+    // side as many of its own: more frames waiting for the peer to read them come from a
+    // peer that sends and never reads, which would make this process queue without bound.
+    if (wire()->queued_frames() > 2 * kMaxQueuePairWorkRequests)
+      return Malformed("a peer that does not read its answers");
     // What the peer placed directly before sending this request is placed before it (a
     // flush among them).
     if (direct_target) direct_target->TakePlacements();
     {
       ExecutionLock lock = qp->LockExecution();
-      if (inbound.sequence >= next_inbound_sequence_) {
-        next_inbound_sequence_ = inbound.sequence + 1;
-        qp->DeliverLocked(std::move(inbound));
+      uint64_t sequence = inbound.sequence;
+      if (sequence < next_inbound_sequence_) {
+        error = "a request out of sequence (RC order)";
+      } else if (!qp->DeliverLocked(std::move(inbound))) {
+        error = "more requests waiting for a receive than any send queue holds";
+      } else {
+        next_inbound_sequence_ = sequence + 1;
         return;
       }
     }
-    return Malformed("a request out of sequence (RC order)");
+    return Malformed(error);
   }
   uint64_t sequence;
   Outcome outcome;
