@@ -167,7 +167,10 @@ size_t ShmSegment::RingCapacityFor(uint32_t queue_depth) {
 
 ShmSegment::ShmSegment(std::string name, Side side, std::shared_ptr<bip::mapped_region> region,
                        size_t ring_capacity)
-    : name_(std::move(name)), side_(side), region_(std::move(region)) {
+    : name_(std::move(name)),
+      side_(side),
+      region_(std::move(region)),
+      guard_(new MappingGuard(region_->get_address(), region_->get_size())) {
   void* base = region_->get_address();
   header_ = static_cast<SegmentHeader*>(base);
   own_direct_ = DirectAreaOf(base, side);
@@ -247,9 +250,11 @@ Status ShmSegment::Open(const std::string& name, uint64_t nonce,
     }
     std::shared_ptr<bip::mapped_region> region = MappingInThisProcess(name);
     if (!region) region = std::make_shared<bip::mapped_region>(object, bip::read_write);
+    // The peer may have truncated it since its size was read: the check reads zeros then.
+    MappingGuard checking(region->get_address(), region->get_size());
     const size_t ring_capacity =
         CheckHeader(region->get_address(), static_cast<size_t>(size), nonce);
-    if (ring_capacity == 0) {
+    if (ring_capacity == 0 || checking.truncated()) {
       SIM_LOG_ERROR("shared memory segment %s is not the one offered", name.c_str());
       return Status::kProvider;
     }

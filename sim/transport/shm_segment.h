@@ -29,6 +29,7 @@
 
 #include "sim/common/status.h"
 #include "sim/transport/direct_area.h"
+#include "sim/transport/mapping_guard.h"
 #include "sim/transport/shm_ring.h"
 
 namespace rpma_sim {
@@ -98,6 +99,11 @@ class ShmSegment {
   // Where this side mapped the segment: the same address for both sides in one process.
   const void* mapping() const { return region_->get_address(); }
 
+  // Whether the peer truncated the segment under this side's mapping (mapping_guard.h): an
+  // access found a page gone, and the rings and areas read zeros from there on. Whatever
+  // uses the segment checks it after its accesses and ends the connection.
+  bool truncated() const { return guard_->truncated(); }
+
   // The ring this side reads and the one it writes.
   ShmRing& inbound() { return inbound_; }
   ShmRing& outbound() { return outbound_; }
@@ -143,6 +149,8 @@ class ShmSegment {
   bool we_reach_peer_ = false;
   // Shared by both sides when both are in this process.
   std::shared_ptr<boost::interprocess::mapped_region> region_;
+  // Declared after region_: it stops guarding before the mapping can go.
+  std::unique_ptr<MappingGuard> guard_;
   SegmentHeader* header_;
   DirectArea* own_direct_;
   DirectArea* peer_direct_;

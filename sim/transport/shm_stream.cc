@@ -49,13 +49,14 @@ struct ShmStream::State : std::enable_shared_from_this<State> {
 
   // Something to read: bytes, the end, or a corrupt ring for the reader to report.
   bool ReadReady() {
-    return inbound().Readable() != 0 || inbound().producer_closed() || stopped || peer_gone;
+    return inbound().Readable() != 0 || inbound().producer_closed() || stopped || peer_gone ||
+           segment->truncated();
   }
   // Room to write, or a reason the writer will fail.
   bool WriteReady() {
     int64_t used = outbound().Readable();
     return used < 0 || static_cast<size_t>(used) < outbound().capacity() ||
-           outbound().consumer_closed() || stopped || peer_gone;
+           outbound().consumer_closed() || stopped || peer_gone || segment->truncated();
   }
 
   // Has Poll run on the engine soon, once however often it is asked.
@@ -115,14 +116,21 @@ void ShmStream::AfterRead() {
   if (state_->inbound().TakeProducerDoorbell()) state_->ring_doorbell();
 }
 
+bool ShmStream::Broken(ssize_t accessed) {
+  if (state_->segment->truncated()) {
+    SIM_LOG_ERROR("%s truncated the shared memory segment", peer_.c_str());
+    return true;
+  }
+  if (accessed >= 0) return false;
+  SIM_LOG_ERROR("the shared memory ring from %s is corrupt", peer_.c_str());
+  return true;
+}
+
 ssize_t ShmStream::TryRead(uint8_t* data, size_t size) {
   ShmRing& ring = state_->inbound();
   for (;;) {
     ssize_t n = ring.TryRead(data, size);
-    if (n < 0) {
-      SIM_LOG_ERROR("the shared memory ring from %s is corrupt", peer_.c_str());
-      return -1;
-    }
+    if (Broken(n)) return -1;
     if (n > 0) {
       AfterRead();
       return n;
@@ -137,15 +145,18 @@ ssize_t ShmStream::TryRead(uint8_t* data, size_t size) {
 size_t ShmStream::Available() {
   int64_t readable = state_->inbound().Readable();
   // A corrupt ring claims everything: the reader then reads, and reports it.
-  return readable < 0 ? SIZE_MAX : static_cast<size_t>(readable);
+  return readable < 0 || state_->segment->truncated() ? SIZE_MAX
+                                                      : static_cast<size_t>(readable);
 }
 
-bool ShmStream::Peek(uint8_t* data, size_t size) { return state_->inbound().Peek(data, size); }
+bool ShmStream::Peek(uint8_t* data, size_t size) {
+  return state_->inbound().Peek(data, size) && !state_->segment->truncated();
+}
 
 bool ShmStream::TryReadExactly(uint8_t* data, size_t size) {
   while (size > 0) {
     ssize_t n = state_->inbound().TryRead(data, size);
-    if (n <= 0) return false;
+    if (n <= 0 || Broken(n)) return false;
     data += n;
     size -= static_cast<size_t>(n);
   }
@@ -156,6 +167,7 @@ bool ShmStream::TryReadExactly(uint8_t* data, size_t size) {
 ssize_t ShmStream::Write(const iovec* parts, int count) {
   if (state_->stopped || state_->peer_gone) return -1;
   ssize_t n = state_->outbound().TryWrite(parts, count);
+  if (Broken(0)) return -1;  // what it wrote went nowhere
   if (n > 0) {
     state_->Touch();
     if (state_->outbound().TakeConsumerDoorbell()) state_->ring_doorbell();

@@ -51,6 +51,10 @@ class ShmStream : public ByteStream {
 
   // After this side read: rings the peer's producer if it waits for space.
   void AfterRead();
+  // After an access to the rings that returned `accessed` (negative: corrupt): whether the
+  // connection must end because the ring is corrupt or the peer truncated the segment
+  // (logged).
+  bool Broken(ssize_t accessed);
 
   std::shared_ptr<State> state_;
   std::string peer_;

@@ -12,21 +12,37 @@
 namespace rpma_sim {
 
 PeerMappings::~PeerMappings() {
-  for (Mapping& mapping : mappings_)
-    if (mapping.base != nullptr) UnmapFileRange(mapping.base, mapping.length);
+  for (Mapping& mapping : mappings_) Unmap(&mapping);
+}
+
+void PeerMappings::Unmap(Mapping* mapping) {
+  mapping->guard.reset();  // before the range can go
+  if (mapping->base != nullptr) UnmapFileRange(mapping->base, mapping->length);
+  mapping->base = nullptr;
+  mapping->length = 0;
 }
 
 uint8_t* PeerMappings::Get(const DirectArea& area, const DirectGrant& grant) {
   Mapping& mapping = mappings_[grant.slot % DirectArea::kRegions];
   if (mapping.state == grant.state) return mapping.base;
-  if (mapping.base != nullptr) UnmapFileRange(mapping.base, mapping.length);
-  mapping = Mapping{grant.state, nullptr, 0};
+  Unmap(&mapping);
+  mapping.state = grant.state;
   FileBacking file;
   if (area.FileOf(grant, &file)) {
     mapping.base = MapFileRange(file, grant.region_length);
-    if (mapping.base != nullptr) mapping.length = grant.region_length;
+    if (mapping.base != nullptr) {
+      mapping.length = grant.region_length;
+      mapping.guard.reset(new MappingGuard(mapping.base, mapping.length));
+    }
   }
   return mapping.base;
+}
+
+bool PeerMappings::TruncatedThenDropped(const DirectGrant& grant) {
+  Mapping& mapping = mappings_[grant.slot % DirectArea::kRegions];
+  if (mapping.guard == nullptr || !mapping.guard->truncated()) return false;
+  Unmap(&mapping);  // the state stays: this region is not mapped again
+  return true;
 }
 
 bool ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const SendRequest& request,
@@ -83,6 +99,10 @@ bool ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const SendReques
     }
   }
   area.Leave();
+  // The peer truncated the region's file under the copy: what it touched past the file's
+  // end went nowhere (or read zeros). The target executes it instead, as it would any
+  // request, and answers for its own memory.
+  if (remote != nullptr && mappings.TruncatedThenDropped(grant)) return false;
   return done;
 }
 

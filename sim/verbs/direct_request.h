@@ -29,12 +29,19 @@ class PeerMappings {
   // if it maps no file this process can map (then it is not tried again for that region).
   uint8_t* Get(const DirectArea& area, const DirectGrant& grant);
 
+  // Whether the peer truncated the file of `grant`'s mapping under it (mapping_guard.h): an
+  // access since Get found a page gone. The mapping is then dropped, and the region is not
+  // mapped again.
+  bool TruncatedThenDropped(const DirectGrant& grant);
+
  private:
   struct Mapping {
     uint32_t state = 0;  // the slot's state it was made for (0: none)
     uint8_t* base = nullptr;
     uint64_t length = 0;
+    std::unique_ptr<MappingGuard> guard;  // while base is mapped
   };
+  void Unmap(Mapping* mapping);
   Mapping mappings_[DirectArea::kRegions];
 };
 

@@ -1,13 +1,17 @@
 // Tests of ShmStream (sim/transport/shm_stream): transfers larger than a ring, both
 // directions at once, the end of the stream after Shutdown and PeerGone, the on_shutdown
-// callback, and waiting on the progress engine: a wait that finds nothing spins briefly,
-// then sleeps (the engine blocks) until the peer rings its doorbell, once.
+// callback, waiting on the progress engine (a wait that finds nothing spins briefly, then
+// sleeps (the engine blocks) until the peer rings its doorbell, once), and a peer that
+// truncates the segment.
 // The client's stream and the server's (over the segment opened from the client's) both
 // live in this process; each one's doorbell calls the other's OnDoorbell, as the
 // connection's TCP socket does between processes.
 #include "sim/transport/shm_stream.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -289,6 +293,46 @@ TEST_F(ShmStreamTest, ConcurrentShutdownsRunOnShutdownOnce) {
   client_->Shutdown();
   other.join();
   EXPECT_EQ(client_shutdowns_.load(), 1);
+}
+
+// A same-user peer truncates the segment both sides map: every access past the file's end
+// would raise SIGBUS. The guard turns it into an ended stream on both sides; the process
+// goes on (a waiting reader included).
+TEST(ShmStreamTruncationTest, APeerThatTruncatesTheSegmentEndsTheStreamNotTheProcess) {
+  EnsureProgressEngine();
+  std::shared_ptr<ShmSegment> client_segment, server_segment;
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client_segment), Status::kOk);
+  // What a peer holding the segment can do: open it by name before the server removes it.
+  int fd = shm_open(("/" + client_segment->name()).c_str(), O_RDWR, 0);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ShmSegment::Open(client_segment->name(), client_segment->nonce(), &server_segment),
+            Status::kOk);
+  std::unique_ptr<ShmStream> server;
+  ShmStream client(client_segment, "server", [&server] { server->OnDoorbell(); }, [] {});
+  server = std::make_unique<ShmStream>(server_segment, "client", [&client] { client.OnDoorbell(); },
+                                       [] {});
+  std::vector<uint8_t> frame = Pattern(100, 1);
+  ASSERT_TRUE(WriteAll(client, frame));
+  std::vector<uint8_t> got(frame.size());
+  ASSERT_TRUE(ReadExactly(*server, got.data(), got.size()));
+  std::future<void> wait = StartWait(*server, /*reading=*/true);
+
+  ASSERT_EQ(0, ftruncate(fd, 0));
+  close(fd);
+  // The writer's access finds the pages gone: the write fails rather than the process.
+  iovec part{frame.data(), frame.size()};
+  EXPECT_EQ(-1, client.Write(&part, 1));
+  EXPECT_TRUE(client_segment->truncated());
+  EXPECT_TRUE(server_segment->truncated());
+  // The sleeping reader is rung (as the writer's doorbell would) and ends.
+  server->OnDoorbell();
+  ASSERT_TRUE(Fired(wait));
+  EXPECT_EQ(-1, server->TryRead(got.data(), got.size()));
+  client.Shutdown();
+  server->Shutdown();
+  std::promise<void> drained;
+  boost::asio::post(IoContext(), [&drained] { drained.set_value(); });
+  drained.get_future().wait();
 }
 
 }  // namespace
