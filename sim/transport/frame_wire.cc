@@ -25,21 +25,33 @@ void FrameWire::Start(std::shared_ptr<WireHandler> handler) { StartOnEngine(std:
 
 bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
   SIM_HAPPENS_BEFORE(&g_frames_handed_over);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (closing_) return false;
-  Outgoing out{Frame{type, std::move(body)}, 0};
-  if (outbound_.empty() && !writing_) {
-    // Nothing ahead of it: send right here without waiting (no thread hop); whatever the
-    // stream does not take now is left to the engine.
-    if (!WriteFrame(&out)) return false;
-    if (out.sent == kFrameHeaderSize + out.frame.body.size()) return true;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closing_) return false;
+    Outgoing out{Frame{type, std::move(body)}, 0};
+    bool broken = false;
+    if (outbound_.empty() && !writing_) {
+      // Nothing ahead of it: send right here without waiting (no thread hop); whatever the
+      // stream does not take now is left to the engine.
+      broken = !WriteFrame(&out);
+      if (!broken && out.sent == kFrameHeaderSize + out.frame.body.size()) return true;
+    }
+    if (!broken) {
+      outbound_.push_back(std::move(out));
+      if (!writing_) {
+        writing_ = true;
+        ArmWrite();
+      }
+      return true;
+    }
+    // Broken (as OnWritable finds it): nothing more goes out.
+    aborted_ = true;
+    closing_ = true;
   }
-  outbound_.push_back(std::move(out));
-  if (!writing_) {
-    writing_ = true;
-    ArmWrite();
-  }
-  return true;
+  // The reader sees the end and tells the handler (a corrupt ring does not end the stream
+  // by itself, as a broken socket does).
+  stream_->Shutdown();
+  return false;
 }
 
 size_t FrameWire::queued_frames() {
