@@ -74,6 +74,8 @@ class ShmRing {
   size_t capacity() const { return capacity_; }
   // Bytes waiting to be read; -1 if the control block is corrupt.
   int64_t Readable() const;
+  // The shared part, which the peer writes too (tests scribble on it as a peer can).
+  RingControl* control() const { return control_; }
 
  private:
   // Copies `size` bytes starting at counter `from` out of the data area.

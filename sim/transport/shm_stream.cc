@@ -168,6 +168,8 @@ ssize_t ShmStream::Write(const iovec* parts, int count) {
   if (state_->stopped || state_->peer_gone) return -1;
   ssize_t n = state_->outbound().TryWrite(parts, count);
   if (Broken(0)) return -1;  // what it wrote went nowhere
+  if (n < 0 && !state_->outbound().consumer_closed())
+    SIM_LOG_ERROR("the shared memory ring to %s is corrupt", peer_.c_str());
   if (n > 0) {
     state_->Touch();
     if (state_->outbound().TakeConsumerDoorbell()) state_->ring_doorbell();

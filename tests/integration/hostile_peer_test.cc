@@ -1,7 +1,9 @@
-// hostile_peer_test.cc -- a peer that completes a valid handshake over TCP and then lies
-// (issue 15): forged keys, ranges just outside a region or wrapping the address space,
-// lengths that do not match, requests out of sequence, responses to requests never made,
-// frames torn in the middle, frames that belong elsewhere.
+// hostile_peer_test.cc -- a peer that completes a valid handshake and then lies (issue 15):
+// forged keys, ranges just outside a region or wrapping the address space, lengths that do
+// not match, requests out of sequence, responses to requests never made, frames torn in the
+// middle, frames that belong elsewhere; each over TCP and over shared memory (the frames
+// through the segment's rings), and over shared memory also scribbles on the segment: ring
+// counters, the header, the records of direct placements.
 //
 // The server's registered region lies between two PROT_NONE guard pages, so a byte placed
 // or read outside it kills the test. For every lie: a request the protocol allows but the
@@ -12,18 +14,22 @@
 // valid requests put there, and a normal client is served afterwards.
 #include <gtest/gtest.h>
 #include <librpma.h>
+#include <rpma_sim.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <functional>
+#include <memory>
+#include <tuple>
 #include <string>
 #include <vector>
 
 #include "tests/common/kept_log.h"
 #include "tests/integration/integration_support.h"
 #include "tests/integration/raw_peer.h"
+#include "tests/integration/raw_shm_peer.h"
 
 using integration::kLoopback;
 using integration::kSafetyTimeoutMs;
@@ -60,6 +66,10 @@ struct Lie {
   // False: the peer reads nothing more after its lie, so only the server application's
   // RPMA_CONN_LOST tells that the simulator ended the connection.
   bool peer_reads = true;
+  // Over TCP only: over shared memory the protocol allows it.
+  bool tcp_only = false;
+  // Over shared memory only: what the peer does to the segment before it sends the bytes.
+  std::function<void(raw_peer::ShmPeer &)> scribble;
 };
 
 Request WriteOf(const Target &t, uint64_t sequence, uint64_t offset, uint8_t byte) {
@@ -216,7 +226,7 @@ std::vector<Lie> AllLies() {
                    r.bytes.clear();
                    raw_peer::PutLe(&r.bytes, 0x1000, 8);
                    return RequestFrame(r);
-                 }, {}, true, {}});
+                 }, {}, true, {}, true, true});
   all.push_back({"a_remote_error_no_fault_rule_gives", [](const Target &t) {
                    Request r = WriteOf(t, 0, 0, 'x');
                    r.flags = 2;
@@ -230,12 +240,12 @@ std::vector<Lie> AllLies() {
                    r.opcode = 9;
                    return RequestFrame(r);
                  }, {}, true, {}});
-  all.push_back({"a_doorbell_over_tcp", [](const Target &) {
+  all.push_back({"a_doorbell_in_the_data_stream", [](const Target &) {
                    return Frame(raw_peer::kDoorbell, {});
                  }, {}, true, {}});
   all.push_back({"placed_without_direct_access", [](const Target &) {
                    return Frame(raw_peer::kPlaced, {});
-                 }, {}, true, {}});
+                 }, {}, true, {}, true, true});
   all.push_back({"a_second_hello", [](const Target &) {
                    std::vector<uint8_t> body = {0, 0};
                    raw_peer::PutLe(&body, 77, 8);
@@ -266,6 +276,42 @@ std::vector<Lie> AllLies() {
                    frame.resize(7);
                    return frame;
                  }, {}, false, {}});
+  // Over shared memory, the peer scribbles on the segment it shares with the server.
+  auto nothing = [](const Target &) { return std::vector<uint8_t>(); };
+  auto valid_write = [](const Target &t) { return RequestFrame(WriteOf(t, 0, 0, 'v')); };
+  const std::vector<uint8_t> v(8, 'v');
+  all.push_back({"ring_head_ahead_of_its_tail_by_more_than_the_ring", nothing, {}, true, {},
+                 true, false, [](raw_peer::ShmPeer &peer) {
+                   rpma_sim::RingControl *ring = peer.segment().outbound().control();
+                   ring->head.store(ring->tail.load() + peer.ring_capacity() + 1);
+                   peer.Ring();
+                 }});
+  all.push_back({"ring_head_behind_its_tail", nothing, {}, true, {}, true, false,
+                 [](raw_peer::ShmPeer &peer) {
+                   rpma_sim::RingControl *ring = peer.segment().outbound().control();
+                   ring->tail.store(ring->head.load() + 1);
+                   peer.Ring();
+                 }});
+  // The server's ring to the peer: its consumer's counter is the peer's to write.
+  all.push_back({"the_answers_ring_tail_ahead_of_its_head", valid_write, {}, true, v, true,
+                 false, [](raw_peer::ShmPeer &peer) {
+                   rpma_sim::RingControl *ring = peer.segment().inbound().control();
+                   ring->tail.store(ring->head.load() + 5);
+                 }});
+  // Read once when the server opened the segment, never again: scribbled, they change
+  // nothing, and the connection goes on.
+  all.push_back({"the_header_scribbled", valid_write, {IBV_WC_SUCCESS}, false, v, true, false,
+                 [](raw_peer::ShmPeer &peer) {
+                   memset(const_cast<void *>(peer.segment().mapping()), 0xFF, 48);
+                 }});
+  // The records of what the peer placed directly: the server checks each against its own
+  // regions, and counters further apart than the records close direct access.
+  all.push_back({"placement_records_scribbled", valid_write, {IBV_WC_SUCCESS}, false, v, true,
+                 false, [](raw_peer::ShmPeer &peer) {
+                   rpma_sim::DirectArea &area = peer.segment().peer_direct();
+                   memset(static_cast<void *>(area.placements), 0xA5, sizeof(area.placements));
+                   area.placements_written.store(~uint64_t{0} / 3);
+                 }});
   return all;
 }
 
@@ -281,9 +327,18 @@ bool Logged(const char *what) {
   return true;
 }
 
-class HostilePeerTest : public ::testing::TestWithParam<Lie> {
+enum class Transport { kTcp, kShm };
+
+class HostilePeerTest : public ::testing::TestWithParam<std::tuple<Lie, Transport>> {
  protected:
   void SetUp() override {
+    const Lie &lie = std::get<0>(GetParam());
+    shm_ = std::get<1>(GetParam()) == Transport::kShm;
+    if (shm_ ? lie.tcp_only : static_cast<bool>(lie.scribble))
+      GTEST_SKIP() << "not a lie over " << (shm_ ? "shared memory" : "TCP");
+    // The server takes the offer of a segment unless forced to TCP; the normal client
+    // afterwards uses the hostile one's transport.
+    ASSERT_EQ(0, rpma_sim_set_transport(shm_ ? RPMA_SIM_TRANSPORT_SHM : RPMA_SIM_TRANSPORT_TCP));
     ForgetLoggedLines();
     ASSERT_EQ(0, rpma_log_set_function(KeepLogLine));
     ibv_context *ibv_ctx = nullptr;
@@ -308,7 +363,8 @@ class HostilePeerTest : public ::testing::TestWithParam<Lie> {
   }
 
   void TearDown() override {
-    raw_.Close();
+    if (wire_) wire_->Close();
+    if (peer_ == nullptr) return;  // skipped
     if (conn_ != nullptr) EXPECT_EQ(0, rpma_conn_delete(&conn_));
     if (mr_ != nullptr) EXPECT_EQ(0, rpma_mr_dereg(&mr_));
     EXPECT_EQ(0, rpma_ep_shutdown(&ep_));
@@ -320,10 +376,22 @@ class HostilePeerTest : public ::testing::TestWithParam<Lie> {
   // A valid HELLO; the server accepts with its region's descriptor as private data, which
   // the peer reads from the ACCEPT. Both sides established.
   void Handshake(Target *target) {
-    ASSERT_NO_FATAL_FAILURE(raw_.Connect(port_));
-    std::vector<uint8_t> hello = {0, 0};  // no private data, no shared-memory offer
+    std::vector<uint8_t> hello = {0};  // no private data
+    if (shm_) {
+      auto shm = std::make_unique<raw_peer::ShmPeer>();
+      ASSERT_NO_FATAL_FAILURE(shm->Connect(port_));
+      std::vector<uint8_t> offer = shm->Offer();
+      hello.insert(hello.end(), offer.begin(), offer.end());
+      shm_wire_ = shm.get();
+      wire_ = std::move(shm);
+    } else {
+      auto tcp = std::make_unique<raw_peer::RawPeer>();
+      ASSERT_NO_FATAL_FAILURE(tcp->Connect(port_));
+      hello.push_back(0);  // no shared-memory offer
+      wire_ = std::move(tcp);
+    }
     raw_peer::PutLe(&hello, 0x686f7374696c65, 8);  // the peer's node id
-    ASSERT_NO_FATAL_FAILURE(raw_.Send(Frame(raw_peer::kHello, hello)));
+    ASSERT_NO_FATAL_FAILURE(wire_->Send(Frame(raw_peer::kHello, hello)));
 
     int ep_fd = -1;
     ASSERT_EQ(0, rpma_ep_get_fd(ep_, &ep_fd));
@@ -338,7 +406,7 @@ class HostilePeerTest : public ::testing::TestWithParam<Lie> {
 
     uint16_t type = 0;
     std::vector<uint8_t> body;
-    ASSERT_NO_FATAL_FAILURE(raw_.ReadFrame(&type, &body));
+    ASSERT_NO_FATAL_FAILURE(wire_->ReadFrame(&type, &body));
     ASSERT_EQ(raw_peer::kAccept, type);
     ASSERT_EQ(1 + 21 + 1 + 8u, body.size());
     ASSERT_EQ(21, body[0]);
@@ -352,7 +420,8 @@ class HostilePeerTest : public ::testing::TestWithParam<Lie> {
     target->rkey = static_cast<uint32_t>(le(17, 4));
     ASSERT_EQ(reinterpret_cast<uint64_t>(region_), target->address);
     ASSERT_EQ(kRegionSize, target->length);
-    ASSERT_EQ(0, body[22]) << "shared memory taken over TCP";
+    ASSERT_EQ(shm_ ? 1 : 0, body[22]) << "the shared-memory offer, taken or not";
+    if (shm_) shm_wire_->UseRings();
 
     rpma_conn_event event = RPMA_CONN_UNDEFINED;
     ASSERT_EQ(0, integration::NextEvent(conn_, kSafetyTimeoutMs, &event));
@@ -375,19 +444,22 @@ class HostilePeerTest : public ::testing::TestWithParam<Lie> {
   uint8_t *region_ = nullptr;
   rpma_mr_local *mr_ = nullptr;
   rpma_conn *conn_ = nullptr;
-  raw_peer::RawPeer raw_;
+  bool shm_ = false;
+  std::unique_ptr<raw_peer::PeerWire> wire_;
+  raw_peer::ShmPeer *shm_wire_ = nullptr;  // wire_, over shared memory
 };
 
 TEST_P(HostilePeerTest, TheConnectionEndsNothingOutsideTheRegionIsTouchedOthersAreServed) {
-  const Lie &lie = GetParam();
+  const Lie &lie = std::get<0>(GetParam());
   Target target;
   ASSERT_NO_FATAL_FAILURE(Handshake(&target));
-  ASSERT_NO_FATAL_FAILURE(raw_.Send(lie.bytes(target)));
+  if (lie.scribble) lie.scribble(*shm_wire_);
+  ASSERT_NO_FATAL_FAILURE(wire_->Send(lie.bytes(target)));
   for (size_t i = 0; i < lie.answers.size(); ++i) {
     SCOPED_TRACE("answer " + std::to_string(i));
     uint16_t type = 0;
     std::vector<uint8_t> body;
-    ASSERT_NO_FATAL_FAILURE(raw_.ReadFrame(&type, &body));
+    ASSERT_NO_FATAL_FAILURE(wire_->ReadFrame(&type, &body));
     ASSERT_EQ(raw_peer::kResponse, type);
     ASSERT_GE(body.size(), 16u);
     uint32_t status = body[8] | body[9] << 8 | body[10] << 16 |
@@ -395,31 +467,34 @@ TEST_P(HostilePeerTest, TheConnectionEndsNothingOutsideTheRegionIsTouchedOthersA
     EXPECT_EQ(lie.answers[i], status) << ibv_wc_status_str(static_cast<ibv_wc_status>(status));
   }
   if (!lie.closed_by_simulator) {
-    raw_.Close();  // the hostile peer hangs up
+    wire_->Close();  // the hostile peer hangs up
   } else if (lie.peer_reads) {
-    ASSERT_NO_FATAL_FAILURE(raw_.ExpectClosed());
+    ASSERT_NO_FATAL_FAILURE(wire_->ExpectClosed());
   }
   rpma_conn_event event = RPMA_CONN_UNDEFINED;
   ASSERT_EQ(0, integration::NextEvent(conn_, kSafetyTimeoutMs, &event));
   EXPECT_EQ(RPMA_CONN_LOST, event);
   if (lie.closed_by_simulator) {
-    EXPECT_TRUE(Logged("malformed ")) << "the simulator closed without saying why";
+    EXPECT_TRUE(Logged("malformed ") || Logged("corrupt"))
+        << "the simulator closed without saying why";
   }
   ASSERT_NO_FATAL_FAILURE(ExpectRegion(lie.landed));
   EXPECT_EQ(0, rpma_conn_delete(&conn_));
   ASSERT_NO_FATAL_FAILURE(raw_peer::ExpectNormalConnectionWorks(peer_, ep_, port_));
 }
 
-INSTANTIATE_TEST_SUITE_P(Lies, HostilePeerTest, ::testing::ValuesIn(AllLies()),
-                         [](const ::testing::TestParamInfo<Lie> &info) {
-                           return std::string(info.param.name);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Lies, HostilePeerTest,
+    ::testing::Combine(::testing::ValuesIn(AllLies()),
+                       ::testing::Values(Transport::kTcp, Transport::kShm)),
+    [](const ::testing::TestParamInfo<std::tuple<Lie, Transport>> &info) {
+      return std::string(std::get<0>(info.param).name) +
+             (std::get<1>(info.param) == Transport::kShm ? "_over_shm" : "_over_tcp");
+    });
 
 }  // namespace
 
 int main(int argc, char **argv) {
-  // Before any librpma call: the normal client in this process must use TCP too.
-  setenv("RPMA_SIM_TRANSPORT", "tcp", 1);
   testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

@@ -52,25 +52,38 @@ struct Request {
 };
 std::vector<uint8_t> RequestBody(const Request &request);
 
-// A plain TCP connection to 127.0.0.1:port, with gtest assertions. Use the methods that
-// assert with ASSERT_NO_FATAL_FAILURE.
-class RawPeer {
+// The peer's end of one connection, byte by byte, with gtest assertions. Use the methods
+// that assert with ASSERT_NO_FATAL_FAILURE.
+class PeerWire {
+ public:
+  virtual ~PeerWire() = default;
+  // Sends all of `bytes` (the simulator may close early: that ends the sending but is no
+  // failure).
+  virtual void Send(const std::vector<uint8_t> &bytes) = 0;
+  // Reads one frame (safety timeout); its type and body.
+  virtual void ReadFrame(uint16_t *type, std::vector<uint8_t> *body) = 0;
+  // Expects the simulator to close the connection within the safety timeout. Bytes it sends
+  // first are reported, not failed on.
+  virtual void ExpectClosed() = 0;
+  // Hangs up.
+  virtual void Close() = 0;
+};
+
+// A plain TCP connection to 127.0.0.1:port.
+class RawPeer : public PeerWire {
  public:
   RawPeer() = default;
-  ~RawPeer();
+  ~RawPeer() override;
   RawPeer(const RawPeer &) = delete;
   RawPeer &operator=(const RawPeer &) = delete;
 
   void Connect(const std::string &port);
-  // Sends all of `bytes` (the simulator may close early: EPIPE and ECONNRESET end the
-  // sending but are no failure).
-  void Send(const std::vector<uint8_t> &bytes);
-  // Reads one frame (safety timeout); its type and body.
-  void ReadFrame(uint16_t *type, std::vector<uint8_t> *body);
-  // Expects the simulator to close the connection within the safety timeout: recv returns 0
-  // or fails. Bytes it sends first are reported, not failed on.
-  void ExpectClosed();
-  void Close();
+  // EPIPE and ECONNRESET end the sending.
+  void Send(const std::vector<uint8_t> &bytes) override;
+  void ReadFrame(uint16_t *type, std::vector<uint8_t> *body) override;
+  // recv returns 0 or fails.
+  void ExpectClosed() override;
+  void Close() override;
 
  private:
   int fd_ = -1;
