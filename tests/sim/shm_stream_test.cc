@@ -316,6 +316,10 @@ TEST(ShmStreamTruncationTest, APeerThatTruncatesTheSegmentEndsTheStreamNotThePro
   std::vector<uint8_t> got(frame.size());
   ASSERT_TRUE(ReadExactly(*server, got.data(), got.size()));
   std::future<void> wait = StartWait(*server, /*reading=*/true);
+  // The waiting reader asleep first: were the engine still spinning on the ring, its access
+  // and the writer's could meet the pages being replaced (harmless, but ThreadSanitizer
+  // reports the replacing mmap as a write racing with the other thread's read).
+  ASSERT_TRUE(WaitUntilEngineSleeps(EngineTid()));
 
   ASSERT_EQ(0, ftruncate(fd, 0));
   close(fd);
