@@ -1,6 +1,7 @@
 // mapping_guard.cc -- the guard table and the SIGBUS handler that consults it.
 #include "sim/transport/mapping_guard.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -15,13 +16,36 @@
 namespace rpma_sim {
 namespace {
 
-// A slot is in use while start != 0. Written under g_mutex, read by the handler without it:
-// end is stored before start, and start cleared before end.
+// A slot is in use while start != 0. Written under g_mutex, read by the handler without it,
+// as a sequence lock: `version` is odd while a writer changes the range, so a handler that
+// sees it odd, or changed by the time it read the range, leaves the slot alone (a range
+// half old and half new must never decide what is replaced).
 struct Slot {
+  std::atomic<uint32_t> version{0};
   std::atomic<uintptr_t> start{0};
   std::atomic<uintptr_t> end{0};
   std::atomic<bool> truncated{false};
 };
+
+// Under g_mutex: sets the slot's range (start 0: free).
+void SetRange(Slot* slot, uintptr_t start, uintptr_t end) {
+  slot->version.fetch_add(1, std::memory_order_relaxed);  // odd
+  std::atomic_thread_fence(std::memory_order_release);
+  slot->truncated.store(false, std::memory_order_relaxed);
+  slot->start.store(start, std::memory_order_relaxed);
+  slot->end.store(end, std::memory_order_relaxed);
+  slot->version.fetch_add(1, std::memory_order_release);  // even
+}
+
+// The handler's view of a slot's range: false if a writer is changing it.
+bool ReadRange(const Slot& slot, uintptr_t* start, uintptr_t* end) {
+  uint32_t before = slot.version.load(std::memory_order_acquire);
+  if (before & 1) return false;
+  *start = slot.start.load(std::memory_order_relaxed);
+  *end = slot.end.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return slot.version.load(std::memory_order_relaxed) == before && *start != 0;
+}
 
 Slot g_slots[MappingGuard::kSlots];
 std::atomic<int> g_slots_used{0};  // slots [0, g_slots_used) were ever handed out
@@ -35,16 +59,18 @@ std::vector<int>& FreeSlots() {  // guarded by g_mutex
 }
 
 void OnBusError(int signal, siginfo_t* info, void* context) {
-  const uintptr_t address = reinterpret_cast<uintptr_t>(info->si_addr);
+  const int saved_errno = errno;
+  // Only an access to a page the file no longer has (BUS_ADRERR); not a signal sent with
+  // kill, not a hardware memory error.
+  const uintptr_t address =
+      info->si_code == BUS_ADRERR ? reinterpret_cast<uintptr_t>(info->si_addr) : 0;
   const int used = g_slots_used.load(std::memory_order_acquire);
   uintptr_t replaced_from = 0;
   uintptr_t replaced_to = 0;
-  for (int i = 0; i < used; ++i) {
+  for (int i = 0; i < used && address != 0; ++i) {
     Slot& slot = g_slots[i];
-    uintptr_t start = slot.start.load(std::memory_order_acquire);
-    if (start == 0 || address < start) continue;
-    uintptr_t end = slot.end.load(std::memory_order_acquire);
-    if (address >= end) continue;
+    uintptr_t start, end;
+    if (!ReadRange(slot, &start, &end) || address < start || address >= end) continue;
     if (replaced_to == 0) {
       // The file ends before this page: private zeroed pages take the place of the rest.
       uintptr_t page = address & g_page_mask;
@@ -58,23 +84,31 @@ void OnBusError(int signal, siginfo_t* info, void* context) {
     if (start < replaced_to && end > replaced_from)
       slot.truncated.store(true, std::memory_order_release);
   }
-  if (replaced_to != 0) return;  // the access is retried against the zeros
+  if (replaced_to != 0) {
+    errno = saved_errno;
+    return;  // the access is retried against the zeros
+  }
   // Not a guarded mapping: whoever handled SIGBUS before this guard was installed.
   if ((g_previous.sa_flags & SA_SIGINFO) && g_previous.sa_sigaction != nullptr) {
+    errno = saved_errno;
     g_previous.sa_sigaction(signal, info, context);
     return;
   }
   if (!(g_previous.sa_flags & SA_SIGINFO) && g_previous.sa_handler != SIG_DFL &&
       g_previous.sa_handler != SIG_IGN) {
+    errno = saved_errno;
     g_previous.sa_handler(signal);
     return;
   }
-  // The default: the access faults again and kills the process, as without the guard.
+  // The default: the process dies of it, as without the guard (raised now, pending until
+  // the handler returns, so that a SIGBUS sent with kill does too).
   struct sigaction fallback;
   sigemptyset(&fallback.sa_mask);
   fallback.sa_flags = 0;
   fallback.sa_handler = SIG_DFL;
   sigaction(SIGBUS, &fallback, nullptr);
+  raise(SIGBUS);
+  errno = saved_errno;
 }
 
 void InstallHandler() {
@@ -106,21 +140,16 @@ MappingGuard::MappingGuard(const void* start, size_t length) {
     told = true;
     return;
   }
-  Slot& slot = g_slots[slot_];
   const uintptr_t begin = reinterpret_cast<uintptr_t>(start);
-  slot.truncated.store(false, std::memory_order_relaxed);
-  slot.end.store(begin + length, std::memory_order_release);
-  slot.start.store(begin, std::memory_order_release);
+  SetRange(&g_slots[slot_], begin, begin + length);
   if (slot_ == g_slots_used.load(std::memory_order_relaxed))
     g_slots_used.store(slot_ + 1, std::memory_order_release);
 }
 
 MappingGuard::~MappingGuard() {
   if (slot_ < 0) return;
-  Slot& slot = g_slots[slot_];
-  slot.start.store(0, std::memory_order_release);
-  slot.end.store(0, std::memory_order_release);
   std::lock_guard<std::mutex> lock(g_mutex);
+  SetRange(&g_slots[slot_], 0, 0);
   FreeSlots().push_back(slot_);
 }
 
