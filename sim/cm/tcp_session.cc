@@ -109,14 +109,16 @@ void TcpSession::OnFrame(Frame frame) {
   const bool from_server = frame.type == FrameType::kAccept || frame.type == FrameType::kReject;
   if ((from_client && !server_) || (from_server && server_))
     return Malformed("a connection message for the other side");
-  if (from_server) {
+  if (from_server || from_client) {
     bool second;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      second = answered_;
-      answered_ = true;
+      bool& seen = from_server ? answered_ : hello_seen_;
+      second = seen;
+      seen = true;
     }
-    if (second) return Malformed("a second answer to the connect request");
+    if (second)
+      return Malformed(from_server ? "a second answer to the connect request" : "a second HELLO");
   }
   switch (frame.type) {
     case FrameType::kHello:
@@ -176,8 +178,8 @@ void TcpSession::OnHello(Frame frame) {
   std::shared_ptr<Listener> listener = listener_.lock();
   bool turned_down = CheckConnect(true) == ConnectVerdict::kReject;  // fault injection
   std::lock_guard<std::mutex> lock(CmMutex());
-  if (!id_.expired()) return Malformed("a second HELLO");
-  if (!listener || listener->shut_down() || (hello.offer.required && !segment) || turned_down) {
+  if (!listener || listener->shut_down() || (hello.offer.required && !segment) || turned_down ||
+      listener->BacklogFullLocked()) {
     if (listener && hello.offer.required && !segment)
       SIM_LOG_WARNING("%s asks for shared memory, which this host cannot give it: rejected",
                       peer().c_str());

@@ -97,6 +97,7 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   ShmStream* shm_stream_ = nullptr;         // owned by shm_wire_
   bool tcp_closed_ = false;
   bool answered_ = false;  // a client's: its ACCEPT or REJECT came
+  bool hello_seen_ = false;  // a server's: its HELLO came
 };
 
 }  // namespace rpma_sim

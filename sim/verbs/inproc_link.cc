@@ -70,7 +70,10 @@ void InprocLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
   inbound.reply = reply_;
   if (request.local)
     inbound.initiator = std::make_unique<RequesterMemory>(request.local, request.local_offset);
-  responder->DeliverLocked(std::move(inbound));
+  // Never refused in practice (the requester's send queue holds at most as many); if it
+  // were, the requester hears what an unanswered request ends with.
+  if (!responder->DeliverLocked(std::move(inbound)))
+    reply_->RespondLocked(sequence, Outcome{IBV_WC_RETRY_EXC_ERR}, nullptr, 0);
 }
 
 }  // namespace rpma_sim

@@ -108,7 +108,7 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   // message that finds no receive posted waits (RNR), and so does everything after it.
   // False, with nothing done, if more are waiting than any send queue holds (max_qp_wr):
   // only a peer that lies sends that many, and its link must end the connection.
-  bool DeliverLocked(InboundRequest inbound);
+  [[nodiscard]] bool DeliverLocked(InboundRequest inbound);
 
   // responder.cc: an in-process peer's write or read (no immediate data, at least a byte),
   // executed at once against this side's memory if it succeeds here now, as DeliverLocked

@@ -1,4 +1,6 @@
-// wire_link.cc -- encoding and decoding REQUEST and RESPONSE frames.
+// wire_link.cc -- encoding and decoding REQUEST and RESPONSE frames, and holding the peer to
+// what an RC peer may send: requests in sequence, responses only to requests under way, no
+// more waiting than send queues hold.
 #include "sim/verbs/wire_link.h"
 
 #include <string.h>
@@ -129,7 +131,8 @@ void WireLink::OnFrame(Frame frame) {
     {
       ExecutionLock lock = qp->LockExecution();
       uint64_t sequence = inbound.sequence;
-      if (sequence < next_inbound_sequence_) {
+      // The last sequence there is would leave no next one: no send queue gets there.
+      if (sequence < next_inbound_sequence_ || sequence == UINT64_MAX) {
         error = "a request out of sequence (RC order)";
       } else if (!qp->DeliverLocked(std::move(inbound))) {
         error = "more requests waiting for a receive than any send queue holds";
