@@ -39,9 +39,10 @@ int rpma_cq_get_wc(struct rpma_cq* cq, int num_entries, struct ibv_wc* wc,
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_cq_get_wc");
   int got = cq->cq->Poll(num_entries, wc);
   if (got < 0) {
-    // ibv_poll_cq fails on a queue that overflowed (completion_queue.h).
-    SIM_LOG_ERROR("ibv_poll_cq: the completion queue overflowed: %llu completions lost",
-                   static_cast<unsigned long long>(cq->cq->lost()));
+    // ibv_poll_cq fails on a queue that overflowed (completion_queue.h); said once.
+    if (cq->cq->TakeOverflowReport())
+      SIM_LOG_ERROR("ibv_poll_cq: the completion queue overflowed: %llu completions lost",
+                    static_cast<unsigned long long>(cq->cq->lost()));
     return RPMA_E_PROVIDER;
   }
   if (got == 0) return RPMA_E_NO_COMPLETION;

@@ -50,6 +50,13 @@ int CompletionQueue::Poll(int max, ibv_wc* out) {
   return count == 0 && lost_ > 0 ? -1 : count;
 }
 
+bool CompletionQueue::TakeOverflowReport() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (lost_ == 0 || overflow_reported_) return false;
+  overflow_reported_ = true;
+  return true;
+}
+
 uint64_t CompletionQueue::lost() {
   std::lock_guard<std::mutex> lock(mutex_);
   return lost_;

@@ -54,6 +54,9 @@ class CompletionQueue {
 
   // How many completions were lost to an overflow (0: it never overflowed).
   uint64_t lost();
+  // True the first time it is asked after an overflow, false ever after (so that a poller
+  // that keeps polling logs the overflow once).
+  bool TakeOverflowReport();
 
   // Adds a connection whose progress Poll may drive (kept until it expires).
   void AddProgressSource(std::weak_ptr<ProgressSource> source);
@@ -75,6 +78,7 @@ class CompletionQueue {
   std::deque<Entry> entries_;
   bool armed_ = false;
   uint64_t lost_ = 0;  // completions that found the queue full
+  bool overflow_reported_ = false;
   // Replaced, never changed in place: a poll takes the current list under mutex_ and runs
   // it without, with no allocation.
   using Sources = std::vector<std::weak_ptr<ProgressSource>>;
