@@ -63,6 +63,11 @@ void RawPeer::Close() {
 void RawPeer::Connect(const std::string &port) {
   fd_ = socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(fd_, 0) << strerror(errno);
+  // A small receive buffer: what the simulator sends and this peer does not read stays on
+  // the simulator's side sooner (a peer that never reads its answers; the kernel's default
+  // maximum could otherwise take megabytes of them).
+  int receive_buffer = 64 << 10;
+  ASSERT_EQ(0, setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer)));
   sockaddr_in sin;
   memset(&sin, 0, sizeof(sin));
   sin.sin_family = AF_INET;
