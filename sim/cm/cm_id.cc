@@ -154,7 +154,8 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
     // Only auto and inproc connect in process; tcp and shm go through a TCP connection.
     bool in_process = transport == TransportKind::kAuto || transport == TransportKind::kInproc;
     std::shared_ptr<Listener> listener = in_process ? Listener::FindLocked(destination) : nullptr;
-    if (listener && CheckConnect(true) == ConnectVerdict::kReject)
+    if (listener && (CheckConnect(true) == ConnectVerdict::kReject ||
+                     listener->BacklogFullLocked()))
       return FailRequestLocked(ConnectVerdict::kReject);  // as if the server rejected it
     if (listener) {
       auto incoming = NewIncoming(shared_from_this());

@@ -22,6 +22,11 @@ Status EventChannel::Next(CmEvent* event) {
   }
 }
 
+size_t EventChannel::pending() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return events_.size();
+}
+
 std::deque<CmEvent> EventChannel::TakeAll() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::deque<CmEvent> all;

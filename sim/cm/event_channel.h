@@ -46,6 +46,9 @@ class EventChannel {
   // Takes every pending event without waiting (used when a listener shuts down).
   std::deque<CmEvent> TakeAll();
 
+  // How many events wait to be taken.
+  size_t pending();
+
  private:
   EventFd event_fd_;
   std::mutex mutex_;

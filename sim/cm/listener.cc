@@ -165,4 +165,11 @@ std::shared_ptr<Listener> Listener::FindLocked(const SocketAddress& destination)
 
 void Listener::DeliverLocked(CmEvent event) { channel_.Push(std::move(event)); }
 
+bool Listener::BacklogFullLocked() {
+  if (channel_.pending() < kBacklog) return false;
+  SIM_LOG_WARNING("%zu connection requests wait on %s already (the backlog): rejected",
+                  kBacklog, address_.ToString().c_str());
+  return true;
+}
+
 }  // namespace rpma_sim

@@ -41,6 +41,12 @@ class Listener : public std::enable_shared_from_this<Listener> {
   // Queues a connect request. Requires the CM lock.
   void DeliverLocked(CmEvent event);
 
+  // Whether kBacklog connect requests wait to be taken already (logged): a new one is then
+  // rejected, as rdma_cm rejects past a listen backlog (librpma listens with backlog 0, the
+  // kernel's default, net.rdma_ucm.max_backlog, 1024). Requires the CM lock.
+  bool BacklogFullLocked();
+  static constexpr size_t kBacklog = 1024;
+
   bool shut_down() const { return shut_down_; }
 
  private:
