@@ -314,6 +314,13 @@ std::vector<Lie> AllLies() {
                    memset(static_cast<void *>(area.placements), 0xA5, sizeof(area.placements));
                    area.placements_written.store(~uint64_t{0} / 3);
                  }});
+  // The peer truncates the segment both sides map: the server's next access to the rings
+  // would raise SIGBUS; the guard (mapping_guard.h) ends the connection instead.
+  all.push_back({"the_segment_truncated", nothing, {}, "truncated the shared memory segment",
+                 {}, false, false, [](raw_peer::ShmPeer &peer) {
+                   peer.Truncate();
+                   peer.Ring();
+                 }});
   return all;
 }
 

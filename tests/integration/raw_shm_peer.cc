@@ -2,8 +2,11 @@
 #include "tests/integration/raw_shm_peer.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -13,13 +16,20 @@ namespace raw_peer {
 
 using integration::kSafetyTimeoutMs;
 
-ShmPeer::~ShmPeer() { Close(); }
+ShmPeer::~ShmPeer() {
+  Close();
+  if (fd_ >= 0) close(fd_);
+}
 
 void ShmPeer::Connect(const std::string &port) {
   ring_capacity_ = rpma_sim::ShmSegment::RingCapacityFor(10);
   ASSERT_EQ(rpma_sim::Status::kOk, rpma_sim::ShmSegment::Create(ring_capacity_, &segment_));
+  fd_ = shm_open(("/" + segment_->name()).c_str(), O_RDWR, 0);
+  ASSERT_GE(fd_, 0);
   ASSERT_NO_FATAL_FAILURE(tcp_.Connect(port));
 }
+
+void ShmPeer::Truncate() { ASSERT_EQ(0, ftruncate(fd_, 0)); }
 
 std::vector<uint8_t> ShmPeer::Offer() const {
   std::vector<uint8_t> offer = {1, 1};

@@ -40,6 +40,10 @@ class ShmPeer : public PeerWire {
   // Closes this side's ring, then TCP.
   void Close() override;
 
+  // Truncates the segment to nothing, through an fd opened when it was created (the name is
+  // gone once the server opened it), as a same-user peer can.
+  void Truncate();
+
   rpma_sim::ShmSegment &segment() { return *segment_; }
   size_t ring_capacity() const { return ring_capacity_; }
 
@@ -48,6 +52,7 @@ class ShmPeer : public PeerWire {
   std::shared_ptr<rpma_sim::ShmSegment> segment_;
   size_t ring_capacity_ = 0;
   bool on_rings_ = false;
+  int fd_ = -1;  // the segment's, for Truncate
 };
 
 }  // namespace raw_peer
