@@ -22,7 +22,7 @@ namespace rpma_sim {
 
 class MappingGuard {
  public:
-  static constexpr int kSlots = 16384;
+  static constexpr int kSlots = 32768;  // both sides of 16,384 connections in one process
 
   // Guards [start, start + length), a shared mapping of a file.
   MappingGuard(const void* start, size_t length);
