@@ -38,6 +38,7 @@ bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
     }
     if (!broken) {
       outbound_.push_back(std::move(out));
+      queued_frames_.store(outbound_.size(), std::memory_order_relaxed);
       if (!writing_) {
         writing_ = true;
         ArmWrite();
@@ -52,11 +53,6 @@ bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
   // by itself, as a broken socket does).
   stream_->Shutdown();
   return false;
-}
-
-size_t FrameWire::queued_frames() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return outbound_.size();
 }
 
 void FrameWire::Close() {

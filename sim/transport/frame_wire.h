@@ -54,8 +54,9 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // Queues a frame for sending; false once the wire is closing.
   bool Send(FrameType type, std::vector<uint8_t> body);
 
-  // Frames queued and not yet handed to the kernel whole: what the peer has not read.
-  size_t queued_frames();
+  // Frames queued and not yet handed to the kernel whole: what the peer has not read. One
+  // load, no lock (asked on every arriving request).
+  size_t queued_frames() const { return queued_frames_.load(std::memory_order_relaxed); }
 
   // Sends what is queued, then closes the connection. The handler still gets OnWireClosed.
   void Close();
@@ -124,6 +125,7 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
 
   std::mutex mutex_;
   std::deque<Outgoing> outbound_;
+  std::atomic<size_t> queued_frames_{0};  // outbound_.size(), changed with it
   bool closing_ = false;
   // The engine waits to send what is queued.
   bool writing_ = false;

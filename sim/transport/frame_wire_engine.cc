@@ -146,9 +146,11 @@ void FrameWire::OnWritable() {
         return;
       }
       outbound_.pop_front();
+      queued_frames_.store(outbound_.size(), std::memory_order_relaxed);
     }
     if (aborted_) {
       outbound_.clear();
+      queued_frames_.store(0, std::memory_order_relaxed);
       closing_ = true;
     }
     shut_down = FinishWritingLocked();

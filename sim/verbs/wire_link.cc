@@ -114,16 +114,18 @@ void WireLink::OnFrame(Frame frame) {
     inbound.reply = shared_from_this();
     std::shared_ptr<QueuePair> qp;
     std::shared_ptr<DirectTarget> direct_target;
+    size_t queued_frames;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       qp = qp_.lock();
       direct_target = direct_target_;
+      queued_frames = wire_->queued_frames();
     }
     if (!qp) return Malformed("a work request before the connection was accepted");
     // A peer has at most a send queue's worth (max_qp_wr) of requests unanswered, and this
     // side as many of its own: more frames waiting for the peer to read them come from a
     // peer that sends and never reads, which would make this process queue without bound.
-    if (wire()->queued_frames() > 2 * kMaxQueuePairWorkRequests)
+    if (queued_frames > 2 * kMaxQueuePairWorkRequests)
       return Malformed("a peer that does not read its answers");
     // What the peer placed directly before sending this request is placed before it (a
     // flush among them).
