@@ -37,6 +37,8 @@ bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
       if (!broken && out.sent == kFrameHeaderSize + out.frame.body.size()) return true;
     }
     if (!broken) {
+      queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) + out.frame.body.size(),
+                          std::memory_order_relaxed);
       outbound_.push_back(std::move(out));
       queued_frames_.store(outbound_.size(), std::memory_order_relaxed);
       if (!writing_) {

@@ -57,6 +57,9 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // Frames queued and not yet handed to the kernel whole: what the peer has not read. One
   // load, no lock (asked on every arriving request).
   size_t queued_frames() const { return queued_frames_.load(std::memory_order_relaxed); }
+  // The body bytes of those frames (a frame partly handed over counts whole; one being
+  // handed over right now may already not count).
+  size_t queued_bytes() const { return queued_bytes_.load(std::memory_order_relaxed); }
 
   // Sends what is queued, then closes the connection. The handler still gets OnWireClosed.
   void Close();
@@ -126,6 +129,7 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   std::mutex mutex_;
   std::deque<Outgoing> outbound_;
   std::atomic<size_t> queued_frames_{0};  // outbound_.size(), changed with it
+  std::atomic<size_t> queued_bytes_{0};   // their bodies' sizes, changed with it
   bool closing_ = false;
   // The engine waits to send what is queued.
   bool writing_ = false;

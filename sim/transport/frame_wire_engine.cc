@@ -135,11 +135,18 @@ void FrameWire::OnWritable() {
     std::lock_guard<std::mutex> lock(mutex_);
     while (!outbound_.empty() && !aborted_) {
       Outgoing& out = outbound_.front();
+      // Not counted from before the write that may finish it: a peer that reads it may
+      // answer at once, and its next request must not find it still counted here.
+      size_t body_size = out.frame.body.size();
+      queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) - body_size,
+                          std::memory_order_relaxed);
       if (!WriteFrame(&out)) {
         aborted_ = true;  // broken: the reader sees the end and tells the handler
         break;
       }
-      if (out.sent < kFrameHeaderSize + out.frame.body.size()) {
+      if (out.sent < kFrameHeaderSize + body_size) {
+        queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) + body_size,
+                            std::memory_order_relaxed);
         // The stream is full again: wait for it.
         auto self = shared_from_this();
         stream_->AsyncWaitWritable([self] { self->OnWritable(); });
@@ -151,6 +158,7 @@ void FrameWire::OnWritable() {
     if (aborted_) {
       outbound_.clear();
       queued_frames_.store(0, std::memory_order_relaxed);
+      queued_bytes_.store(0, std::memory_order_relaxed);
       closing_ = true;
     }
     shut_down = FinishWritingLocked();

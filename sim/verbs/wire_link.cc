@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include <algorithm>
+
 #include "sim/common/log.h"
 #include "sim/fabric/config.h"
 #include "sim/fabric/device.h"
@@ -19,6 +21,23 @@ namespace {
 bool CarriesBytes(SendOpcode opcode) {
   return opcode == SendOpcode::kWrite || opcode == SendOpcode::kSend;
 }
+
+// Whether a request of `bytes` may join `under_way` bytes at the responder (the window).
+bool FitsWindow(uint64_t under_way, uint64_t bytes) {
+  return under_way == 0 || under_way + bytes <= WireLink::kWindowBytes;
+}
+
+// What a wire may queue besides requests and answers: connection management (HELLO,
+// ACCEPT, DISCONNECT; each far smaller).
+constexpr uint64_t kConnectionFramesSlack = 64 << 10;
+
+// The most a wire may queue for a peer that keeps to the window and reads what it is sent:
+// this side's requests and the peer's answers (each within a window, or one frame alone),
+// and the answers that carry no bytes (at most one per request a send queue holds, on
+// either side). More comes from a peer that does not read.
+constexpr uint64_t kMaxQueuedBytes =
+    2 * std::max<uint64_t>(WireLink::kWindowBytes, kMaxFrameBody) +
+    2 * uint64_t{kMaxQueuePairWorkRequests} * 64;
 
 // REQUEST flags (PROTOCOL.md).
 constexpr uint8_t kByReference = 1;  // the payload stays at an address in the requester
@@ -110,22 +129,26 @@ void WireLink::OnFrame(Frame frame) {
   }
   if (frame.type == FrameType::kRequest) {
     InboundRequest inbound;
-    if (!DecodeRequest(frame, ReferencePeer(), &inbound, &error)) return Malformed(error);
+    uint64_t window_bytes;
+    if (!DecodeRequest(frame, ReferencePeer(), &inbound, &error, &window_bytes))
+      return Malformed(error);
     inbound.reply = shared_from_this();
     std::shared_ptr<QueuePair> qp;
     std::shared_ptr<DirectTarget> direct_target;
-    size_t queued_frames;
+    size_t queued_frames, queued_bytes;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       qp = qp_.lock();
       direct_target = direct_target_;
       queued_frames = wire_->queued_frames();
+      queued_bytes = wire_->queued_bytes();
     }
     if (!qp) return Malformed("a work request before the connection was accepted");
-    // A peer has at most a send queue's worth (max_qp_wr) of requests unanswered, and this
-    // side as many of its own: more frames waiting for the peer to read them come from a
-    // peer that sends and never reads, which would make this process queue without bound.
-    if (queued_frames > 2 * kMaxQueuePairWorkRequests)
+    // A peer has at most a send queue's worth (max_qp_wr) of requests unanswered, and a
+    // window of bytes, and this side as many of its own: more waiting for the peer to read
+    // comes from a peer that sends and never reads, which would make this process queue
+    // without bound.
+    if (queued_frames > 2 * kMaxQueuePairWorkRequests || queued_bytes > kMaxQueuedBytes)
       return Malformed("a peer that does not read its answers");
     // What the peer placed directly before sending this request is placed before it (a
     // flush among them).
@@ -136,6 +159,7 @@ void WireLink::OnFrame(Frame frame) {
       // The last sequence there is would leave no next one: no send queue gets there.
       if (sequence < next_inbound_sequence_ || sequence == UINT64_MAX) {
         error = "a request out of sequence (RC order)";
+      } else if (!AdmitLocked(sequence, window_bytes, queued_bytes, &error)) {
       } else if (!qp->DeliverLocked(std::move(inbound))) {
         error = "more requests waiting for a receive than any send queue holds";
       } else {
@@ -157,7 +181,13 @@ void WireLink::OnFrame(Frame frame) {
           sequence <= last_sent_sequence_) {
         ++responses_taken_;
         next_response_sequence_ = sequence + 1;
+        // Requests sent but executed directly have no RESPONSE: theirs are counted out too.
+        while (!sent_window_bytes_.empty() && sent_window_bytes_.front().first <= sequence) {
+          sent_bytes_under_way_ -= sent_window_bytes_.front().second;
+          sent_window_bytes_.pop_front();
+        }
         qp->OnResponseLocked(sequence, outcome, data, length);
+        SendHeldLocked();  // none, if the outcome was an error (RevokeLocked)
         return;
       }
     }
@@ -231,6 +261,7 @@ void WireLink::RevokeLocked() {
   direct_peer_.store(nullptr);
   if (target) target->Close();
   if (segment) segment->RevokeReferences();
+  held_requests_.clear();  // flushed: they never leave
 }
 
 bool WireLink::ByReference(const SendRequest& request) {
@@ -268,13 +299,66 @@ void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
     auto lock = MemoryRegionTable::Get().LockShared();
     writer.Bytes(request.local->addr + request.local_offset, request.length);
   }
+  // Sent or held, it is under way: a later request may not overtake it (ExecuteDirectly).
   ++requests_sent_;
+  uint64_t window_bytes = WindowBytes(body.size(), request, by_reference);
+  if (held_requests_.empty() && FitsWindow(sent_bytes_under_way_, window_bytes)) {
+    SendRequestLocked(sequence, window_bytes, std::move(body));
+  } else {
+    held_requests_.push_back(HeldRequest{sequence, window_bytes, std::move(body)});
+  }
+}
+
+uint64_t WireLink::WindowBytes(size_t body_size, const SendRequest& request, bool by_reference) {
+  bool read_carried = request.opcode == SendOpcode::kRead && !by_reference;
+  return body_size + (read_carried ? request.length : 0);
+}
+
+void WireLink::SendRequestLocked(uint64_t sequence, uint64_t window_bytes,
+                                 std::vector<uint8_t> body) {
   last_sent_sequence_ = sequence;
+  sent_window_bytes_.emplace_back(sequence, window_bytes);
+  sent_bytes_under_way_ += window_bytes;
   wire()->Send(FrameType::kRequest, std::move(body));
+}
+
+void WireLink::SendHeldLocked() {
+  while (!held_requests_.empty() &&
+         FitsWindow(sent_bytes_under_way_, held_requests_.front().window_bytes)) {
+    HeldRequest next = std::move(held_requests_.front());
+    held_requests_.pop_front();
+    SendRequestLocked(next.sequence, next.window_bytes, std::move(next.body));
+  }
+}
+
+bool WireLink::AdmitLocked(uint64_t sequence, uint64_t window_bytes, size_t queued_bytes,
+                           std::string* error) {
+  if (!FitsWindow(unanswered_bytes_, window_bytes)) {
+    *error = "more bytes under way than the window (" +
+             std::to_string(kWindowBytes >> 20) + " MiB) allows";
+    return false;
+  }
+  // The answers still queued for the peer are under way for it too: the queue holds at
+  // least them beyond this side's own requests (which hold no more than their window
+  // bytes) and a few connection-management frames.
+  uint64_t own = sent_bytes_under_way_ + kConnectionFramesSlack;
+  uint64_t answers_queued = queued_bytes > own ? queued_bytes - own : 0;
+  if (answers_queued > 0 && !FitsWindow(unanswered_bytes_ + answers_queued, window_bytes)) {
+    *error = "a peer that does not read its answers";
+    return false;
+  }
+  unanswered_.emplace_back(sequence, window_bytes);
+  unanswered_bytes_ += window_bytes;
+  return true;
 }
 
 void WireLink::RespondLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
                              size_t length) {
+  // Answered (in order): the peer may send as much again.
+  while (!unanswered_.empty() && unanswered_.front().first <= sequence) {
+    unanswered_bytes_ -= unanswered_.front().second;
+    unanswered_.pop_front();
+  }
   std::vector<uint8_t> body;
   body.reserve(16 + length);
   ByteWriter writer(&body);
@@ -286,7 +370,8 @@ void WireLink::RespondLocked(uint64_t sequence, const Outcome& outcome, const ui
 }
 
 bool WireLink::DecodeRequest(const Frame& frame, std::shared_ptr<ShmSegment> reference_peer,
-                             InboundRequest* inbound, std::string* error) {
+                             InboundRequest* inbound, std::string* error,
+                             uint64_t* window_bytes) {
   ByteReader reader(frame.body.data(), frame.body.size());
   SendRequest& request = inbound->request;
   inbound->sequence = reader.U64();
@@ -328,6 +413,7 @@ bool WireLink::DecodeRequest(const Frame& frame, std::shared_ptr<ShmSegment> ref
       return false;
     }
     inbound->initiator = std::make_unique<PeerProcessMemory>(std::move(reference_peer), address);
+    if (window_bytes) *window_bytes = WindowBytes(frame.body.size(), request, true);
     return true;
   }
   size_t expected_bytes = CarriesBytes(request.opcode) ? request.length : 0;
@@ -339,6 +425,7 @@ bool WireLink::DecodeRequest(const Frame& frame, std::shared_ptr<ShmSegment> ref
     *error = "read too large";
     return false;
   }
+  if (window_bytes) *window_bytes = WindowBytes(frame.body.size(), request, false);
   const uint8_t* bytes = reader.Bytes(expected_bytes);
   inbound->initiator =
       std::make_unique<CarriedBytes>(std::vector<uint8_t>(bytes, bytes + expected_bytes));

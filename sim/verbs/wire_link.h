@@ -11,9 +11,12 @@
 #define RPMA_SIM_VERBS_WIRE_LINK_H_
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/transport/frame.h"
 #include "sim/transport/frame_wire.h"
@@ -78,10 +81,23 @@ class WireLink : public RemoteLink,
   void RespondLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
                      size_t length) override;
 
+  // The bytes a requester may have under way at its responder (PROTOCOL.md, "the
+  // window"): what its REQUEST frames' bodies hold and what a read's RESPONSE carries back,
+  // for the requests not answered yet. A request that does not fit waits in the requester
+  // (as a NIC's send queue keeps its requests in the application's memory until the
+  // responder can take them); one alone may exceed it. The responder holds a peer to it:
+  // what the peer sent and this side did not answer yet is all this side keeps for it.
+  static constexpr uint64_t kWindowBytes = 64 << 20;
+  // What a request counts against the window: its frame's body of `body_size` bytes, and a
+  // read's bytes unless they go straight to the requester's memory (`by_reference`).
+  static uint64_t WindowBytes(size_t body_size, const SendRequest& request, bool by_reference);
+
   // Decodes a REQUEST body; a payload named by address is reached through
   // `reference_peer` (see ReferencePeer). False (with the reason) if it is malformed.
+  // *window_bytes (if not null): what it counts against the window.
   static bool DecodeRequest(const Frame& frame, std::shared_ptr<ShmSegment> reference_peer,
-                            InboundRequest* inbound, std::string* error);
+                            InboundRequest* inbound, std::string* error,
+                            uint64_t* window_bytes = nullptr);
 
   // Decodes a RESPONSE body; *data points into the frame. False if it is malformed.
   static bool DecodeResponse(const Frame& frame, uint64_t* sequence, Outcome* outcome,
@@ -94,6 +110,15 @@ class WireLink : public RemoteLink,
   void Malformed(const std::string& what);
 
   std::shared_ptr<QueuePair> qp();
+  // Requester: hands `body` (REQUEST `sequence`, `window_bytes` of the window) to the wire.
+  void SendRequestLocked(uint64_t sequence, uint64_t window_bytes, std::vector<uint8_t> body);
+  // Requester: sends the requests that waited for the window, in order, while they fit.
+  void SendHeldLocked();
+  // Responder: whether a request of `window_bytes` from the peer keeps to the window,
+  // counting the answers among the `queued_bytes` the wire still holds for the peer.
+  // Counts it if so.
+  bool AdmitLocked(uint64_t sequence, uint64_t window_bytes, size_t queued_bytes,
+                   std::string* error);
 
   std::mutex mutex_;
   std::weak_ptr<QueuePair> qp_;            // guarded by mutex_
@@ -117,6 +142,22 @@ class WireLink : public RemoteLink,
   uint64_t next_response_sequence_ = 0;  // the least a RESPONSE may carry
   uint64_t last_sent_sequence_ = 0;      // the largest a RESPONSE may carry
   PeerMappings peer_mappings_;  // guarded by the queue pair's execution lock
+  // The window (kWindowBytes), guarded by the queue pair's execution lock. Requester: the
+  // sequence and window bytes of each REQUEST on the wire and not answered, in order, and
+  // their sum;
+  // then the requests that wait for room, encoded.
+  struct HeldRequest {
+    uint64_t sequence;
+    uint64_t window_bytes;
+    std::vector<uint8_t> body;
+  };
+  std::deque<std::pair<uint64_t, uint64_t>> sent_window_bytes_;  // (sequence, bytes)
+  uint64_t sent_bytes_under_way_ = 0;
+  std::deque<HeldRequest> held_requests_;
+  // Responder: the peer's requests this side has not answered yet (sequence, window
+  // bytes), in order, and their sum.
+  std::deque<std::pair<uint64_t, uint64_t>> unanswered_;
+  uint64_t unanswered_bytes_ = 0;
 };
 
 }  // namespace rpma_sim

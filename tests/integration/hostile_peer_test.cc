@@ -92,6 +92,22 @@ std::vector<uint8_t> Concat(std::vector<uint8_t> a, const std::vector<uint8_t> &
   return a;
 }
 
+// `count` reads of `length` bytes at the region's start, in sequence.
+std::vector<uint8_t> Reads(const Target &t, uint64_t count, uint64_t length) {
+  std::vector<uint8_t> bytes;
+  for (uint64_t sequence = 0; sequence < count; ++sequence) {
+    Request read;
+    read.sequence = sequence;
+    read.opcode = kRead;
+    read.rkey = t.rkey;
+    read.address = t.address;
+    read.length = length;
+    std::vector<uint8_t> frame = RequestFrame(read);
+    bytes.insert(bytes.end(), frame.begin(), frame.end());
+  }
+  return bytes;
+}
+
 std::vector<Lie> AllLies() {
   const ibv_wc_status kAccess = IBV_WC_REM_ACCESS_ERR;
   std::vector<Lie> all;
@@ -195,24 +211,47 @@ std::vector<Lie> AllLies() {
                    }
                    return bytes;
                  }, {}, "more requests waiting for a receive than any send queue holds", {}});
-  // Reads it never reads the answers of: past two send queues' worth of answers waiting
-  // (the peer's and this side's own requests), the process stops queueing for it. The
-  // kernel's socket buffers take some first (the server's send buffer, 4 MiB at most by
-  // default, and the peer's receive buffer, kept small): 4096 answers of 4 KiB beyond the
-  // bound leave 16 MiB for them.
-  all.push_back({"reads_whose_answers_it_never_reads", [](const Target &t) {
+  // No receive is posted either: a requester keeps at most a window (64 MiB) of bytes
+  // unanswered at its responder; 1-MiB sends pass it at the 64th (each frame holds a header
+  // too).
+  all.push_back({"sends_past_the_window", [](const Target &) {
                    std::vector<uint8_t> bytes;
-                   for (uint64_t sequence = 0; sequence <= 2 * 32768 + 4096; ++sequence) {
-                     Request read;
-                     read.sequence = sequence;
-                     read.opcode = kRead;
-                     read.rkey = t.rkey;
-                     read.address = t.address;
-                     read.length = kRegionSize;
-                     std::vector<uint8_t> frame = RequestFrame(read);
+                   for (uint64_t sequence = 0; sequence < 65; ++sequence) {
+                     Request send;
+                     send.sequence = sequence;
+                     send.opcode = kSend;
+                     send.length = 1 << 20;
+                     send.bytes.assign(send.length, static_cast<uint8_t>(sequence));
+                     std::vector<uint8_t> frame = RequestFrame(send);
                      bytes.insert(bytes.end(), frame.begin(), frame.end());
                    }
                    return bytes;
+                 }, {}, "more bytes under way than the window (64 MiB) allows", {}});
+  // A read's answer counts against the window too: one alone may be as large as a frame,
+  // but not behind a send that waits for a receive.
+  all.push_back({"a_read_past_the_window_behind_a_waiting_send", [](const Target &t) {
+                   Request send;
+                   send.opcode = kSend;
+                   Request read;
+                   read.sequence = 1;
+                   read.opcode = kRead;
+                   read.rkey = t.rkey;
+                   read.address = t.address;
+                   read.length = 64 << 20;
+                   return Concat(RequestFrame(send), RequestFrame(read));
+                 }, {}, "more bytes under way than the window (64 MiB) allows", {}});
+  // Reads it never reads the answers of. Answers waiting for the peer count against its
+  // window (64 MiB: 16,320 answers of 4 KiB), behind the kernel's socket buffers (the
+  // server's send buffer, 4 MiB at most by default, and the peer's receive buffer, kept
+  // small): 20,000 reads pass it.
+  all.push_back({"reads_whose_answers_it_never_reads", [](const Target &t) {
+                   return Reads(t, 20000, kRegionSize);
+                 }, {}, "a peer that does not read its answers", {}, false});
+  // Answers without bytes hardly fill a window: past two send queues' worth of answers
+  // waiting (the peer's and this side's own requests) the process stops queueing for it.
+  // The kernel's buffers take 4 MiB of 32-byte answers first.
+  all.push_back({"empty_reads_whose_answers_it_never_reads", [](const Target &t) {
+                   return Reads(t, 2 * 32768 + (4 << 20) / 32 + 4096, 0);
                  }, {}, "a peer that does not read its answers", {}, false});
   all.push_back({"a_response_to_no_request", [](const Target &) {
                    std::vector<uint8_t> body(16, 0);
