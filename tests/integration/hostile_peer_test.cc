@@ -302,9 +302,9 @@ std::vector<Lie> AllLies() {
                  }, {}, "a connection message for the other side", {}});
   all.push_back({"a_frame_of_another_protocol_version", [](const Target &t) {
                    std::vector<uint8_t> frame = RequestFrame(WriteOf(t, 0, 0, 'x'));
-                   frame[4] = 4;
+                   frame[4] = 5;
                    return frame;
-                 }, {}, "protocol version 4", {}});
+                 }, {}, "protocol version 5", {}});
 
   // Torn frames: the peer stops in the middle and hangs up; nothing executes.
   all.push_back({"a_request_torn_in_its_bytes", [](const Target &t) {
