@@ -132,9 +132,11 @@ size_t ShmSegment::HeaderSize() { return sizeof(SegmentHeader); }
 size_t ShmSegment::SizeFor(size_t ring_capacity) { return SegmentSize(ring_capacity); }
 
 void ShmSegment::InitHeader(void* mapping, size_t ring_capacity, uint64_t nonce) {
-  // The header's atomics start life here; the rest of a new segment is zeroes.
+  // The header's atomics start life here; the rest of a new segment is zeroes, which is an
+  // empty, closed direct area: its objects begin without a store (default-initialized), so
+  // that their 12 pages are not touched (and faulted in) until a side uses them.
   auto* header = new (mapping) SegmentHeader{};
-  for (int side = 0; side < 2; ++side) new (DirectAreaOf(mapping, side)) DirectArea{};
+  for (int side = 0; side < 2; ++side) new (DirectAreaOf(mapping, side)) DirectArea;
   header->magic = kSegmentMagic;
   header->version = kSegmentVersion;
   header->ring_capacity = static_cast<uint32_t>(ring_capacity);
