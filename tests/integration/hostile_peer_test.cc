@@ -17,11 +17,17 @@
 #include <rpma_sim.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <random>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -544,3 +550,101 @@ int main(int argc, char **argv) {
   testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
+
+// Over shared memory the peer may also write the segment while the server works on it:
+// another process (so that the sanitizers see the server's side only) scribbles random
+// bytes at random places of the whole segment (header, ring counters and flags, the direct
+// areas, both rings' bytes), seeded, while the peer writes valid requests into its ring.
+// Whatever the server then reads, it may end the connection or execute what it finds, but
+// it must not crash, hang, or touch a byte outside the region (the guard pages), and it goes
+// on serving others.
+class ScribblingPeerTest : public HostilePeerTest {
+ protected:
+  // One connection: the scribbler (seeded with `seed`) writes random bytes in
+  // [from, segment's end) while the peer writes valid requests; then the peer hangs up.
+  void ScribbleRound(uint64_t seed, bool rings_only) {
+    Target target;
+    ASSERT_NO_FATAL_FAILURE(Handshake(&target));
+    uint8_t *segment =
+        static_cast<uint8_t *>(const_cast<void *>(shm_wire_->segment().mapping()));
+    size_t capacity = shm_wire_->ring_capacity();
+    size_t size = rpma_sim::ShmSegment::SizeFor(capacity);
+    size_t from = rings_only ? size - 2 * capacity : 0;
+    // The scribbler goes on until the peer stops writing (a flag in memory both processes
+    // share), a yield after every 64 bytes so that the server gets to read between them.
+    void *flag_page =
+        mmap(nullptr, page_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, flag_page);
+    auto *stop = static_cast<std::atomic<int> *>(flag_page);
+    pid_t scribbler = fork();
+    ASSERT_GE(scribbler, 0);
+    if (scribbler == 0) {
+      // Only memory writes and yields here: the parent has threads, and little else is
+      // safe after fork.
+      std::mt19937_64 random(seed);
+      for (uint64_t i = 0; stop->load() == 0 && i < (uint64_t{1} << 32); ++i) {
+        uint64_t r = random();
+        segment[from + r % (size - from)] = static_cast<uint8_t>(r >> 56);
+        if (i % 64 == 63) sched_yield();
+      }
+      _exit(0);
+    }
+    // Valid writes into the region, each with a DOORBELL, until the ring takes no more.
+    rpma_sim::ShmRing &ring = shm_wire_->segment().outbound();
+    int sent = 0;
+    for (uint64_t sequence = 0; sequence < 20000; ++sequence) {
+      std::vector<uint8_t> frame =
+          RequestFrame(WriteOf(target, sequence, (sequence * 8) % kRegionSize, 'v'));
+      size_t done = 0;
+      long long deadline = integration::NowMs() + 500;
+      while (done < frame.size() && integration::NowMs() < deadline) {
+        iovec part{frame.data() + done, frame.size() - done};
+        ssize_t n = ring.TryWrite(&part, 1);
+        if (n < 0) break;  // a ring that reads as closed or corrupt: this side stops
+        done += static_cast<size_t>(n);
+        if (n == 0) sched_yield();
+      }
+      if (done < frame.size()) break;
+      ++sent;
+      shm_wire_->Ring();
+    }
+    stop->store(1);
+    int status = 0;
+    ASSERT_EQ(scribbler, waitpid(scribbler, &status, 0));
+    munmap(flag_page, page_);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    printf("seed %" PRIu64 "%s: the peer wrote %d requests before the ring took no more\n",
+           seed, rings_only ? " (the rings' bytes)" : " (the whole segment)", sent);
+    wire_->Close();
+    // The server ended the connection or the peer hung up: lost either way, in time.
+    rpma_conn_event event = RPMA_CONN_UNDEFINED;
+    ASSERT_EQ(0, integration::NextEvent(conn_, kSafetyTimeoutMs, &event));
+    EXPECT_EQ(RPMA_CONN_LOST, event);
+    EXPECT_EQ(0, rpma_conn_delete(&conn_));
+  }
+};
+
+// Over shared memory the peer may also write the segment while the server works on it:
+// another process (so that the sanitizers see the server's side only) scribbles random
+// bytes at random places, seeded, while the peer writes valid requests into its ring: over
+// the whole segment (header, ring counters and flags, the direct areas, both rings' bytes),
+// or over the rings' bytes alone (frames torn and altered as they pass). Whatever the server
+// then reads, it may end the connection or execute what it finds, but it must not crash,
+// hang, or touch a byte outside the region (the guard pages), and it goes on serving others.
+TEST_P(ScribblingPeerTest, AnotherProcessScribblesTheSegmentWhileTheServerReadsIt) {
+  for (uint64_t seed = 20261202; seed < 20261202 + 8; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    ASSERT_NO_FATAL_FAILURE(ScribbleRound(seed, seed % 2 == 1));
+  }
+  ASSERT_NO_FATAL_FAILURE(raw_peer::ExpectNormalConnectionWorks(peer_, ep_, port_));
+}
+
+// The fixture's parameters: a lie with a scribble runs over shared memory only.
+INSTANTIATE_TEST_SUITE_P(
+    Scribbles, ScribblingPeerTest,
+    ::testing::Combine(::testing::Values(Lie{"concurrently", nullptr, {}, nullptr, {}, true, false,
+                                             [](raw_peer::ShmPeer &) {}}),
+                       ::testing::Values(Transport::kShm)),
+    [](const ::testing::TestParamInfo<std::tuple<Lie, Transport>> &info) {
+      return std::string(std::get<0>(info.param).name);
+    });
