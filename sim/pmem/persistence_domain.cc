@@ -139,7 +139,7 @@ std::string PersistenceDomain::RemedyLocked() const {
 }
 
 template <typename Select>
-size_t PersistenceDomain::ReportLocked(const char* heading, Select select) {
+size_t PersistenceDomain::ReportLocked(const char* heading, Select select, uint64_t placer) {
   struct Line {
     uint32_t key;
     const RegionState* state;
@@ -150,13 +150,17 @@ size_t PersistenceDomain::ReportLocked(const char* heading, Select select) {
   size_t count = 0;
   uint64_t bytes = 0;
   for (const auto& entry : regions_) {
-    for (const auto& range : entry.second.placed.ranges()) {
-      const Placement& placement = range.second.placement;
-      if (placement.receive || !select(entry.first, placement)) continue;
+    auto consider = [&](uint64_t begin, const PlacedRanges::Range& range) {
+      const Placement& placement = range.placement;
+      if (placement.receive || !select(entry.first, placement)) return;
       ++count;
-      bytes += range.second.end - range.first;
-      if (lines.size() < kReportLines)
-        lines.push_back(Line{entry.first, &entry.second, range.first, &range.second});
+      bytes += range.end - begin;
+      if (lines.size() < kReportLines) lines.push_back(Line{entry.first, &entry.second, begin, &range});
+    };
+    if (placer != 0) {
+      entry.second.placed.ForEachOf(placer, consider);
+    } else {
+      for (const auto& range : entry.second.placed.ranges()) consider(range.first, range.second);
     }
   }
   if (count == 0) return 0;
@@ -184,11 +188,11 @@ size_t PersistenceDomain::ReportLocked(const char* heading, Select select) {
 }
 
 void PersistenceDomain::EndPlacer(uint64_t placer, const std::string& connection) {
-  if (!tracking()) return;
+  if (!tracking() || placer == 0) return;  // 0 is nobody: no connection places as it
   std::lock_guard<std::mutex> lock(mutex_);
   if (report_) {
     std::string heading = connection + " ended";
-    ReportLocked(heading.c_str(), [placer](uint32_t, const Placement& p) { return p.placer == placer; });
+    ReportLocked(heading.c_str(), [](uint32_t, const Placement&) { return true; }, placer);
   }
   for (auto& entry : regions_) entry.second.placed.Disown(placer);
 }

@@ -105,9 +105,10 @@ class PersistenceDomain {
   bool tracking() const { return report_ || armed(); }
   void PlaceTracked(const PlacedRegion& region, uint64_t offset, uint64_t length,
                     const Placement& placement);
-  // Logs the ranges that `select(key, placement)` picks; returns how many.
+  // Logs the ranges that `select(key, placement)` picks (of `placer` alone, if not 0: found
+  // without looking at the others); returns how many.
   template <typename Select>
-  size_t ReportLocked(const char* heading, Select select);
+  size_t ReportLocked(const char* heading, Select select, uint64_t placer = 0);
   // What the report says would have made a range durable.
   std::string RemedyLocked() const;
   void DropPreImagesIfDurableLocked(RegionState* state);

@@ -33,8 +33,9 @@ void PlacedRanges::PlaceNew(uint64_t begin, uint64_t end, const Placement& place
 
   SplitAt(begin);
   SplitAt(end);
-  ranges_.erase(ranges_.lower_bound(begin), ranges_.lower_bound(end));
-  auto placed = ranges_.emplace(begin, Range{end, placement}).first;
+  auto next = ranges_.lower_bound(begin);
+  while (next != ranges_.end() && next->first < end) next = Erase(next);
+  auto placed = Insert(next, begin, Range{end, placement});
 
   placed = Coalesce(placed);
   // Bounded: past the limit, the new range swallows the gap to its nearest neighbour and
@@ -50,13 +51,13 @@ void PlacedRanges::PlaceNew(uint64_t begin, uint64_t end, const Placement& place
       auto prev = std::prev(placed);
       newly_placed(prev->second.end, placed->first);
       prev->second.end = placed->second.end;
-      prev->second.placement = placed->second.placement;
-      ranges_.erase(placed);
+      SetPlacement(prev, placed->second.placement);
+      Erase(placed);
       placed = prev;
     } else {
       newly_placed(placed->second.end, next->first);
       placed->second.end = next->second.end;
-      ranges_.erase(next);
+      Erase(next);
     }
   }
 }
@@ -66,22 +67,23 @@ uint64_t PlacedRanges::MakeDurable(uint64_t begin, uint64_t end) {
   SplitAt(begin);
   SplitAt(end);
   uint64_t bytes = 0;
-  auto first = ranges_.lower_bound(begin);
-  auto last = first;
-  for (; last != ranges_.end() && last->first < end; ++last) bytes += last->second.end - last->first;
-  ranges_.erase(first, last);
+  for (auto it = ranges_.lower_bound(begin); it != ranges_.end() && it->first < end;) {
+    bytes += it->second.end - it->first;
+    it = Erase(it);
+  }
   return bytes;
 }
 
 uint64_t PlacedRanges::MakeDurableOf(uint64_t placer) {
+  auto found = begins_of_placer_.find(placer);
+  if (placer == 0 || found == begins_of_placer_.end()) return 0;
+  std::set<uint64_t> begins = std::move(found->second);
+  begins_of_placer_.erase(found);
   uint64_t bytes = 0;
-  for (auto it = ranges_.begin(); it != ranges_.end();) {
-    if (it->second.placement.placer == placer) {
-      bytes += it->second.end - it->first;
-      it = ranges_.erase(it);
-    } else {
-      ++it;
-    }
+  for (uint64_t begin : begins) {
+    auto it = ranges_.find(begin);
+    bytes += it->second.end - it->first;
+    ranges_.erase(it);
   }
   return bytes;
 }
@@ -96,8 +98,10 @@ void PlacedRanges::MarkVisibilityFlushed(uint64_t begin, uint64_t end) {
 }
 
 void PlacedRanges::Disown(uint64_t placer) {
-  for (auto& entry : ranges_)
-    if (entry.second.placement.placer == placer) entry.second.placement.placer = 0;
+  auto found = begins_of_placer_.find(placer);
+  if (placer == 0 || found == begins_of_placer_.end()) return;
+  for (uint64_t begin : found->second) ranges_.at(begin).placement.placer = 0;
+  begins_of_placer_.erase(found);
 }
 
 void PlacedRanges::SplitAt(uint64_t at) {
@@ -107,7 +111,7 @@ void PlacedRanges::SplitAt(uint64_t at) {
   if (holder->first < at && holder->second.end > at) {
     Range tail{holder->second.end, holder->second.placement};
     holder->second.end = at;
-    ranges_.emplace_hint(after, at, tail);
+    Insert(after, at, tail);
   }
 }
 
@@ -120,7 +124,7 @@ bool PlacedRanges::MergeWithNext(std::map<uint64_t, Range>::iterator left) {
   merged.first = std::min(merged.first, right->second.placement.first);
   merged.last = std::max(merged.last, right->second.placement.last);
   left->second.end = right->second.end;
-  ranges_.erase(right);
+  Erase(right);
   return true;
 }
 
@@ -132,6 +136,34 @@ std::map<uint64_t, PlacedRanges::Range>::iterator PlacedRanges::Coalesce(
   }
   MergeWithNext(it);
   return it;
+}
+
+PlacedRanges::Iterator PlacedRanges::Insert(Iterator hint, uint64_t begin, const Range& range) {
+  Index(range.placement.placer, begin);
+  return ranges_.emplace_hint(hint, begin, range);
+}
+
+PlacedRanges::Iterator PlacedRanges::Erase(Iterator it) {
+  Unindex(it->second.placement.placer, it->first);
+  return ranges_.erase(it);
+}
+
+void PlacedRanges::SetPlacement(Iterator it, const Placement& placement) {
+  Unindex(it->second.placement.placer, it->first);
+  it->second.placement = placement;
+  Index(placement.placer, it->first);
+}
+
+void PlacedRanges::Index(uint64_t placer, uint64_t begin) {
+  if (placer != 0) begins_of_placer_[placer].insert(begin);
+}
+
+void PlacedRanges::Unindex(uint64_t placer, uint64_t begin) {
+  if (placer == 0) return;
+  auto found = begins_of_placer_.find(placer);
+  if (found == begins_of_placer_.end()) return;
+  found->second.erase(begin);
+  if (found->second.empty()) begins_of_placer_.erase(found);
 }
 
 }  // namespace rpma_sim

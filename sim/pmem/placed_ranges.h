@@ -16,6 +16,8 @@
 
 #include <functional>
 #include <map>
+#include <set>
+#include <unordered_map>
 #include <utility>
 
 namespace rpma_sim {
@@ -68,8 +70,19 @@ class PlacedRanges {
 
   bool empty() const { return ranges_.empty(); }
   size_t size() const { return ranges_.size(); }
-  void Clear() { ranges_.clear(); }
+  void Clear() {
+    ranges_.clear();
+    begins_of_placer_.clear();
+  }
   const std::map<uint64_t, Range>& ranges() const { return ranges_; }  // by begin
+  // Calls `visit(begin, range)` for each range of `placer` (not 0), in order: as many steps
+  // as it has ranges, however many others hold.
+  template <typename Visit>
+  void ForEachOf(uint64_t placer, Visit&& visit) const {
+    auto found = begins_of_placer_.find(placer);
+    if (found == begins_of_placer_.end()) return;
+    for (uint64_t begin : found->second) visit(begin, ranges_.at(begin));
+  }
 
  private:
   // The common case, cheap: the same bytes (or bytes inside them) placed again by the same
@@ -85,7 +98,18 @@ class PlacedRanges {
   // range that holds it now.
   std::map<uint64_t, Range>::iterator Coalesce(std::map<uint64_t, Range>::iterator it);
 
+  // Every change of ranges_ goes through these, which keep begins_of_placer_ with it.
+  using Iterator = std::map<uint64_t, Range>::iterator;
+  Iterator Insert(Iterator hint, uint64_t begin, const Range& range);
+  Iterator Erase(Iterator it);
+  void SetPlacement(Iterator it, const Placement& placement);
+  void Index(uint64_t placer, uint64_t begin);
+  void Unindex(uint64_t placer, uint64_t begin);
+
   std::map<uint64_t, Range> ranges_;
+  // The begins of each placer's ranges (placer 0, nobody's, is not kept): a connection's
+  // end and its flushes find its ranges without a walk through everybody's.
+  std::unordered_map<uint64_t, std::set<uint64_t>> begins_of_placer_;
 };
 
 }  // namespace rpma_sim

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -126,6 +127,56 @@ TEST_F(PlacedRangesTest, StaysWithinTheLimitSwallowingTheNearestGap) {
   EXPECT_EQ(far - 5, last.first);
   EXPECT_EQ(far + 2, last.second.end);
   EXPECT_EQ(2u, last.second.placement.placer);
+}
+
+// The ranges of each placer as ForEachOf finds them, and as a walk through all of them does:
+// the index must say the same as the map after every kind of change.
+void ExpectIndexMatches(const PlacedRanges& ranges, uint64_t placers) {
+  for (uint64_t placer = 1; placer <= placers; ++placer) {
+    std::vector<uint64_t> walked, indexed;
+    for (const auto& entry : ranges.ranges())
+      if (entry.second.placement.placer == placer) walked.push_back(entry.first);
+    ranges.ForEachOf(placer, [&](uint64_t begin, const PlacedRanges::Range& range) {
+      EXPECT_EQ(placer, range.placement.placer);
+      indexed.push_back(begin);
+    });
+    ASSERT_EQ(walked, indexed) << "placer " << placer;
+  }
+}
+
+TEST_F(PlacedRangesTest, ForEachOfFindsEachPlacersRangesThroughEveryChange) {
+  std::mt19937_64 random(20261202);
+  constexpr uint64_t kPlacers = 6;
+  for (int step = 0; step < 20000; ++step) {
+    uint64_t begin = random() % 4096, length = 1 + random() % 64, placer = 1 + random() % kPlacers;
+    switch (random() % 8) {
+      case 0: ranges_.MakeDurable(begin, begin + length); break;
+      case 1: ranges_.MarkVisibilityFlushed(begin, begin + length); break;
+      case 2: if (random() % 16 == 0) ranges_.MakeDurableOf(placer); break;
+      case 3: if (random() % 16 == 0) ranges_.Disown(placer); break;
+      default: Place(begin, begin + length, By(placer, step + 1)); break;
+    }
+    if (step % 500 == 0) ASSERT_NO_FATAL_FAILURE(ExpectIndexMatches(ranges_, kPlacers));
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectIndexMatches(ranges_, kPlacers));
+  uint64_t bytes = 0;
+  ranges_.ForEachOf(1, [&](uint64_t begin, const PlacedRanges::Range& range) {
+    bytes += range.end - begin;
+  });
+  EXPECT_EQ(bytes, ranges_.MakeDurableOf(1));
+  ranges_.ForEachOf(1, [](uint64_t, const PlacedRanges::Range&) { ADD_FAILURE() << "left"; });
+  ASSERT_NO_FATAL_FAILURE(ExpectIndexMatches(ranges_, kPlacers));
+}
+
+TEST_F(PlacedRangesTest, ForEachOfAtTheLimitFollowsTheSwallowingRange) {
+  for (uint64_t i = 0; i < PlacedRanges::kMaxRanges; ++i)
+    Place(4 * i, 4 * i + 2, By(1 + i % 3, i + 1));
+  uint64_t far = 4 * PlacedRanges::kMaxRanges + 1;
+  Place(far, far + 2, By(4, 1));  // swallows its neighbour, which was another placer's
+  ASSERT_NO_FATAL_FAILURE(ExpectIndexMatches(ranges_, 4));
+  ranges_.Disown(4);
+  ranges_.ForEachOf(4, [](uint64_t, const PlacedRanges::Range&) { ADD_FAILURE() << "left"; });
+  ASSERT_NO_FATAL_FAILURE(ExpectIndexMatches(ranges_, 4));
 }
 
 }  // namespace
