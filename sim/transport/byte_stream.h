@@ -45,15 +45,11 @@ class ByteStream {
   // (a link that broke without a word). Streams that cannot break so ignore it.
   virtual void WatchLiveness(int /*timeout_ms*/) {}
 
-  // Streams that can say how much arrived let another thread than the engine's take whole
-  // frames (FrameWire::DeliverArrived). Available: bytes readable now; Peek copies the next
-  // `size` of them without taking them; TryReadExactly takes exactly `size` bytes that
-  // Available() said are there, without waiting; false if they were not all there after
-  // all (a corrupt stream: the caller ends it).
+  // Streams that can look at what arrived without taking it let another thread than the
+  // engine's read them (FrameWire::DeliverArrived): it checks a frame's header before it
+  // takes it. Peek copies the next `size` bytes if that many arrived; false otherwise.
   virtual bool CanPeek() const { return false; }
-  virtual size_t Available() { return 0; }
   virtual bool Peek(uint8_t* /*data*/, size_t /*size*/) { return false; }
-  virtual bool TryReadExactly(uint8_t* /*data*/, size_t /*size*/) { return false; }
 };
 
 }  // namespace rpma_sim

@@ -46,10 +46,16 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // Starts reading; frames go to `handler`, kept alive until OnWireClosed returns.
   void Start(std::shared_ptr<WireHandler> handler);
 
-  // Delivers the frames that arrived whole, on the calling thread, unless the engine is
-  // reading right now; never waits. Only streams that can peek support it (others: a
-  // no-op).
+  // Reads what arrived and delivers the frames it completes, on the calling thread, unless
+  // the engine is reading right now; never waits. A frame still arriving is read as far as
+  // it came, and the engine or the next call goes on with it. Only streams that can peek
+  // support it (others: a no-op).
   void DeliverArrived();
+
+  // Hands the stream what it takes now of the frames queued for sending, on the calling
+  // thread, unless another thread is sending right now; never waits. (The engine does it
+  // when the stream drains; a polling application gets there first.)
+  void SendQueued();
 
   // Queues a frame for sending; false once the wire is closing.
   bool Send(FrameType type, std::vector<uint8_t> body);
@@ -98,6 +104,12 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
 
   // Sends what the stream takes now of the rest of `out`. False on a connection error.
   bool WriteFrame(Outgoing* out);
+  // Sends the queued frames in order as far as the stream takes them: all of them
+  // (kDrained), until it is full (kFull), or until it broke (kBroken). Requires mutex_.
+  enum class WriteResult { kDrained, kFull, kBroken };
+  WriteResult WriteQueuedLocked();
+  // Forgets what is queued (the stream broke or the wire was aborted). Requires mutex_.
+  void DropQueuedLocked();
   // Everything queued was sent (or dropped): a closing wire shuts its stream down. Requires
   // mutex_; returns whether the caller must call stream_->Shutdown() (after unlocking).
   bool FinishWritingLocked();
@@ -131,7 +143,7 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   std::atomic<size_t> queued_frames_{0};  // outbound_.size(), changed with it
   std::atomic<size_t> queued_bytes_{0};   // their bodies' sizes, changed with it
   bool closing_ = false;
-  // The engine waits to send what is queued.
+  // The engine waits to send what is queued (always, while something is).
   bool writing_ = false;
   bool writer_done_ = false;
   std::condition_variable drained_;

@@ -133,32 +133,16 @@ void FrameWire::OnWritable() {
   bool shut_down = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    while (!outbound_.empty() && !aborted_) {
-      Outgoing& out = outbound_.front();
-      // Not counted from before the write that may finish it: a peer that reads it may
-      // answer at once, and its next request must not find it still counted here.
-      size_t body_size = out.frame.body.size();
-      queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) - body_size,
-                          std::memory_order_relaxed);
-      if (!WriteFrame(&out)) {
-        aborted_ = true;  // broken: the reader sees the end and tells the handler
-        break;
-      }
-      if (out.sent < kFrameHeaderSize + body_size) {
-        queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) + body_size,
-                            std::memory_order_relaxed);
-        // The stream is full again: wait for it.
-        auto self = shared_from_this();
-        stream_->AsyncWaitWritable([self] { self->OnWritable(); });
-        return;
-      }
-      outbound_.pop_front();
-      queued_frames_.store(outbound_.size(), std::memory_order_relaxed);
+    WriteResult result = aborted_ ? WriteResult::kBroken : WriteQueuedLocked();
+    if (result == WriteResult::kFull) {
+      // The stream is full again: wait for it.
+      auto self = shared_from_this();
+      stream_->AsyncWaitWritable([self] { self->OnWritable(); });
+      return;
     }
-    if (aborted_) {
-      outbound_.clear();
-      queued_frames_.store(0, std::memory_order_relaxed);
-      queued_bytes_.store(0, std::memory_order_relaxed);
+    if (result == WriteResult::kBroken) {
+      aborted_ = true;  // broken: the reader sees the end and tells the handler
+      DropQueuedLocked();
       closing_ = true;
     }
     shut_down = FinishWritingLocked();

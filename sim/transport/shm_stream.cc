@@ -142,26 +142,8 @@ ssize_t ShmStream::TryRead(uint8_t* data, size_t size) {
   }
 }
 
-size_t ShmStream::Available() {
-  int64_t readable = state_->inbound().Readable();
-  // A corrupt ring claims everything: the reader then reads, and reports it.
-  return readable < 0 || state_->segment->truncated() ? SIZE_MAX
-                                                      : static_cast<size_t>(readable);
-}
-
 bool ShmStream::Peek(uint8_t* data, size_t size) {
   return state_->inbound().Peek(data, size) && !state_->segment->truncated();
-}
-
-bool ShmStream::TryReadExactly(uint8_t* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = state_->inbound().TryRead(data, size);
-    if (n <= 0 || Broken(n)) return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  AfterRead();
-  return true;
 }
 
 ssize_t ShmStream::Write(const iovec* parts, int count) {

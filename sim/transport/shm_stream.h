@@ -34,9 +34,7 @@ class ShmStream : public ByteStream {
   void Shutdown() override;
   const std::string& peer() const override { return peer_; }
   bool CanPeek() const override { return true; }
-  size_t Available() override;
   bool Peek(uint8_t* data, size_t size) override;
-  bool TryReadExactly(uint8_t* data, size_t size) override;
   void AsyncWaitReadable(std::function<void()> ready) override;
   void AsyncWaitWritable(std::function<void()> ready) override;
 

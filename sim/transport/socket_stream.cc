@@ -5,7 +5,6 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -90,11 +89,6 @@ ssize_t SocketStream::Write(const iovec* parts, int count) {
 
 void SocketStream::Shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 
-size_t SocketStream::Available() {
-  int bytes = 0;
-  return ioctl(fd_, FIONREAD, &bytes) == 0 && bytes > 0 ? static_cast<size_t>(bytes) : 0;
-}
-
 bool SocketStream::Peek(uint8_t* data, size_t size) {
   return ::recv(fd_, data, size, MSG_PEEK | MSG_DONTWAIT) == static_cast<ssize_t>(size);
 }
@@ -113,17 +107,6 @@ void SocketStream::WatchLiveness(int timeout_ms) {
   setsockopt(fd_, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));
   setsockopt(fd_, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
   setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
-}
-
-bool SocketStream::TryReadExactly(uint8_t* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::recv(fd_, data, size, MSG_DONTWAIT);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
 }
 
 void SocketStream::AsyncWaitReadable(std::function<void()> ready) {

@@ -105,7 +105,11 @@ std::shared_ptr<QueuePair> WireLink::qp() {
   return qp_.lock();
 }
 
-void WireLink::Progress() { wire()->DeliverArrived(); }
+void WireLink::Progress() {
+  std::shared_ptr<FrameWire> wire = this->wire();
+  wire->DeliverArrived();
+  wire->SendQueued();
+}
 
 void WireLink::Malformed(const std::string& what) {
   std::shared_ptr<FrameWire> wire = this->wire();

@@ -2,13 +2,15 @@
 // real loopback TCP connection whose other end is a plain socket of the test: frames that
 // arrive in pieces are handed over whole and in order, a malformed header or an end inside a
 // frame closes the wire once with the reason, and a frame larger than the socket buffers
-// leaves whole while the peer reads slowly.
+// leaves whole while the peer reads slowly. With the engine's thread held, a polling thread
+// alone reads and sends frames larger than the socket buffers (DeliverArrived, SendQueued).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <gtest/gtest.h>
 
 #include "sim/fabric/io_service.h"
@@ -86,6 +89,44 @@ void SendAll(int fd, const uint8_t* data, size_t size) {
     data += n;
     size -= static_cast<size_t>(n);
   }
+}
+
+// Holds the progress engine's only thread in a task of its own until released, so that
+// nothing but the test's thread moves a wire meanwhile.
+class EngineHold {
+ public:
+  EngineHold() : state_(std::make_shared<State>()) {
+    std::shared_ptr<State> state = state_;
+    boost::asio::post(IoContext(), [state] {
+      std::unique_lock<std::mutex> lock(state->mutex);
+      state->held = true;
+      state->changed.notify_all();
+      state->changed.wait(lock, [&] { return state->released; });
+    });
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    state_->changed.wait(lock, [&] { return state_->held; });
+  }
+  ~EngineHold() { Release(); }
+  void Release() {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->released = true;
+    state_->changed.notify_all();
+  }
+
+ private:
+  struct State {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool held = false;
+    bool released = false;
+  };
+  std::shared_ptr<State> state_;
+};
+
+std::vector<uint8_t> Pattern(size_t size) {
+  std::vector<uint8_t> bytes(size);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i % 251);
+  return bytes;
 }
 
 // A wire on the engine over one end of a loopback connection; `peer_` is the other end.
@@ -200,6 +241,58 @@ TEST_F(EngineWireTest, AFrameLargerThanTheSocketBuffersLeavesWhole) {
     ASSERT_GT(n, 0) << "the wire's bytes stopped after " << got;
     got += static_cast<size_t>(n);
   }
+  EXPECT_TRUE(expected == received) << "the bytes on the socket are not the two frames";
+  EXPECT_TRUE(wire_->Flush(30000));
+}
+
+// The engine is held: only DeliverArrived, called in a loop as a polling application calls
+// it, can take an 8 MiB frame, which the peer can only finish sending once most of it was
+// read. The frame arrives in pieces, so the poller must read one still arriving.
+TEST_F(EngineWireTest, APollerAloneReadsAFrameLargerThanTheSocketBuffers) {
+  std::vector<uint8_t> body = Pattern(8 << 20);
+  std::vector<uint8_t> bytes = Encode(FrameType::kRequest, body);
+  EngineHold hold;
+  std::thread sender([&] { SendAll(peer_, bytes.data(), bytes.size()); });
+  auto deadline = std::chrono::steady_clock::now() + kSafety;
+  while (handler_->frames().empty() && std::chrono::steady_clock::now() < deadline)
+    wire_->DeliverArrived();
+  sender.join();
+  hold.Release();
+  std::vector<Frame> frames = handler_->frames();
+  ASSERT_EQ(1u, frames.size()) << "the polling thread did not read the frame by itself";
+  EXPECT_EQ(FrameType::kRequest, frames[0].type);
+  EXPECT_TRUE(body == frames[0].body);
+}
+
+// The engine is held: only SendQueued, called in a loop as a polling application calls it,
+// can send what the socket did not take of an 8 MiB frame, and the frame queued behind it.
+TEST_F(EngineWireTest, APollerAloneSendsWhatTheSocketDidNotTake) {
+  std::vector<uint8_t> big = Pattern(8 << 20);
+  std::vector<uint8_t> expected = Encode(FrameType::kResponse, big);
+  std::vector<uint8_t> second = Encode(FrameType::kDisconnect, {});
+  expected.insert(expected.end(), second.begin(), second.end());
+  std::vector<uint8_t> received(expected.size());
+  std::atomic<bool> done{false};
+  EngineHold hold;
+  ASSERT_TRUE(wire_->Send(FrameType::kResponse, big));
+  ASSERT_TRUE(wire_->Send(FrameType::kDisconnect, {}));
+  EXPECT_EQ(2u, wire_->queued_frames()) << "the socket took 8 MiB at once: the test proves nothing";
+  std::thread reader([&] {
+    size_t got = 0;
+    while (got < received.size()) {
+      ssize_t n = recv(peer_, received.data() + got, received.size() - got, 0);
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    done = true;
+  });
+  auto deadline = std::chrono::steady_clock::now() + kSafety;
+  while (wire_->queued_frames() > 0 && std::chrono::steady_clock::now() < deadline)
+    wire_->SendQueued();
+  EXPECT_EQ(0u, wire_->queued_frames()) << "the polling thread did not send the queue by itself";
+  hold.Release();  // a reader still waiting then gets the rest from the engine
+  reader.join();
+  EXPECT_TRUE(done);
   EXPECT_TRUE(expected == received) << "the bytes on the socket are not the two frames";
   EXPECT_TRUE(wire_->Flush(30000));
 }
