@@ -25,7 +25,8 @@ class ByteStream {
   virtual ssize_t Write(const iovec* parts, int count) = 0;
 
   // Takes what arrived, up to `size` bytes: the bytes taken, 0 if nothing is there yet, -1
-  // at the end or on an error. One reader at a time.
+  // at the end or on an error. One reader at a time, on any thread (the engine's, or an
+  // application's that polls: FrameWire::DeliverArrived).
   virtual ssize_t TryRead(uint8_t* data, size_t size) = 0;
 
   // The progress engine waits for the stream, which has no thread of its own. Each wait
@@ -44,12 +45,6 @@ class ByteStream {
   // Makes the stream end by itself when the peer stops answering for about `timeout_ms`
   // (a link that broke without a word). Streams that cannot break so ignore it.
   virtual void WatchLiveness(int /*timeout_ms*/) {}
-
-  // Streams that can look at what arrived without taking it let another thread than the
-  // engine's read them (FrameWire::DeliverArrived): it checks a frame's header before it
-  // takes it. Peek copies the next `size` bytes if that many arrived; false otherwise.
-  virtual bool CanPeek() const { return false; }
-  virtual bool Peek(uint8_t* /*data*/, size_t /*size*/) { return false; }
 };
 
 }  // namespace rpma_sim

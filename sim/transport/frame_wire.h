@@ -2,7 +2,8 @@
 // segment), on the progress engine.
 //
 // A wire has no thread of its own: the engine reads whatever arrived, frame by frame, and
-// sends what the stream would not take at once (frame_wire_engine.cc). Each complete,
+// sends what the stream would not take at once (frame_wire_engine.cc); an application that
+// polls its completions does both on its own thread as well. Each complete,
 // validated frame goes to the wire's handler in order; a peer that sends garbage, a frame
 // that is too large, or breaks the connection ends the wire (OnWireClosed says why) and
 // nothing else; and Send never blocks the caller on the network, so callers may hold the
@@ -47,9 +48,10 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   void Start(std::shared_ptr<WireHandler> handler);
 
   // Reads what arrived and delivers the frames it completes, on the calling thread, unless
-  // the engine is reading right now; never waits. A frame still arriving is read as far as
-  // it came, and the engine or the next call goes on with it. Only streams that can peek
-  // support it (others: a no-op).
+  // the engine is reading right now; never waits long (at most 16 frames, 4 MiB of bodies).
+  // A frame still arriving is read as far as it came, and the engine or the next call goes
+  // on with it. The end of the stream, or a malformed frame, ends the wire here
+  // (OnWireClosed on the calling thread).
   void DeliverArrived();
 
   // Hands the stream what it takes now of the frames queued for sending, on the calling
@@ -74,8 +76,9 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   void Abort();
 
   // Waits (at most `timeout_ms`) until everything queued so far was handed to the kernel,
-  // so that a goodbye is not lost when the process exits right after. Must not be called
-  // with the simulator's locks held. False if it timed out.
+  // so that a goodbye is not lost when the process exits right after (when a polling
+  // application sent the last of it: until the engine saw the stream take more). Must not
+  // be called with the simulator's locks held. False if it timed out.
   bool Flush(int timeout_ms);
 
   const std::string& peer() const { return stream_->peer(); }
@@ -88,16 +91,22 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
     size_t sent = 0;
   };
 
-  // frame_wire_engine.cc: reading and writing on the progress engine's thread.
-  enum class ReadResult { kFrame, kWouldBlock, kEnd };
+  // frame_wire_engine.cc: reading and writing, on the progress engine's thread or on a
+  // polling application's.
+  enum class ReadResult { kFrame, kWouldBlock, kPaused, kEnd };
   // Hands the wire to the engine: there (not under the caller's locks) it takes `handler`
   // and waits until the stream is readable, then OnReadable.
   void StartOnEngine(std::shared_ptr<WireHandler> handler);
   void OnReadable();
   // Reads what arrived into incoming_ until a frame is whole (kFrame), nothing more is
-  // there (kWouldBlock), or the stream ended or sent a malformed header (kEnd, `reason`).
-  // Requires read_mutex_.
-  ReadResult ReadSome(std::string* reason);
+  // there (kWouldBlock), `budget` bytes of bodies were read (kPaused; it counts them down),
+  // or the stream ended or sent a malformed header (kEnd, `reason`). Requires read_mutex_.
+  ReadResult ReadSome(size_t* budget, std::string* reason);
+  // Gives the whole frame in incoming_ to the handler. Requires read_mutex_.
+  void HandOver();
+  // The stream ended (`reason`): the wire is aborted and the handler told, once. Takes
+  // the held `read_lock` and releases it.
+  void EndReading(std::unique_lock<std::mutex>* read_lock, const std::string& reason);
   // Waits (on the engine) until the stream takes bytes again, then OnWritable.
   void ArmWrite();
   void OnWritable();
@@ -108,13 +117,16 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // (kDrained), until it is full (kFull), or until it broke (kBroken). Requires mutex_.
   enum class WriteResult { kDrained, kFull, kBroken };
   WriteResult WriteQueuedLocked();
-  // Forgets what is queued (the stream broke or the wire was aborted). Requires mutex_.
-  void DropQueuedLocked();
+  // The stream broke, or the wire was aborted: nothing more goes out, what is queued is
+  // forgotten. Requires mutex_; the caller then shuts the stream down (after unlocking), so
+  // that the reader sees the end and tells the handler (a corrupt ring does not end the
+  // stream by itself, as a broken socket does).
+  void BreakLocked();
   // Everything queued was sent (or dropped): a closing wire shuts its stream down. Requires
   // mutex_; returns whether the caller must call stream_->Shutdown() (after unlocking).
   bool FinishWritingLocked();
 
-  // A frame the engine is reading, as far as it arrived.
+  // A frame being read, as far as it arrived.
   struct Incoming {
     uint8_t header[kFrameHeaderSize];
     size_t header_got = 0;
@@ -131,8 +143,8 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   std::shared_ptr<WireHandler> handler_;  // guarded by read_mutex_; reset when reading ends
   Incoming incoming_;                     // guarded by read_mutex_
   uint64_t polls_seen_ = 0;               // the engine's thread only
-  // How often DeliverArrived took frames: while an application polls and takes them, the
-  // engine leaves the frames to it instead of spinning beside it for the same cores.
+  // How often DeliverArrived read something: while an application polls and reads, the
+  // engine leaves the stream to it instead of spinning beside it for the same cores.
   std::atomic<uint64_t> polls_{0};
   // The engine is waiting for read_mutex_: a polling application leaves it the stream
   // rather than taking the lock again and again before the engine's thread gets to run.

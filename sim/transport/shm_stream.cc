@@ -142,10 +142,6 @@ ssize_t ShmStream::TryRead(uint8_t* data, size_t size) {
   }
 }
 
-bool ShmStream::Peek(uint8_t* data, size_t size) {
-  return state_->inbound().Peek(data, size) && !state_->segment->truncated();
-}
-
 ssize_t ShmStream::Write(const iovec* parts, int count) {
   if (state_->stopped || state_->peer_gone) return -1;
   ssize_t n = state_->outbound().TryWrite(parts, count);

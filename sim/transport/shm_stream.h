@@ -33,8 +33,6 @@ class ShmStream : public ByteStream {
   ssize_t TryRead(uint8_t* data, size_t size) override;
   void Shutdown() override;
   const std::string& peer() const override { return peer_; }
-  bool CanPeek() const override { return true; }
-  bool Peek(uint8_t* data, size_t size) override;
   void AsyncWaitReadable(std::function<void()> ready) override;
   void AsyncWaitWritable(std::function<void()> ready) override;
 

@@ -89,10 +89,6 @@ ssize_t SocketStream::Write(const iovec* parts, int count) {
 
 void SocketStream::Shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 
-bool SocketStream::Peek(uint8_t* data, size_t size) {
-  return ::recv(fd_, data, size, MSG_PEEK | MSG_DONTWAIT) == static_cast<ssize_t>(size);
-}
-
 void SocketStream::WatchLiveness(int timeout_ms) {
   boost::system::error_code error, peer_error;
   auto local = socket_.local_endpoint(error);

@@ -1,8 +1,8 @@
 // socket_stream.h -- a ByteStream over a connected TCP socket.
 //
-// The progress engine waits for it (no thread of its own), and it can peek (MSG_PEEK), so
-// an application polling its completions reads what arrived without a hop to the engine's
-// thread (FrameWire::DeliverArrived).
+// The progress engine waits for it (no thread of its own); an application polling its
+// completions reads and writes it too, without a hop to the engine's thread
+// (FrameWire::DeliverArrived, FrameWire::SendQueued).
 #ifndef RPMA_SIM_TRANSPORT_SOCKET_STREAM_H_
 #define RPMA_SIM_TRANSPORT_SOCKET_STREAM_H_
 
@@ -35,8 +35,6 @@ class SocketStream : public ByteStream {
   ssize_t Write(const iovec* parts, int count) override;
   void Shutdown() override;
   const std::string& peer() const override { return peer_; }
-  bool CanPeek() const override { return true; }
-  bool Peek(uint8_t* data, size_t size) override;
   // For a peer on another host: TCP keepalive probes after 2 s of silence, then every
   // second, and TCP_USER_TIMEOUT: the kernel ends the connection when the peer has not
   // answered for `timeout_ms`, but at least 5 s, so a few lost probes are survived. A peer

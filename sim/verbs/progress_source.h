@@ -1,7 +1,7 @@
 // progress_source.h -- something that can move a connection forward on the thread that
-// polls a completion queue: frames that already arrived on its socket or in its
-// shared-memory ring are taken there, instead of waiting for the progress engine's thread to
-// be scheduled.
+// polls a completion queue: what arrived on its socket or in its shared-memory ring is
+// read there, and what waits to be sent is sent, instead of waiting for the progress
+// engine's thread to be scheduled.
 //
 // This is how the initiator's own thread does the work (architecture.md): a busy-polling
 // application, as RDMA applications are, finds its completion without a thread hop.
@@ -13,8 +13,8 @@ namespace rpma_sim {
 class ProgressSource {
  public:
   virtual ~ProgressSource() = default;
-  // Handles what arrived and can be handled without waiting; never blocks. Called with no
-  // simulator lock held.
+  // Handles what arrived and sends what waits, as far as it can without waiting; never
+  // blocks. Called with no simulator lock held.
   virtual void Progress() = 0;
 };
 

@@ -52,7 +52,8 @@ class WireLink : public RemoteLink,
   void OnFrame(Frame frame) override;
   void OnWireClosed(const std::string& reason) override {}
 
-  // ProgressSource: takes what arrived on the wire the connection uses now.
+  // ProgressSource: takes what arrived on the wire the connection uses now, and sends what
+  // waits to be sent on it.
   void Progress() override;
 
   // Queues any frame (connection management too) on the wire the connection uses now.

@@ -3,7 +3,8 @@
 // arrive in pieces are handed over whole and in order, a malformed header or an end inside a
 // frame closes the wire once with the reason, and a frame larger than the socket buffers
 // leaves whole while the peer reads slowly. With the engine's thread held, a polling thread
-// alone reads and sends frames larger than the socket buffers (DeliverArrived, SendQueued).
+// alone reads and sends frames larger than the socket buffers, and ends the wire at a
+// malformed header or the end of the stream (DeliverArrived, SendQueued).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -256,12 +257,41 @@ TEST_F(EngineWireTest, APollerAloneReadsAFrameLargerThanTheSocketBuffers) {
   auto deadline = std::chrono::steady_clock::now() + kSafety;
   while (handler_->frames().empty() && std::chrono::steady_clock::now() < deadline)
     wire_->DeliverArrived();
+  hold.Release();  // a sender still blocked then finishes through the engine
   sender.join();
-  hold.Release();
   std::vector<Frame> frames = handler_->frames();
   ASSERT_EQ(1u, frames.size()) << "the polling thread did not read the frame by itself";
   EXPECT_EQ(FrameType::kRequest, frames[0].type);
   EXPECT_TRUE(body == frames[0].body);
+}
+
+// The engine is held: a malformed header, or the end inside a frame, that a polling thread
+// reads ends the wire there, the handler told once with the reason.
+TEST_F(EngineWireTest, APollerEndsTheWireOnAMalformedHeader) {
+  std::vector<uint8_t> good = Encode(FrameType::kRequest, std::vector<uint8_t>(64, 1));
+  std::vector<uint8_t> garbage(kFrameHeaderSize, 0xEE);
+  good.insert(good.end(), garbage.begin(), garbage.end());
+  EngineHold hold;
+  ASSERT_NO_FATAL_FAILURE(SendAll(peer_, good.data(), good.size()));
+  auto deadline = std::chrono::steady_clock::now() + kSafety;
+  while (handler_->closed() == 0 && std::chrono::steady_clock::now() < deadline)
+    wire_->DeliverArrived();
+  EXPECT_EQ(1, handler_->closed()) << "the polling thread did not end the wire";
+  EXPECT_NE(std::string::npos, handler_->reason().find("malformed frame")) << handler_->reason();
+  EXPECT_EQ(1u, handler_->frames().size()) << "the valid frame before it";
+}
+
+TEST_F(EngineWireTest, APollerEndsTheWireAtTheEndInsideAFrame) {
+  std::vector<uint8_t> bytes = Encode(FrameType::kRequest, std::vector<uint8_t>(64, 1));
+  EngineHold hold;
+  ASSERT_NO_FATAL_FAILURE(SendAll(peer_, bytes.data(), kFrameHeaderSize + 10));
+  shutdown(peer_, SHUT_WR);
+  auto deadline = std::chrono::steady_clock::now() + kSafety;
+  while (handler_->closed() == 0 && std::chrono::steady_clock::now() < deadline)
+    wire_->DeliverArrived();
+  EXPECT_EQ(1, handler_->closed()) << "the polling thread did not end the wire";
+  EXPECT_EQ("the connection ended inside a frame", handler_->reason());
+  EXPECT_TRUE(handler_->frames().empty());
 }
 
 // The engine is held: only SendQueued, called in a loop as a polling application calls it,
