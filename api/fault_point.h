@@ -15,7 +15,7 @@
 #include "sim/fault/librpma_points.h"
 
 #define RPMA_FAULT_FIRES(code, function) \
-  rpma_sim::LibrpmaFaultPointFires(__FILE__, __LINE__, function, rpma_err_2str(code))
+  rpma_sim::LibrpmaFaultPointFires(__FILE__, __LINE__, function, code, rpma_err_2str)
 
 #define RPMA_FAULT_POINT(code, function)                  \
   do {                                                    \

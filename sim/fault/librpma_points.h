@@ -38,10 +38,12 @@ bool PassLibrpmaFaultPoint(const char* file, int line, const char* function, con
 // SetLibrpmaFaultTarget (0 while disabled).
 int64_t LibrpmaFaultPointsPassed();
 
-inline bool LibrpmaFaultPointFires(const char* file, int line, const char* function,
-                                   const char* error) {
+// The point in the API layer: `code` is what it returns, and `error_name` names it
+// (rpma_err_2str), called only while the points count: a point costs one load, not a call.
+inline bool LibrpmaFaultPointFires(const char* file, int line, const char* function, int code,
+                                   const char* (*error_name)(int)) {
   return g_librpma_fault_target.load(std::memory_order_relaxed) != 0 &&
-         PassLibrpmaFaultPoint(file, line, function, error);
+         PassLibrpmaFaultPoint(file, line, function, error_name(code));
 }
 
 }  // namespace rpma_sim
