@@ -24,7 +24,8 @@
 namespace rpma_sim {
 
 // What a wire tells its owner. Called on the engine's thread, or on an application's thread
-// that takes arrived frames (DeliverArrived); one frame at a time either way.
+// that reads the stream (DeliverArrived: its frames and, if it reads the end, OnWireClosed),
+// never with a lock of the wire's held; one call at a time either way.
 class WireHandler {
  public:
   virtual ~WireHandler() = default;
