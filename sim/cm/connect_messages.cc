@@ -46,9 +46,9 @@ std::vector<uint8_t> EncodeHello(const HelloMessage& hello) {
   return body;
 }
 
-bool DecodeHello(const std::vector<uint8_t>& body, size_t max_private, HelloMessage* hello,
+bool DecodeHello(ByteSpan body, size_t max_private, HelloMessage* hello,
                  std::string* error) {
-  ByteReader reader(body.data(), body.size());
+  ByteReader reader(body.data, body.size);
   if (!ReadPrivateData(&reader, max_private, &hello->private_data, error)) return false;
   uint8_t has_offer = reader.U8();
   if (has_offer == 1) {
@@ -81,9 +81,9 @@ std::vector<uint8_t> EncodeAccept(const AcceptMessage& accept) {
   return body;
 }
 
-bool DecodeAccept(const std::vector<uint8_t>& body, size_t max_private, AcceptMessage* accept,
+bool DecodeAccept(ByteSpan body, size_t max_private, AcceptMessage* accept,
                   std::string* error) {
-  ByteReader reader(body.data(), body.size());
+  ByteReader reader(body.data, body.size);
   if (!ReadPrivateData(&reader, max_private, &accept->private_data, error)) return false;
   uint8_t shared_memory = reader.U8();
   accept->node = reader.U64();

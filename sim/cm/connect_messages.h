@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/transport/frame.h"
+
 namespace rpma_sim {
 
 // A segment the client created for the connection (transport/shm_segment.h).
@@ -33,11 +35,11 @@ struct AcceptMessage {
 
 std::vector<uint8_t> EncodeHello(const HelloMessage& hello);
 // False (with the reason) if `body` is malformed or its private data exceeds `max_private`.
-bool DecodeHello(const std::vector<uint8_t>& body, size_t max_private, HelloMessage* hello,
+bool DecodeHello(ByteSpan body, size_t max_private, HelloMessage* hello,
                  std::string* error);
 
 std::vector<uint8_t> EncodeAccept(const AcceptMessage& accept);
-bool DecodeAccept(const std::vector<uint8_t>& body, size_t max_private, AcceptMessage* accept,
+bool DecodeAccept(ByteSpan body, size_t max_private, AcceptMessage* accept,
                   std::string* error);
 
 }  // namespace rpma_sim

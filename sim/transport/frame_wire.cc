@@ -20,15 +20,17 @@ FrameWire::~FrameWire() = default;
 
 void FrameWire::Start(std::shared_ptr<WireHandler> handler) { StartOnEngine(std::move(handler)); }
 
-bool FrameWire::Send(FrameType type, std::vector<uint8_t> body) {
+bool FrameWire::Send(FrameType type, std::vector<uint8_t> body,
+                     std::shared_ptr<FramePayload> payload) {
   SIM_HAPPENS_BEFORE(&g_frames_handed_over);
+  size_t body_size = body.size() + (payload ? payload->size() : 0);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closing_) return false;
     bool first = outbound_.empty();
-    queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) + body.size(),
+    queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) + body_size,
                         std::memory_order_relaxed);
-    outbound_.push_back(Outgoing{Frame{type, std::move(body)}, 0});
+    outbound_.push_back(Outgoing{type, std::move(body), std::move(payload), body_size, 0});
     queued_frames_.store(outbound_.size(), std::memory_order_relaxed);
     // Nothing ahead of it: send right here without waiting (no thread hop); whatever the
     // stream does not take now is left to the engine (or to a polling application,

@@ -20,6 +20,7 @@
 
 #include "sim/transport/byte_stream.h"
 #include "sim/transport/frame.h"
+#include "sim/transport/frame_payload.h"
 
 namespace rpma_sim {
 
@@ -60,8 +61,11 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // when the stream drains; a polling application gets there first.)
   void SendQueued();
 
-  // Queues a frame for sending; false once the wire is closing.
-  bool Send(FrameType type, std::vector<uint8_t> body);
+  // Queues a frame for sending; false once the wire is closing. Its body is `body`, then
+  // `payload`'s bytes if there is one (read each time the stream takes more of them; the
+  // wire keeps it until it sent them all, or dropped them).
+  bool Send(FrameType type, std::vector<uint8_t> body,
+            std::shared_ptr<FramePayload> payload = nullptr);
 
   // Frames queued and not yet handed to the kernel whole: what the peer has not read. One
   // load, no lock (asked on every arriving request).
@@ -88,7 +92,10 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
  private:
   // A frame on its way out, and how many of its bytes (header included) already left.
   struct Outgoing {
-    Frame frame;
+    FrameType type;
+    std::vector<uint8_t> body;
+    std::shared_ptr<FramePayload> payload;  // the rest of the body, or null
+    size_t body_size = 0;                   // body's and payload's bytes
     size_t sent = 0;
   };
 
@@ -114,6 +121,8 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
 
   // Sends what the stream takes now of the rest of `out`. False on a connection error.
   bool WriteFrame(Outgoing* out);
+  // The same, with out->payload's bytes as `payload_count` parts.
+  bool WriteParts(Outgoing* out, const iovec* payload, int payload_count);
   // Sends the queued frames in order as far as the stream takes them: all of them
   // (kDrained), until it is full (kFull), or until it broke (kBroken). Requires mutex_.
   enum class WriteResult { kDrained, kFull, kBroken };

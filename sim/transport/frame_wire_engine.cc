@@ -7,6 +7,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <string.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -33,6 +35,21 @@ constexpr int kFramesPerPoll = 16;
 // While an application keeps reading with DeliverArrived, the engine looks again this late
 // instead of at once: each look costs a context switch on the poller's cores.
 constexpr auto kPollerActive = std::chrono::milliseconds(1);
+
+// Grows a body being read to `size` bytes, of `length` in all, leaving the new bytes as they
+// are. It takes the memory for a frame of up to kReadChunk at once, and a larger one's in
+// doublings, and moves what it has with one memcpy: a vector with a non-standard allocator
+// would move it a byte at a time (a fifth of a TCP receiver's time with 1 MiB writes).
+void GrowBody(FrameBody* body, size_t size, size_t length) {
+  if (size > body->capacity()) {
+    FrameBody moved;
+    moved.reserve(std::min(length, std::max({size, 2 * body->capacity(), kReadChunk})));
+    moved.resize(body->size());
+    if (!body->empty()) memcpy(moved.data(), body->data(), body->size());
+    body->swap(moved);
+  }
+  body->resize(size);
+}
 
 }  // namespace
 
@@ -138,7 +155,8 @@ FrameWire::ReadResult FrameWire::ReadSome(size_t* budget, std::string* reason) {
     if (*budget == 0) return ReadResult::kPaused;
     // The body grows as its bytes arrive, a piece at a time.
     size_t piece = std::min({kReadChunk, *budget, in.length - in.body_got});
-    if (in.frame.body.size() < in.body_got + piece) in.frame.body.resize(in.body_got + piece);
+    if (in.frame.body.size() < in.body_got + piece)
+      GrowBody(&in.frame.body, in.body_got + piece, in.length);
     ssize_t n = stream_->TryRead(in.frame.body.data() + in.body_got, piece);
     if (n == 0 && !aborted_) return ReadResult::kWouldBlock;
     if (n <= 0) {
@@ -169,7 +187,7 @@ FrameWire::WriteResult FrameWire::WriteQueuedLocked() {
     Outgoing& out = outbound_.front();
     // Not counted from before the write that may finish it: a peer that reads it may
     // answer at once, and its next request must not find it still counted here.
-    size_t body_size = out.frame.body.size();
+    size_t body_size = out.body_size;
     queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) - body_size,
                         std::memory_order_relaxed);
     if (!WriteFrame(&out)) return WriteResult::kBroken;  // the caller breaks the wire
@@ -185,18 +203,27 @@ FrameWire::WriteResult FrameWire::WriteQueuedLocked() {
 }
 
 bool FrameWire::WriteFrame(Outgoing* out) {
-  const Frame& frame = out->frame;
+  if (!out->payload) return WriteParts(out, nullptr, 0);
+  return out->payload->WriteWith([this, out](const iovec* parts, int count) {
+    return WriteParts(out, parts, count);
+  });
+}
+
+bool FrameWire::WriteParts(Outgoing* out, const iovec* payload, int payload_count) {
+  constexpr int kMaxParts = 2 + FramePayload::kMaxParts;
   uint8_t header[kFrameHeaderSize];
-  EncodeFrameHeader(frame.type, static_cast<uint32_t>(frame.body.size()), header);
-  iovec parts[2] = {{header, sizeof(header)},
-                    {const_cast<uint8_t*>(frame.body.data()), frame.body.size()}};
-  size_t total = sizeof(header) + frame.body.size();
+  EncodeFrameHeader(out->type, static_cast<uint32_t>(out->body_size), header);
+  iovec parts[kMaxParts] = {{header, sizeof(header)}, {out->body.data(), out->body.size()}};
+  int part_count = 2;
+  for (int i = 0; i < payload_count && part_count < kMaxParts; ++i) parts[part_count++] = payload[i];
+  size_t total = sizeof(header) + out->body_size;
   size_t& sent = out->sent;
   while (sent < total) {
-    iovec remaining[2];
+    iovec remaining[kMaxParts];
     int count = 0;
     size_t skip = sent;
-    for (const iovec& part : parts) {
+    for (int i = 0; i < part_count; ++i) {
+      const iovec& part = parts[i];
       if (skip >= part.iov_len) {
         skip -= part.iov_len;
         continue;
@@ -206,6 +233,7 @@ bool FrameWire::WriteFrame(Outgoing* out) {
       skip = 0;
       ++count;
     }
+    if (count == 0) return false;  // a payload shorter than it said: nothing true to send
     ssize_t n = stream_->Write(remaining, count);
     if (n < 0) return false;
     if (n == 0) return true;

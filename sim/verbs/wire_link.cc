@@ -14,6 +14,7 @@
 #include "sim/transport/process_vm.h"
 #include "sim/verbs/memory_region.h"
 #include "sim/verbs/queue_pair.h"
+#include "sim/verbs/region_payload.h"
 
 namespace rpma_sim {
 namespace {
@@ -39,21 +40,30 @@ constexpr uint64_t kMaxQueuedBytes =
     2 * std::max<uint64_t>(WireLink::kWindowBytes, kMaxFrameBody) +
     2 * uint64_t{kMaxQueuePairWorkRequests} * 64;
 
+// A write's or send's bytes from this many on are sent from the requester's memory rather
+// than copied into the frame (region_payload.h); below, the copy costs less than keeping
+// track of the region.
+constexpr size_t kPayloadInPlace = 16 * 1024;
+
 // REQUEST flags (PROTOCOL.md).
 constexpr uint8_t kByReference = 1;  // the payload stays at an address in the requester
 constexpr uint8_t kResponderFails = 2;  // a status follows: the responder answers with it
+constexpr uint8_t kInPlace = 4;  // the bytes came from the requester's memory, a byte after them
 
 // The initiator's buffer as the frames carry it: a write's or send's bytes came in the
-// REQUEST; a read's bytes go back in the RESPONSE.
+// REQUEST, and stay in its body (at `offset`, `length` bytes; `intact` unless the
+// requester's buffer went away while they were sent); a read's bytes go back in the
+// RESPONSE.
 class CarriedBytes : public InitiatorBuffer {
  public:
-  explicit CarriedBytes(std::vector<uint8_t> payload) : payload_(std::move(payload)) {}
+  CarriedBytes(FrameBody body, size_t offset, size_t length, bool intact)
+      : body_(std::move(body)), offset_(offset), length_(length), intact_(intact) {}
 
   bool CopyTo(uint8_t* target, size_t length) override {
-    if (length > payload_.size()) return false;
+    if (length > length_ || !intact_) return false;
     // Not memcpy for 0 bytes: an empty payload's data() may be null (undefined behaviour
     // even for no bytes; tests/fuzz/corpus/frame/regression_zero_length_copy).
-    if (length > 0) memcpy(target, payload_.data(), length);
+    if (length > 0) memcpy(target, body_.data() + offset_, length);
     return true;
   }
 
@@ -63,7 +73,10 @@ class CarriedBytes : public InitiatorBuffer {
   }
 
  private:
-  std::vector<uint8_t> payload_;
+  FrameBody body_;
+  size_t offset_;
+  size_t length_;
+  bool intact_;
 };
 
 // The initiator's buffer in the peer process, at an address the REQUEST named, reached with
@@ -134,7 +147,7 @@ void WireLink::OnFrame(Frame frame) {
   if (frame.type == FrameType::kRequest) {
     InboundRequest inbound;
     uint64_t window_bytes;
-    if (!DecodeRequest(frame, ReferencePeer(), &inbound, &error, &window_bytes))
+    if (!DecodeRequest(std::move(frame.body), ReferencePeer(), &inbound, &error, &window_bytes))
       return Malformed(error);
     inbound.reply = shared_from_this();
     std::shared_ptr<QueuePair> qp;
@@ -190,6 +203,7 @@ void WireLink::OnFrame(Frame frame) {
           sent_bytes_under_way_ -= sent_window_bytes_.front().second;
           sent_window_bytes_.pop_front();
         }
+        ForgetInPlaceLocked(sequence);
         qp->OnResponseLocked(sequence, outcome, data, length);
         SendHeldLocked();  // none, if the outcome was an error (RevokeLocked)
         return;
@@ -266,6 +280,9 @@ void WireLink::RevokeLocked() {
   if (target) target->Close();
   if (segment) segment->RevokeReferences();
   held_requests_.clear();  // flushed: they never leave
+  // Nor are their buffers read any more, which the application may free now.
+  for (auto& sent : in_place_) sent.second->Revoke();
+  in_place_.clear();
 }
 
 bool WireLink::ByReference(const SendRequest& request) {
@@ -279,37 +296,47 @@ bool WireLink::ByReference(const SendRequest& request) {
 void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
   std::vector<uint8_t> body;
   bool by_reference = ByReference(request);
-  bool with_bytes = CarriesBytes(request.opcode) && !by_reference;
-  body.reserve(64 + (with_bytes ? request.length : 0));
+  bool with_bytes = CarriesBytes(request.opcode) && !by_reference && request.length > 0;
+  bool in_place = with_bytes && request.length >= kPayloadInPlace;
+  body.reserve(64 + (with_bytes && !in_place ? request.length : 0));
   ByteWriter writer(&body);
   writer.U64(sequence);
   writer.U8(static_cast<uint8_t>(request.opcode));
   writer.U8(request.with_imm ? 1 : 0);
   writer.U8(static_cast<uint8_t>(request.flush_kind));
   bool fails = request.responder_fails != IBV_WC_SUCCESS;
-  writer.U8((by_reference ? kByReference : 0) | (fails ? kResponderFails : 0));
+  writer.U8((by_reference ? kByReference : 0) | (fails ? kResponderFails : 0) |
+            (in_place ? kInPlace : 0));
   writer.U32(request.imm_data);
   writer.U32(request.rkey);
   writer.U64(request.remote_addr);
   writer.U64(request.length);
   writer.Bytes(request.inline_data, sizeof(request.inline_data));
   if (fails) writer.U32(static_cast<uint32_t>(request.responder_fails));
+  std::shared_ptr<RegionPayload> payload;
   if (by_reference) {
     // The responder moves the bytes from or to this buffer, which RDMA's rules keep in
     // place until the request completes.
     writer.U64(reinterpret_cast<uintptr_t>(request.local->addr + request.local_offset));
-  } else if (with_bytes && request.length > 0) {
+  } else if (in_place) {
+    // The wire reads them when the stream takes them, which RDMA's rules allow too.
+    payload = std::make_shared<RegionPayload>(request.local, request.local_offset,
+                                              request.length);
+    in_place_.emplace_back(sequence, payload);
+  } else if (with_bytes) {
     // The requester checked its buffer just now, under the same execution lock.
     auto lock = MemoryRegionTable::Get().LockShared();
     writer.Bytes(request.local->addr + request.local_offset, request.length);
   }
   // Sent or held, it is under way: a later request may not overtake it (ExecuteDirectly).
   ++requests_sent_;
-  uint64_t window_bytes = WindowBytes(body.size(), request, by_reference);
+  uint64_t window_bytes =
+      WindowBytes(body.size() + (payload ? payload->size() : 0), request, by_reference);
+  HeldRequest next{sequence, window_bytes, std::move(body), std::move(payload)};
   if (held_requests_.empty() && FitsWindow(sent_bytes_under_way_, window_bytes)) {
-    SendRequestLocked(sequence, window_bytes, std::move(body));
+    SendRequestLocked(std::move(next));
   } else {
-    held_requests_.push_back(HeldRequest{sequence, window_bytes, std::move(body)});
+    held_requests_.push_back(std::move(next));
   }
 }
 
@@ -318,12 +345,11 @@ uint64_t WireLink::WindowBytes(size_t body_size, const SendRequest& request, boo
   return body_size + (read_carried ? request.length : 0);
 }
 
-void WireLink::SendRequestLocked(uint64_t sequence, uint64_t window_bytes,
-                                 std::vector<uint8_t> body) {
-  last_sent_sequence_ = sequence;
-  sent_window_bytes_.emplace_back(sequence, window_bytes);
-  sent_bytes_under_way_ += window_bytes;
-  wire()->Send(FrameType::kRequest, std::move(body));
+void WireLink::SendRequestLocked(HeldRequest request) {
+  last_sent_sequence_ = request.sequence;
+  sent_window_bytes_.emplace_back(request.sequence, request.window_bytes);
+  sent_bytes_under_way_ += request.window_bytes;
+  wire()->Send(FrameType::kRequest, std::move(request.body), std::move(request.payload));
 }
 
 void WireLink::SendHeldLocked() {
@@ -331,8 +357,12 @@ void WireLink::SendHeldLocked() {
          FitsWindow(sent_bytes_under_way_, held_requests_.front().window_bytes)) {
     HeldRequest next = std::move(held_requests_.front());
     held_requests_.pop_front();
-    SendRequestLocked(next.sequence, next.window_bytes, std::move(next.body));
+    SendRequestLocked(std::move(next));
   }
+}
+
+void WireLink::ForgetInPlaceLocked(uint64_t sequence) {
+  while (!in_place_.empty() && in_place_.front().first <= sequence) in_place_.pop_front();
 }
 
 bool WireLink::AdmitLocked(uint64_t sequence, uint64_t window_bytes, size_t queued_bytes,
@@ -373,10 +403,10 @@ void WireLink::RespondLocked(uint64_t sequence, const Outcome& outcome, const ui
   wire()->Send(FrameType::kResponse, std::move(body));
 }
 
-bool WireLink::DecodeRequest(const Frame& frame, std::shared_ptr<ShmSegment> reference_peer,
+bool WireLink::DecodeRequest(FrameBody body, std::shared_ptr<ShmSegment> reference_peer,
                              InboundRequest* inbound, std::string* error,
                              uint64_t* window_bytes) {
-  ByteReader reader(frame.body.data(), frame.body.size());
+  ByteReader reader(body.data(), body.size());
   SendRequest& request = inbound->request;
   inbound->sequence = reader.U64();
   uint8_t opcode = reader.U8();
@@ -393,7 +423,7 @@ bool WireLink::DecodeRequest(const Frame& frame, std::shared_ptr<ShmSegment> ref
     return false;
   }
   if (opcode > static_cast<uint8_t>(SendOpcode::kSend) || with_imm > 1 || flush_kind > 1 ||
-      (flags & ~(kByReference | kResponderFails)) != 0) {
+      (flags & ~(kByReference | kResponderFails | kInPlace)) != 0) {
     *error = "unknown request kind";
     return false;
   }
@@ -412,27 +442,39 @@ bool WireLink::DecodeRequest(const Frame& frame, std::shared_ptr<ShmSegment> ref
   if (flags & kByReference) {
     bool fits = request.opcode == SendOpcode::kRead || CarriesBytes(request.opcode);
     uint64_t address = reader.U64();
-    if (!reader.ok() || reader.remaining() != 0 || !reference_peer || !fits) {
+    if (!reader.ok() || reader.remaining() != 0 || !reference_peer || !fits ||
+        (flags & kInPlace) != 0) {
       *error = "a request by address this side cannot follow";
       return false;
     }
     inbound->initiator = std::make_unique<PeerProcessMemory>(std::move(reference_peer), address);
-    if (window_bytes) *window_bytes = WindowBytes(frame.body.size(), request, true);
+    if (window_bytes) *window_bytes = WindowBytes(body.size(), request, true);
     return true;
   }
   size_t expected_bytes = CarriesBytes(request.opcode) ? request.length : 0;
-  if (reader.remaining() != expected_bytes) {
+  bool in_place = (flags & kInPlace) != 0;
+  if (in_place && expected_bytes == 0) {
+    *error = "bytes in place where a request carries none";
+    return false;
+  }
+  // In place, the byte after the bytes says whether they are the requester's.
+  if (reader.remaining() != expected_bytes + (in_place ? 1 : 0)) {
     *error = "request length does not match its bytes";
+    return false;
+  }
+  uint8_t state = in_place ? body.back() : kPayloadIntact;
+  if (state != kPayloadIntact && state != kPayloadLost) {
+    *error = "bytes in place neither intact nor lost";
     return false;
   }
   if (request.opcode == SendOpcode::kRead && request.length > kMaxFrameBody - 64) {
     *error = "read too large";
     return false;
   }
-  if (window_bytes) *window_bytes = WindowBytes(frame.body.size(), request, false);
-  const uint8_t* bytes = reader.Bytes(expected_bytes);
-  inbound->initiator =
-      std::make_unique<CarriedBytes>(std::vector<uint8_t>(bytes, bytes + expected_bytes));
+  if (window_bytes) *window_bytes = WindowBytes(body.size(), request, false);
+  size_t offset = body.size() - reader.remaining();
+  inbound->initiator = std::make_unique<CarriedBytes>(std::move(body), offset, expected_bytes,
+                                                      state == kPayloadIntact);
   return true;
 }
 

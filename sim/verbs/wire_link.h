@@ -29,6 +29,7 @@
 namespace rpma_sim {
 
 class QueuePair;
+class RegionPayload;
 
 // Also the data path's end of the wire: REQUEST and RESPONSE frames reach it straight from
 // the wire (through a FrameRouter), not through the connection manager, and an application
@@ -93,10 +94,11 @@ class WireLink : public RemoteLink,
   // read's bytes unless they go straight to the requester's memory (`by_reference`).
   static uint64_t WindowBytes(size_t body_size, const SendRequest& request, bool by_reference);
 
-  // Decodes a REQUEST body; a payload named by address is reached through
-  // `reference_peer` (see ReferencePeer). False (with the reason) if it is malformed.
-  // *window_bytes (if not null): what it counts against the window.
-  static bool DecodeRequest(const Frame& frame, std::shared_ptr<ShmSegment> reference_peer,
+  // Decodes a REQUEST body; a payload it carries stays in it (the request keeps the body),
+  // one named by address is reached through `reference_peer` (see ReferencePeer). False
+  // (with the reason) if it is malformed. *window_bytes (if not null): what it counts
+  // against the window.
+  static bool DecodeRequest(FrameBody body, std::shared_ptr<ShmSegment> reference_peer,
                             InboundRequest* inbound, std::string* error,
                             uint64_t* window_bytes = nullptr);
 
@@ -111,10 +113,19 @@ class WireLink : public RemoteLink,
   void Malformed(const std::string& what);
 
   std::shared_ptr<QueuePair> qp();
-  // Requester: hands `body` (REQUEST `sequence`, `window_bytes` of the window) to the wire.
-  void SendRequestLocked(uint64_t sequence, uint64_t window_bytes, std::vector<uint8_t> body);
+  // A REQUEST encoded, and what it counts against the window.
+  struct HeldRequest {
+    uint64_t sequence;
+    uint64_t window_bytes;
+    std::vector<uint8_t> body;
+    std::shared_ptr<RegionPayload> payload;  // the rest of the body, or null
+  };
+  // Requester: hands `request` to the wire.
+  void SendRequestLocked(HeldRequest request);
   // Requester: sends the requests that waited for the window, in order, while they fit.
   void SendHeldLocked();
+  // Requester: request `sequence` was answered; so were those before it.
+  void ForgetInPlaceLocked(uint64_t sequence);
   // Responder: whether a request of `window_bytes` from the peer keeps to the window,
   // counting the answers among the `queued_bytes` the wire still holds for the peer.
   // Counts it if so.
@@ -147,14 +158,12 @@ class WireLink : public RemoteLink,
   // sequence and window bytes of each REQUEST on the wire and not answered, in order, and
   // their sum;
   // then the requests that wait for room, encoded.
-  struct HeldRequest {
-    uint64_t sequence;
-    uint64_t window_bytes;
-    std::vector<uint8_t> body;
-  };
   std::deque<std::pair<uint64_t, uint64_t>> sent_window_bytes_;  // (sequence, bytes)
   uint64_t sent_bytes_under_way_ = 0;
   std::deque<HeldRequest> held_requests_;
+  // Requester: the requests sent or held whose bytes the wire reads from the requester's
+  // memory, in order, until answered. Guarded by the queue pair's execution lock.
+  std::deque<std::pair<uint64_t, std::shared_ptr<RegionPayload>>> in_place_;
   // Responder: the peer's requests this side has not answered yet (sequence, window
   // bytes), in order, and their sum.
   std::deque<std::pair<uint64_t, uint64_t>> unanswered_;

@@ -6,9 +6,17 @@
 // requester that did not hold them would have lost its connection by then (the responder
 // refuses a peer past the window: hostile_peer_test). In process and over shared memory
 // with process_vm, large payloads are not copied at all; the same test runs there too.
+//
+// Behind the window also: a request whose buffer is deregistered before it leaves. Over a
+// wire its bytes leave from the registered buffer itself (PROTOCOL.md, "In place"), so it
+// fails as it does in one process: IBV_WC_LOC_PROT_ERR, nothing placed.
 #include <gtest/gtest.h>
 #include <librpma.h>
 
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
 #include <vector>
 
 #include "tests/common/test_support.h"
@@ -19,6 +27,16 @@ constexpr size_t kMessage = 8 << 20;
 constexpr int kMessages = 12;  // 96 MiB: half again the window
 constexpr size_t kRead = 40 << 20;
 constexpr int kReads = 2;
+
+// Over shared memory with process_vm the responder fetches a large payload from the
+// requester's process by address; a buffer deregistered but still mapped is read as it is
+// (README, "Where rpma-sim differs from librpma on purpose").
+bool FetchedByAddress() {
+  const char *transport = getenv("RPMA_SIM_TRANSPORT");
+  const char *process_vm = getenv("RPMA_SIM_SHM_PROCESS_VM");
+  return transport != nullptr && strcmp(transport, "shm") == 0 &&
+         (process_vm == nullptr || strcmp(process_vm, "0") != 0);
+}
 
 class SendWindowTest : public PairFixture {
  protected:
@@ -31,6 +49,48 @@ class SendWindowTest : public PairFixture {
     options.client_cfg = cfg;
     options.server_cfg = cfg;
     ASSERT_NO_FATAL_FAILURE(ConnectPair(options));
+  }
+
+  // Eight sends fill the window; behind them a send or a write from a buffer the client then
+  // deregisters. Over a wire it is still in the requester when its buffer goes.
+  void DeregisteredBeforeItLeaves(bool send) {
+    constexpr int kFull = 8;
+    Buffer *source = Source(kMessage * kFull, 3);
+    ASSERT_NE(nullptr, source);
+    Buffer *doomed = Source(kMessage, 9);
+    ASSERT_NE(nullptr, doomed);
+    Buffer *target =
+        Register(kMessage * (kFull + 1), RPMA_MR_USAGE_RECV | RPMA_MR_USAGE_WRITE_DST, 0xEE);
+    ASSERT_NE(nullptr, target);
+    rpma_mr_remote *remote = regs_.RemoteOf(target);
+    ASSERT_NE(nullptr, remote);
+    for (int i = 0; i < kFull; ++i)
+      ASSERT_EQ(0, rpma_send(pair_.client, source->mr, i * kMessage, kMessage,
+                             RPMA_F_COMPLETION_ALWAYS, Ctx(100 + i)));
+    if (send) {
+      ASSERT_EQ(
+          0, rpma_send(pair_.client, doomed->mr, 0, kMessage, RPMA_F_COMPLETION_ALWAYS, Ctx(150)));
+    } else {
+      ASSERT_EQ(0, rpma_write(pair_.client, remote, kFull * kMessage, doomed->mr, 0, kMessage,
+                              RPMA_F_COMPLETION_ALWAYS, Ctx(150)));
+    }
+    ASSERT_NO_FATAL_FAILURE(regs_.Deregister(&doomed->mr));
+
+    int receives = send ? kFull + 1 : kFull;
+    for (int i = 0; i < receives; ++i)
+      ASSERT_EQ(0, rpma_recv(pair_.server, target->mr, i * kMessage, kMessage, Ctx(300 + i)));
+    for (int i = 0; i < kFull; ++i)
+      ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 300 + i, IBV_WC_SUCCESS, IBV_WC_RECV));
+    for (int i = 0; i < kFull; ++i)
+      ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 100 + i, IBV_WC_SEND));
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 150, IBV_WC_LOC_PROT_ERR, IBV_WC_SEND));
+    // The receive it would have filled is flushed; nothing of it was placed.
+    if (send)
+      ASSERT_NO_FATAL_FAILURE(
+          ExpectCompletion(server_cq_, 300 + kFull, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
+    EXPECT_TRUE(std::equal(source->bytes.begin(), source->bytes.end(), target->bytes.begin()));
+    EXPECT_TRUE(std::all_of(target->bytes.begin() + kFull * kMessage, target->bytes.end(),
+                            [](uint8_t b) { return b == 0xEE; }));
   }
 };
 
@@ -85,6 +145,18 @@ TEST_F(SendWindowTest, RequestsPastTheWindowWaitInTheRequester) {
   ASSERT_NO_FATAL_FAILURE(
       PostRecvAndSend(target, 0, kMessage, 400, source, kMessage, kMessage, 401));
   ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(400, IBV_WC_SUCCESS, 401, IBV_WC_SUCCESS));
+}
+
+TEST_F(SendWindowTest, SendWhoseBufferIsDeregisteredBeforeItLeavesFails) {
+  if (FetchedByAddress()) GTEST_SKIP() << "fetched by address over shared memory";
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(DeregisteredBeforeItLeaves(true));
+}
+
+TEST_F(SendWindowTest, WriteWhoseBufferIsDeregisteredBeforeItLeavesFails) {
+  if (FetchedByAddress()) GTEST_SKIP() << "fetched by address over shared memory";
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_NO_FATAL_FAILURE(DeregisteredBeforeItLeaves(false));
 }
 
 }  // namespace

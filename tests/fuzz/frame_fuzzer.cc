@@ -5,6 +5,7 @@
 //
 // Invariants (PROTOCOL.md): a header that decodes re-encodes to the same bytes; a decoded request's
 // bytes are exactly what its body carried after its fields, so its length never exceeds the input;
+// bytes sent in place are followed by their state byte, and lost ones are never handed on;
 // a request by reference is refused where no segment allows it (as on TCP); a decoded response's
 // data is the rest of its body.
 #include <infiniband/verbs.h>
@@ -21,11 +22,12 @@
 namespace rpma_sim {
 namespace {
 
-// REQUEST layout (PROTOCOL.md): the fixed fields, the flags byte, and its two bits.
+// REQUEST layout (PROTOCOL.md): the fixed fields, the flags byte, and its three bits.
 constexpr size_t kRequestFields = 44;
 constexpr size_t kFlagsOffset = 11;
 constexpr uint8_t kByReference = 1;
 constexpr uint8_t kResponderFails = 2;
+constexpr uint8_t kInPlace = 4;
 constexpr size_t kResponseFields = 16;
 
 // Decodes a header as the wire does; false where the wire would end.
@@ -47,7 +49,7 @@ void CheckRequest(const Frame& frame) {
   InboundRequest inbound;
   std::string error;
   // As over TCP (or a segment whose peer this side cannot reach): no reference peer.
-  if (!WireLink::DecodeRequest(frame, nullptr, &inbound, &error)) {
+  if (!WireLink::DecodeRequest(frame.body, nullptr, &inbound, &error)) {
     FUZZ_CHECK(!error.empty());
     return;
   }
@@ -61,13 +63,18 @@ void CheckRequest(const Frame& frame) {
   const bool carries = request.opcode == SendOpcode::kWrite || request.opcode == SendOpcode::kSend;
   const size_t fields = kRequestFields + ((flags & kResponderFails) ? 4 : 0);
   const size_t carried = carries ? request.length : 0;
-  FUZZ_CHECK(frame.body.size() == fields + carried);
+  const bool in_place = (flags & kInPlace) != 0;
+  FUZZ_CHECK(!in_place || (carries && carried > 0));
+  FUZZ_CHECK(frame.body.size() == fields + carried + (in_place ? 1 : 0));
+  const bool intact = !in_place || frame.body.back() == 0;
+  FUZZ_CHECK(!in_place || frame.body.back() <= 1);
   if (request.opcode == SendOpcode::kRead) FUZZ_CHECK(request.length <= kMaxFrameBody - 64);
   // The responder reaches the carried bytes through the initiator buffer, never past them.
   FUZZ_CHECK(inbound.initiator != nullptr);
   std::vector<uint8_t> target(carried + 1);
-  FUZZ_CHECK(inbound.initiator->CopyTo(target.data(), carried));
-  FUZZ_CHECK(carried == 0 || memcmp(target.data(), frame.body.data() + fields, carried) == 0);
+  FUZZ_CHECK(inbound.initiator->CopyTo(target.data(), carried) == intact);
+  FUZZ_CHECK(!intact || carried == 0 ||
+             memcmp(target.data(), frame.body.data() + fields, carried) == 0);
   FUZZ_CHECK(!inbound.initiator->CopyTo(target.data(), carried + 1));
 }
 
@@ -99,7 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!DecodeHeader(data + offset, &type, &length)) break;  // the wire ends here
     offset += kFrameHeaderSize;
     if (length > size - offset) break;  // the rest never arrives
-    Frame frame{type, std::vector<uint8_t>(data + offset, data + offset + length)};
+    Frame frame{type, FrameBody(data + offset, data + offset + length)};
     offset += length;
     if (type == FrameType::kRequest) CheckRequest(frame);
     if (type == FrameType::kResponse) CheckResponse(frame);

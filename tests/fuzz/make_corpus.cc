@@ -167,6 +167,17 @@ void WriteFrames(CorpusWriter* out) {
   SendRequest fails = write;
   fails.responder_fails = IBV_WC_REM_OP_ERR;
   out->Write("request_responder_fails", link.Request(fails, 6));
+  // 16 KiB and more leave from the registered region itself, then their state byte: intact
+  // while the region is registered, lost (zeros) once it is not.
+  static uint8_t large[16 << 10];
+  memset(large, 'L', sizeof(large));
+  SendRequest in_place = write;
+  in_place.local = MemoryRegionTable::Get().Register(nullptr, large, sizeof(large), 0);
+  in_place.length = sizeof(large);
+  out->Write("request_write_in_place", link.Request(in_place, 7));
+  MemoryRegionTable::Get().Deregister(in_place.local);
+  in_place.opcode = SendOpcode::kSend;
+  out->Write("request_send_in_place_lost", link.Request(in_place, 8));
   Bytes read_data(buffer, buffer + 32);
   out->Write("response_read", link.Response(3, IBV_WC_SUCCESS, read_data));
   out->Write("response_error", link.Response(1, IBV_WC_REM_ACCESS_ERR, {}));

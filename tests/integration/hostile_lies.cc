@@ -14,6 +14,7 @@ namespace {
 constexpr uint64_t kTop = ~uint64_t{0};
 
 enum Opcode : uint8_t { kWrite = 0, kRead = 1, kAtomicWrite = 2, kFlush = 3, kSend = 4 };
+constexpr uint8_t kInPlace = 4;  // REQUEST flags bit 2: bytes in place, their state after them
 
 std::vector<uint8_t> Concat(std::vector<uint8_t> a, const std::vector<uint8_t> &b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -48,6 +49,17 @@ Request WriteOf(const Target &t, uint64_t sequence, uint64_t offset, uint8_t byt
   r.bytes.assign(8, byte);
   return r;
 }
+
+namespace {
+
+// `r` with its bytes sent in place, followed by `state` (0 intact, 1 lost).
+Request InPlace(Request r, uint8_t state) {
+  r.flags |= kInPlace;
+  r.bytes.push_back(state);
+  return r;
+}
+
+}  // namespace
 
 std::vector<uint8_t> RequestFrame(const Request &r) {
   return Frame(raw_peer::kRequest, RequestBody(r));
@@ -116,6 +128,15 @@ std::vector<Lie> AllLies() {
                    forged.rkey ^= 1;
                    return Concat(RequestFrame(WriteOf(t, 0, 0, 'v')), RequestFrame(forged));
                  }, {IBV_WC_SUCCESS, kAccess}, nullptr, std::vector<uint8_t>(8, 'v')});
+
+  // Bytes sent in place (PROTOCOL.md): intact, they land; lost, nothing lands and the
+  // requester hears that its buffer went away.
+  all.push_back({"a_write_in_place_intact", [](const Target &t) {
+                   return RequestFrame(InPlace(WriteOf(t, 0, 0, 'v'), 0));
+                 }, {IBV_WC_SUCCESS}, nullptr, std::vector<uint8_t>(8, 'v')});
+  all.push_back({"a_write_in_place_lost", [](const Target &t) {
+                   return RequestFrame(InPlace(WriteOf(t, 0, 0, 0), 1));
+                 }, {IBV_WC_LOC_PROT_ERR}, nullptr, {}});
 
   // Frames the protocol does not allow: the connection ends.
   all.push_back({"write_whose_length_field_overflows", [](const Target &t) {
@@ -221,6 +242,20 @@ std::vector<Lie> AllLies() {
                    r.bytes.insert(r.bytes.begin(), status.begin(), status.end());
                    return RequestFrame(r);
                  }, {}, "a remote error no fault rule gives", {}});
+  all.push_back({"bytes_in_place_neither_intact_nor_lost", [](const Target &t) {
+                   return RequestFrame(InPlace(WriteOf(t, 0, 0, 'x'), 2));
+                 }, {}, "bytes in place neither intact nor lost", {}});
+  all.push_back({"a_read_in_place", [](const Target &t) {
+                   Request r = WriteOf(t, 0, 0, 'x');
+                   r.opcode = kRead;
+                   r.bytes.clear();
+                   return RequestFrame(InPlace(r, 0));
+                 }, {}, "bytes in place where a request carries none", {}});
+  all.push_back({"bytes_in_place_without_their_state", [](const Target &t) {
+                   Request r = WriteOf(t, 0, 0, 'x');
+                   r.flags = kInPlace;
+                   return RequestFrame(r);
+                 }, {}, "request length does not match its bytes", {}});
   all.push_back({"an_unknown_opcode", [](const Target &t) {
                    Request r = WriteOf(t, 0, 0, 'x');
                    r.opcode = 9;
@@ -247,9 +282,9 @@ std::vector<Lie> AllLies() {
                  }, {}, "a connection message for the other side", {}});
   all.push_back({"a_frame_of_another_protocol_version", [](const Target &t) {
                    std::vector<uint8_t> frame = RequestFrame(WriteOf(t, 0, 0, 'x'));
-                   frame[4] = 5;
+                   frame[4] = 6;
                    return frame;
-                 }, {}, "protocol version 5", {}});
+                 }, {}, "protocol version 6", {}});
 
   // Torn frames: the peer stops in the middle and hangs up; nothing executes.
   all.push_back({"a_request_torn_in_its_bytes", [](const Target &t) {

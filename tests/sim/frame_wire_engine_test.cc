@@ -4,13 +4,18 @@
 // frame closes the wire once with the reason, and a frame larger than the socket buffers
 // leaves whole while the peer reads slowly. With the engine's thread held, a polling thread
 // alone reads and sends frames larger than the socket buffers, and ends the wire at a
-// malformed header or the end of the stream (DeliverArrived, SendQueued).
+// malformed header or the end of the stream (DeliverArrived, SendQueued). A payload sent in
+// place leaves from its registered region, followed by its state byte; once the region is
+// deregistered, or the payload revoked, while it leaves, the rest goes as zeros and the
+// state byte says so (verbs/region_payload.h).
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -27,6 +32,8 @@
 #include "sim/transport/frame.h"
 #include "sim/transport/frame_wire.h"
 #include "sim/transport/socket_stream.h"
+#include "sim/verbs/memory_region.h"
+#include "sim/verbs/region_payload.h"
 
 namespace rpma_sim {
 namespace {
@@ -130,6 +137,9 @@ std::vector<uint8_t> Pattern(size_t size) {
   return bytes;
 }
 
+// A received body as a plain vector, to compare with what was sent.
+std::vector<uint8_t> Plain(const FrameBody& body) { return {body.begin(), body.end()}; }
+
 // A wire on the engine over one end of a loopback connection; `peer_` is the other end.
 class EngineWireTest : public ::testing::Test {
  protected:
@@ -192,7 +202,7 @@ TEST_F(EngineWireTest, AFrameArrivingInPiecesIsHandedOverWholeOnce) {
   std::vector<Frame> frames = handler_->frames();
   ASSERT_EQ(1u, frames.size());
   EXPECT_EQ(FrameType::kRequest, frames[0].type);
-  EXPECT_EQ(body, frames[0].body);
+  EXPECT_EQ(body, Plain(frames[0].body));
 }
 
 TEST_F(EngineWireTest, FramesInOneWriteArriveInOrder) {
@@ -205,7 +215,7 @@ TEST_F(EngineWireTest, FramesInOneWriteArriveInOrder) {
   ASSERT_TRUE(handler_->WaitForFrames(100));
   std::vector<Frame> frames = handler_->frames();
   ASSERT_EQ(100u, frames.size());
-  for (uint8_t i = 0; i < 100; ++i) EXPECT_EQ(std::vector<uint8_t>(i, i), frames[i].body);
+  for (uint8_t i = 0; i < 100; ++i) EXPECT_EQ(std::vector<uint8_t>(i, i), Plain(frames[i].body));
 }
 
 TEST_F(EngineWireTest, AMalformedHeaderClosesTheWireWithTheReason) {
@@ -262,7 +272,7 @@ TEST_F(EngineWireTest, APollerAloneReadsAFrameLargerThanTheSocketBuffers) {
   std::vector<Frame> frames = handler_->frames();
   ASSERT_EQ(1u, frames.size()) << "the polling thread did not read the frame by itself";
   EXPECT_EQ(FrameType::kRequest, frames[0].type);
-  EXPECT_TRUE(body == frames[0].body);
+  EXPECT_TRUE(body == Plain(frames[0].body));
 }
 
 // The engine is held: a malformed header, or the end inside a frame, that a polling thread
@@ -325,6 +335,98 @@ TEST_F(EngineWireTest, APollerAloneSendsWhatTheSocketDidNotTake) {
   EXPECT_TRUE(done);
   EXPECT_TRUE(expected == received) << "the bytes on the socket are not the two frames";
   EXPECT_TRUE(wire_->Flush(30000));
+}
+
+// Reads `size` bytes from the peer's end.
+void ReceiveAll(int fd, uint8_t* data, size_t size) {
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = recv(fd, data + got, std::min<size_t>(1 << 20, size - got), 0);
+    ASSERT_GT(n, 0) << "the wire's bytes stopped after " << got;
+    got += static_cast<size_t>(n);
+  }
+}
+
+// A payload of `size` bytes in a registered region, sent after 3 bytes of body.
+class InPlaceTest : public EngineWireTest {
+ protected:
+  static constexpr uint8_t kFields[3] = {7, 8, 9};
+
+  void SendFromRegion(size_t size) {
+    bytes_ = Pattern(size);
+    region_ = MemoryRegionTable::Get().Register(nullptr, bytes_.data(), bytes_.size(), 0);
+    payload_ = std::make_shared<RegionPayload>(region_, 0, bytes_.size());
+    ASSERT_EQ(size + 1, payload_->size());
+    ASSERT_TRUE(wire_->Send(FrameType::kRequest, {kFields[0], kFields[1], kFields[2]}, payload_));
+  }
+
+  // Reads the frame and checks its header and fields; *rest: the payload and state byte.
+  void ReceiveFrame(std::vector<uint8_t>* rest) {
+    uint8_t header[kFrameHeaderSize];
+    ASSERT_NO_FATAL_FAILURE(ReceiveAll(peer_, header, sizeof(header)));
+    FrameType type;
+    uint32_t length;
+    std::string error;
+    ASSERT_TRUE(DecodeFrameHeader(header, &type, &length, &error)) << error;
+    EXPECT_EQ(FrameType::kRequest, type);
+    ASSERT_EQ(sizeof(kFields) + bytes_.size() + 1, length);
+    uint8_t fields[sizeof(kFields)];
+    ASSERT_NO_FATAL_FAILURE(ReceiveAll(peer_, fields, sizeof(fields)));
+    EXPECT_EQ(0, memcmp(kFields, fields, sizeof(fields)));
+    rest->resize(bytes_.size() + 1);
+    ASSERT_NO_FATAL_FAILURE(ReceiveAll(peer_, rest->data(), rest->size()));
+  }
+
+  void TearDown() override {
+    if (region_) MemoryRegionTable::Get().Deregister(region_);
+    EngineWireTest::TearDown();
+  }
+
+  std::vector<uint8_t> bytes_;
+  std::shared_ptr<MemoryRegion> region_;
+  std::shared_ptr<RegionPayload> payload_;
+};
+
+constexpr uint8_t InPlaceTest::kFields[3];
+
+TEST_F(InPlaceTest, APayloadLeavesFromItsRegionThenItsState) {
+  ASSERT_NO_FATAL_FAILURE(SendFromRegion(8 << 20));
+  std::vector<uint8_t> rest;
+  ASSERT_NO_FATAL_FAILURE(ReceiveFrame(&rest));
+  EXPECT_TRUE(std::equal(bytes_.begin(), bytes_.end(), rest.begin()));
+  EXPECT_EQ(kPayloadIntact, rest.back());
+  EXPECT_FALSE(payload_->lost());
+  EXPECT_TRUE(wire_->Flush(30000));
+}
+
+// 32 MiB: more than the socket buffers hold, so the frame is still leaving when its region
+// goes (deregistered, or the payload revoked) and the peer starts reading.
+void ExpectZerosAfterThePart(const std::vector<uint8_t>& sent, const std::vector<uint8_t>& rest) {
+  auto differs = std::mismatch(sent.begin(), sent.end(), rest.begin());
+  size_t left = static_cast<size_t>(differs.first - sent.begin());
+  EXPECT_LT(left, sent.size()) << "every byte left from the region";
+  EXPECT_TRUE(std::all_of(rest.begin() + left, rest.end() - 1, [](uint8_t b) { return b == 0; }))
+      << "after " << left << " bytes from the region, not only zeros";
+  EXPECT_EQ(kPayloadLost, rest.back());
+}
+
+TEST_F(InPlaceTest, ARegionDeregisteredWhileItsBytesLeaveSendsZerosAndSaysSo) {
+  ASSERT_NO_FATAL_FAILURE(SendFromRegion(32 << 20));
+  MemoryRegionTable::Get().Deregister(region_);
+  region_.reset();
+  std::vector<uint8_t> rest;
+  ASSERT_NO_FATAL_FAILURE(ReceiveFrame(&rest));
+  ExpectZerosAfterThePart(bytes_, rest);
+  EXPECT_TRUE(payload_->lost());
+}
+
+TEST_F(InPlaceTest, ARevokedPayloadSendsZerosAndSaysSo) {
+  ASSERT_NO_FATAL_FAILURE(SendFromRegion(32 << 20));
+  payload_->Revoke();
+  std::vector<uint8_t> rest;
+  ASSERT_NO_FATAL_FAILURE(ReceiveFrame(&rest));
+  ExpectZerosAfterThePart(bytes_, rest);
+  EXPECT_TRUE(payload_->lost());
 }
 
 }  // namespace

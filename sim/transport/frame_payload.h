@@ -1,0 +1,35 @@
+// frame_payload.h -- the last bytes of a frame to send, kept where their owner keeps them
+// rather than copied into the frame: a large write's or send's bytes in the requester's
+// registered memory (verbs/region_payload.h). The wire reads them only through WriteWith,
+// each time the stream takes more, so their owner decides how long they stay readable.
+#ifndef RPMA_SIM_TRANSPORT_FRAME_PAYLOAD_H_
+#define RPMA_SIM_TRANSPORT_FRAME_PAYLOAD_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <functional>
+
+namespace rpma_sim {
+
+class FramePayload {
+ public:
+  virtual ~FramePayload() = default;
+
+  // At most this many parts.
+  static constexpr int kMaxParts = 2;
+
+  // How many bytes: fixed for the payload's life.
+  virtual size_t size() const = 0;
+
+  // Calls `write` with all size() bytes as `count` parts (at most kMaxParts), which stay
+  // in place and readable during the call, and returns what it returned. (Bytes that
+  // cannot be read any more are replaced, never skipped: the peer was told the frame's
+  // length.)
+  virtual bool WriteWith(const std::function<bool(const iovec* parts, int count)>& write) = 0;
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_TRANSPORT_FRAME_PAYLOAD_H_

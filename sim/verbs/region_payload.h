@@ -1,0 +1,63 @@
+// region_payload.h -- a large write's or send's bytes sent over a wire straight from the
+// requester's registered memory, as a NIC reads them when it transmits, instead of a copy
+// made when the request was posted (one pass over the bytes fewer per request).
+//
+// The wire reads them under the memory-region table's shared lock, so a region
+// deregistered meanwhile is never read afterwards; nor are the bytes of a queue pair that
+// flushed its requests (Revoke), whose application may free them. The frame has already
+// announced its length, so bytes that cannot be read go as zeros, and the byte after them
+// (PROTOCOL.md, "Bytes sent in place") tells the responder so: it places nothing and
+// answers as it does in one process when the requester's buffer went away
+// (IBV_WC_LOC_PROT_ERR for the requester).
+#ifndef RPMA_SIM_VERBS_REGION_PAYLOAD_H_
+#define RPMA_SIM_VERBS_REGION_PAYLOAD_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <atomic>
+#include <memory>
+
+#include "sim/transport/frame_payload.h"
+#include "sim/verbs/memory_region.h"
+
+namespace rpma_sim {
+
+// The byte after a payload sent in place.
+constexpr uint8_t kPayloadIntact = 0;
+constexpr uint8_t kPayloadLost = 1;
+
+class RegionPayload : public FramePayload {
+ public:
+  // The `length` bytes at `offset` in `region`, which the requester checked just now.
+  RegionPayload(std::shared_ptr<MemoryRegion> region, uint64_t offset, size_t length);
+  ~RegionPayload() override;
+
+  RegionPayload(const RegionPayload&) = delete;
+  RegionPayload& operator=(const RegionPayload&) = delete;
+
+  // The bytes and the byte after them.
+  size_t size() const override { return length_ + 1; }
+  bool WriteWith(const std::function<bool(const iovec* parts, int count)>& write) override;
+
+  // The region is not read any more from now on (the queue pair flushed the request).
+  void Revoke() { revoked_.store(true); }
+
+  // Whether the bytes went as zeros (or will).
+  bool lost() const { return lost_.load(); }
+
+ private:
+  // length_ zero bytes, mapped the first time they are needed; null if they cannot be.
+  const uint8_t* Zeros();
+
+  const std::shared_ptr<MemoryRegion> region_;
+  const uint64_t offset_;
+  const size_t length_;
+  std::atomic<bool> revoked_{false};
+  std::atomic<bool> lost_{false};
+  void* zeros_ = nullptr;  // only the writer (one at a time) touches it
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_VERBS_REGION_PAYLOAD_H_
