@@ -1,7 +1,8 @@
 // frame_payload.h -- the last bytes of a frame to send, kept where their owner keeps them
 // rather than copied into the frame: a large write's or send's bytes in the requester's
-// registered memory (verbs/region_payload.h). The wire reads them only through WriteWith,
-// each time the stream takes more, so their owner decides how long they stay readable.
+// registered memory (verbs/region_payload.h), or a read's bytes in the buffer they were
+// copied into (OwnedPayload). The wire reads them only through WriteWith, each time the
+// stream takes more, so their owner decides how long they stay readable.
 #ifndef RPMA_SIM_TRANSPORT_FRAME_PAYLOAD_H_
 #define RPMA_SIM_TRANSPORT_FRAME_PAYLOAD_H_
 
@@ -10,6 +11,8 @@
 #include <sys/uio.h>
 
 #include <functional>
+#include <utility>
+#include <vector>
 
 namespace rpma_sim {
 
@@ -28,6 +31,21 @@ class FramePayload {
   // cannot be read any more are replaced, never skipped: the peer was told the frame's
   // length.)
   virtual bool WriteWith(const std::function<bool(const iovec* parts, int count)>& write) = 0;
+};
+
+// Bytes the payload keeps itself.
+class OwnedPayload : public FramePayload {
+ public:
+  explicit OwnedPayload(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
+
+  size_t size() const override { return bytes_.size(); }
+  bool WriteWith(const std::function<bool(const iovec* parts, int count)>& write) override {
+    iovec part = {bytes_.data(), bytes_.size()};
+    return write(&part, 1);
+  }
+
+ private:
+  std::vector<uint8_t> bytes_;
 };
 
 }  // namespace rpma_sim

@@ -33,6 +33,14 @@ class ResponseSink {
   // process). Requires the execution lock.
   virtual void RespondLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
                              size_t length) = 0;
+
+  // The same for a successful read whose bytes the responder copied into `read_data` (not
+  // empty), which the sink may keep: a transport sends them from there instead of copying
+  // them once more.
+  virtual void RespondWithBytesLocked(uint64_t sequence, const Outcome& outcome,
+                                      std::vector<uint8_t> read_data) {
+    RespondLocked(sequence, outcome, read_data.data(), read_data.size());
+  }
 };
 
 // The initiator's buffer of a work request as the responder reaches it: each link says how

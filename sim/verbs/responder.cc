@@ -116,8 +116,10 @@ bool QueuePair::ExecuteInboundLocked(InboundRequest& inbound) {
   // The outcome leaves before the receiver's completion appears: an application that
   // reacts to its receive (by disconnecting, say) cannot overtake the acknowledgement.
   std::shared_ptr<ResponseSink> reply = inbound.reply;
-  reply->RespondLocked(inbound.sequence, outcome, read_data.empty() ? nullptr : read_data.data(),
-                       read_data.size());
+  if (read_data.empty())
+    reply->RespondLocked(inbound.sequence, outcome, nullptr, 0);
+  else
+    reply->RespondWithBytesLocked(inbound.sequence, outcome, std::move(read_data));
   if (NeedsReceive(request)) {
     bool placed = receiver_status == IBV_WC_SUCCESS;
     CompleteReceiveLocked(receive, receiver_status, placed ? receiver_opcode : IBV_WC_RECV,

@@ -41,8 +41,8 @@ constexpr uint64_t kMaxQueuedBytes =
     2 * uint64_t{kMaxQueuePairWorkRequests} * 64;
 
 // A write's or send's bytes from this many on are sent from the requester's memory rather
-// than copied into the frame (region_payload.h); below, the copy costs less than keeping
-// track of the region.
+// than copied into the frame (region_payload.h), and a read's from the buffer the responder
+// copied them into; below, the copy costs less than keeping track of them.
 constexpr size_t kPayloadInPlace = 16 * 1024;
 
 // REQUEST flags (PROTOCOL.md).
@@ -386,8 +386,8 @@ bool WireLink::AdmitLocked(uint64_t sequence, uint64_t window_bytes, size_t queu
   return true;
 }
 
-void WireLink::RespondLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
-                             size_t length) {
+std::vector<uint8_t> WireLink::AnswerLocked(uint64_t sequence, const Outcome& outcome,
+                                            size_t length) {
   // Answered (in order): the peer may send as much again.
   while (!unanswered_.empty() && unanswered_.front().first <= sequence) {
     unanswered_bytes_ -= unanswered_.front().second;
@@ -399,8 +399,23 @@ void WireLink::RespondLocked(uint64_t sequence, const Outcome& outcome, const ui
   writer.U64(sequence);
   writer.U32(static_cast<uint32_t>(outcome.status));
   writer.U32(0);
-  if (read_data != nullptr) writer.Bytes(read_data, length);
+  return body;
+}
+
+void WireLink::RespondLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
+                             size_t length) {
+  std::vector<uint8_t> body = AnswerLocked(sequence, outcome, read_data ? length : 0);
+  if (read_data != nullptr) ByteWriter(&body).Bytes(read_data, length);
   wire()->Send(FrameType::kResponse, std::move(body));
+}
+
+void WireLink::RespondWithBytesLocked(uint64_t sequence, const Outcome& outcome,
+                                      std::vector<uint8_t> read_data) {
+  // Small ones are copied into the body: one allocation less.
+  if (read_data.size() < kPayloadInPlace)
+    return RespondLocked(sequence, outcome, read_data.data(), read_data.size());
+  wire()->Send(FrameType::kResponse, AnswerLocked(sequence, outcome, 0),
+               std::make_shared<OwnedPayload>(std::move(read_data)));
 }
 
 bool WireLink::DecodeRequest(FrameBody body, std::shared_ptr<ShmSegment> reference_peer,

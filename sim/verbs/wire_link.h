@@ -82,6 +82,8 @@ class WireLink : public RemoteLink,
   // Responder: encodes and queues a RESPONSE frame.
   void RespondLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
                      size_t length) override;
+  void RespondWithBytesLocked(uint64_t sequence, const Outcome& outcome,
+                              std::vector<uint8_t> read_data) override;
 
   // The bytes a requester may have under way at its responder (PROTOCOL.md, "the
   // window"): what its REQUEST frames' bodies hold and what a read's RESPONSE carries back,
@@ -124,6 +126,9 @@ class WireLink : public RemoteLink,
   void SendRequestLocked(HeldRequest request);
   // Requester: sends the requests that waited for the window, in order, while they fit.
   void SendHeldLocked();
+  // Responder: `sequence` and the ones before it are answered; returns the fields of its
+  // RESPONSE body, with room for `length` bytes more.
+  std::vector<uint8_t> AnswerLocked(uint64_t sequence, const Outcome& outcome, size_t length);
   // Requester: request `sequence` was answered; so were those before it.
   void ForgetInPlaceLocked(uint64_t sequence);
   // Responder: whether a request of `window_bytes` from the peer keeps to the window,
