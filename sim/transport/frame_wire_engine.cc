@@ -26,6 +26,12 @@ namespace {
 // connections nor a polling application from its completions.
 constexpr size_t kReadChunk = 4 << 20;
 
+// What one call hands the stream at most of a frame whose payload it reads in place: the
+// payload's owner holds a lock meanwhile (a registered region's, which rpma_mr_reg and
+// rpma_mr_dereg wait for), so a fast reader does not keep it for a 1 GiB payload. The rest
+// goes when the stream is writable again, at once if it still is.
+constexpr size_t kWriteChunk = 4 << 20;
+
 // Frames handled in one turn before the engine lets other connections' work run.
 constexpr int kFramesPerTurn = 32;
 
@@ -215,10 +221,21 @@ bool FrameWire::WriteParts(Outgoing* out, const iovec* payload, int payload_coun
   EncodeFrameHeader(out->type, static_cast<uint32_t>(out->body_size), header);
   iovec parts[kMaxParts] = {{header, sizeof(header)}, {out->body.data(), out->body.size()}};
   int part_count = 2;
-  for (int i = 0; i < payload_count && part_count < kMaxParts; ++i) parts[part_count++] = payload[i];
+  size_t payload_size = 0;
+  for (int i = 0; i < payload_count && part_count < kMaxParts; ++i) {
+    parts[part_count++] = payload[i];
+    payload_size += payload[i].iov_len;
+  }
+  if (payload_count > FramePayload::kMaxParts ||
+      out->body.size() + payload_size != out->body_size) {
+    SIM_LOG_ERROR("a frame's payload to %s is not the size it announced; closing the connection",
+                  peer().c_str());
+    return false;
+  }
   size_t total = sizeof(header) + out->body_size;
   size_t& sent = out->sent;
-  while (sent < total) {
+  size_t written = 0;
+  while (sent < total && (payload_count == 0 || written < kWriteChunk)) {
     iovec remaining[kMaxParts];
     int count = 0;
     size_t skip = sent;
@@ -233,11 +250,11 @@ bool FrameWire::WriteParts(Outgoing* out, const iovec* payload, int payload_coun
       skip = 0;
       ++count;
     }
-    if (count == 0) return false;  // a payload shorter than it said: nothing true to send
     ssize_t n = stream_->Write(remaining, count);
     if (n < 0) return false;
     if (n == 0) return true;
     sent += static_cast<size_t>(n);
+    written += static_cast<size_t>(n);
   }
   return true;
 }

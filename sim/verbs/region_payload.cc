@@ -21,17 +21,18 @@ bool RegionPayload::WriteWith(const std::function<bool(const iovec* parts, int c
   // bytes already sent may be zeros.
   static const uint8_t kIntact = kPayloadIntact;
   static const uint8_t kLost = kPayloadLost;
+  std::lock_guard<std::mutex> lock(mutex_);
   if (!lost_.load()) {
     MemoryRegionTable& table = MemoryRegionTable::Get();
-    auto lock = table.LockShared();
-    if (!revoked_.load() && table.IsRegisteredLocked(*region_)) {
+    auto table_lock = table.LockShared();
+    if (!revoked_ && table.IsRegisteredLocked(*region_)) {
       iovec parts[2] = {{region_->addr + offset_, length_},
                         {const_cast<uint8_t*>(&kIntact), 1}};
       return write(parts, 2);
     }
     lost_.store(true);
   }
-  const uint8_t* zeros = Zeros();
+  const uint8_t* zeros = ZerosLocked();
   // Out of address space: the stream cannot go on with the frame, so it breaks (and the
   // connection ends), rather than the process.
   if (zeros == nullptr) return false;
@@ -39,7 +40,7 @@ bool RegionPayload::WriteWith(const std::function<bool(const iovec* parts, int c
   return write(parts, 2);
 }
 
-const uint8_t* RegionPayload::Zeros() {
+const uint8_t* RegionPayload::ZerosLocked() {
   if (zeros_ == nullptr) {
     // Pages never written read as zeros and cost no memory: the kernel maps its zero page.
     void* zeros = mmap(nullptr, length_, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -4,9 +4,10 @@
 //
 // The wire reads them under the memory-region table's shared lock, so a region
 // deregistered meanwhile is never read afterwards; nor are the bytes of a queue pair that
-// flushed its requests (Revoke), whose application may free them. The frame has already
-// announced its length, so bytes that cannot be read go as zeros, and the byte after them
-// (PROTOCOL.md, "Bytes sent in place") tells the responder so: it places nothing and
+// flushed its requests (Revoke waits for a send of them under way), whose application may
+// free them. The frame has already announced its length, so bytes that cannot be read go
+// as zeros, and the byte after them (PROTOCOL.md, "In place") tells the responder so: it
+// places nothing and
 // answers as it does in one process when the requester's buffer went away
 // (IBV_WC_LOC_PROT_ERR for the requester).
 #ifndef RPMA_SIM_VERBS_REGION_PAYLOAD_H_
@@ -17,6 +18,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 
 #include "sim/transport/frame_payload.h"
 #include "sim/verbs/memory_region.h"
@@ -40,22 +42,29 @@ class RegionPayload : public FramePayload {
   size_t size() const override { return length_ + 1; }
   bool WriteWith(const std::function<bool(const iovec* parts, int count)>& write) override;
 
-  // The region is not read any more from now on (the queue pair flushed the request).
-  void Revoke() { revoked_.store(true); }
+  // The region is not read any more once this returns (the queue pair flushed the
+  // request): waits for a WriteWith under way, which the stream bounds.
+  void Revoke() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    revoked_ = true;
+  }
 
   // Whether the bytes went as zeros (or will).
   bool lost() const { return lost_.load(); }
 
  private:
   // length_ zero bytes, mapped the first time they are needed; null if they cannot be.
-  const uint8_t* Zeros();
+  // Requires mutex_.
+  const uint8_t* ZerosLocked();
 
   const std::shared_ptr<MemoryRegion> region_;
   const uint64_t offset_;
   const size_t length_;
-  std::atomic<bool> revoked_{false};
+  // Held while the bytes are handed to the stream: Revoke waits for it.
+  std::mutex mutex_;
+  bool revoked_ = false;   // guarded by mutex_
+  void* zeros_ = nullptr;  // guarded by mutex_
   std::atomic<bool> lost_{false};
-  void* zeros_ = nullptr;  // only the writer (one at a time) touches it
 };
 
 }  // namespace rpma_sim

@@ -472,8 +472,10 @@ bool WireLink::DecodeRequest(FrameBody body, std::shared_ptr<ShmSegment> referen
     *error = "bytes in place where a request carries none";
     return false;
   }
-  // In place, the byte after the bytes says whether they are the requester's.
-  if (reader.remaining() != expected_bytes + (in_place ? 1 : 0)) {
+  // In place, the byte after the bytes says whether they are the requester's. (Compared
+  // without adding to a length the peer chose: that could wrap.)
+  size_t state_bytes = in_place ? 1 : 0;
+  if (reader.remaining() < state_bytes || reader.remaining() - state_bytes != expected_bytes) {
     *error = "request length does not match its bytes";
     return false;
   }

@@ -51,8 +51,9 @@ class SendWindowTest : public PairFixture {
     ASSERT_NO_FATAL_FAILURE(ConnectPair(options));
   }
 
-  // Eight sends fill the window; behind them a send or a write from a buffer the client then
-  // deregisters. Over a wire it is still in the requester when its buffer goes.
+  // Eight sends fill the window (seven are sent, the eighth waits in the requester); behind
+  // them a send or a write from a buffer the client then deregisters. Over a wire it is
+  // still in the requester when its buffer goes.
   void DeregisteredBeforeItLeaves(bool send) {
     constexpr int kFull = 8;
     Buffer *source = Source(kMessage * kFull, 3);

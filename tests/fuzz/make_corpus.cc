@@ -174,7 +174,8 @@ void WriteFrames(CorpusWriter* out) {
   SendRequest in_place = write;
   in_place.local = MemoryRegionTable::Get().Register(nullptr, large, sizeof(large), 0);
   in_place.length = sizeof(large);
-  out->Write("request_write_in_place", link.Request(in_place, 7));
+  Bytes in_place_frame = link.Request(in_place, 7);
+  out->Write("request_write_in_place", in_place_frame);
   MemoryRegionTable::Get().Deregister(in_place.local);
   in_place.opcode = SendOpcode::kSend;
   out->Write("request_send_in_place_lost", link.Request(in_place, 8));
@@ -207,6 +208,13 @@ void WriteFrames(CorpusWriter* out) {
   edge = write_frame;
   edge[kFrameHeaderSize + 28] = 17;  // one byte more announced than carried
   out->Write("edge_length_mismatch", edge);
+  // In place with only its fields and a length of 2^64 - 1: the length and the state byte
+  // would add up to the nothing that follows, if they were added.
+  edge.assign(in_place_frame.begin(), in_place_frame.begin() + kFrameHeaderSize + 44);
+  uint32_t fields_only = 44;
+  memcpy(&edge[8], &fields_only, 4);
+  memset(&edge[kFrameHeaderSize + 28], 0xff, 8);
+  out->Write("edge_in_place_length_wraps", edge);
   edge = link.Response(1, IBV_WC_SUCCESS, {});
   edge[kFrameHeaderSize + 8] = 0xff;  // an unknown status
   out->Write("edge_unknown_status", edge);

@@ -251,6 +251,12 @@ std::vector<Lie> AllLies() {
                    r.bytes.clear();
                    return RequestFrame(InPlace(r, 0));
                  }, {}, "bytes in place where a request carries none", {}});
+  all.push_back({"bytes_in_place_whose_length_field_overflows", [](const Target &t) {
+                   Request r = InPlace(WriteOf(t, 0, 0, 'x'), 0);
+                   r.bytes.clear();  // no bytes, no state: the length plus one wraps to 0
+                   r.length = kTop;
+                   return RequestFrame(r);
+                 }, {}, "request length does not match its bytes", {}});
   all.push_back({"bytes_in_place_without_their_state", [](const Target &t) {
                    Request r = WriteOf(t, 0, 0, 'x');
                    r.flags = kInPlace;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -353,6 +354,13 @@ class InPlaceTest : public EngineWireTest {
   static constexpr uint8_t kFields[3] = {7, 8, 9};
 
   void SendFromRegion(size_t size) {
+    // Small socket buffers on both ends, whatever the host's maxima: 32 MiB stays far more
+    // than they hold. A receive that stalls fails after kSafety instead of hanging.
+    int small = 256 << 10;
+    ASSERT_EQ(0, setsockopt(server_fd_, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)));
+    ASSERT_EQ(0, setsockopt(peer_, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)));
+    timeval timeout = {std::chrono::seconds(kSafety).count(), 0};
+    ASSERT_EQ(0, setsockopt(peer_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)));
     bytes_ = Pattern(size);
     region_ = MemoryRegionTable::Get().Register(nullptr, bytes_.data(), bytes_.size(), 0);
     payload_ = std::make_shared<RegionPayload>(region_, 0, bytes_.size());
