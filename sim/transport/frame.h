@@ -9,10 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <memory>
 #include <string>
-#include <utility>
 #include <vector>
+
+#include "sim/transport/frame_body.h"
 
 namespace rpma_sim {
 
@@ -32,32 +32,6 @@ enum class FrameType : uint16_t {
   kDoorbell = 7,    // either side, on TCP: look at the shared-memory rings (empty body)
   kPlaced = 8,      // initiator -> target, over shared memory: take the placement records
 };
-
-// An allocator whose resize leaves the new bytes as they are: a received frame's body is
-// grown as its bytes arrive and filled from the stream at once, and zeroing it first cost
-// a tenth of a TCP receiver's time with 1 MiB writes.
-template <typename T>
-class UninitializedAllocator : public std::allocator<T> {
- public:
-  template <typename U>
-  struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
-  UninitializedAllocator() = default;
-  template <typename U>
-  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
-  template <typename U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;  // default-initialized: left as it is
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-
-// A received frame's body.
-using FrameBody = std::vector<uint8_t, UninitializedAllocator<uint8_t>>;
 
 // A received frame, whole.
 struct Frame {
