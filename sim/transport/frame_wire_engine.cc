@@ -207,27 +207,25 @@ bool FrameWire::WriteFrame(Outgoing* out) {
 }
 
 bool FrameWire::WriteParts(Outgoing* out, const iovec* payload, int payload_count) {
-  constexpr int kMaxParts = 2 + FramePayload::kMaxParts;
-  uint8_t header[kFrameHeaderSize];
-  EncodeFrameHeader(out->type, static_cast<uint32_t>(out->body_size), header);
-  iovec parts[kMaxParts] = {{header, sizeof(header)}, {out->body.data(), out->body.size()}};
-  int part_count = 2;
+  constexpr int kFrameParts = 2 + FramePayload::kMaxParts;  // header, body, payload
   size_t payload_size = 0;
-  for (int i = 0; i < payload_count && part_count < kMaxParts; ++i) {
-    parts[part_count++] = payload[i];
-    payload_size += payload[i].iov_len;
-  }
+  for (int i = 0; i < payload_count; ++i) payload_size += payload[i].iov_len;
   if (payload_count > FramePayload::kMaxParts ||
       out->body.size() + payload_size != out->body_size) {
     SIM_LOG_ERROR("a frame's payload to %s is not the size it announced; closing the connection",
                   peer().c_str());
     return false;
   }
+  uint8_t header[kFrameHeaderSize];
+  EncodeFrameHeader(out->type, static_cast<uint32_t>(out->body_size), header);
+  iovec parts[kFrameParts] = {{header, sizeof(header)}, {out->body.data(), out->body.size()}};
+  int part_count = 2;
+  for (int i = 0; i < payload_count; ++i) parts[part_count++] = payload[i];
   size_t total = sizeof(header) + out->body_size;
   size_t& sent = out->sent;
   size_t written = 0;
   while (sent < total && (payload_count == 0 || written < kWriteChunk)) {
-    iovec remaining[kMaxParts];
+    iovec remaining[kFrameParts];
     int count = 0;
     size_t skip = sent;
     for (int i = 0; i < part_count; ++i) {

@@ -395,8 +395,6 @@ class InPlaceTest : public EngineWireTest {
   std::shared_ptr<RegionPayload> payload_;
 };
 
-constexpr uint8_t InPlaceTest::kFields[3];
-
 TEST_F(InPlaceTest, APayloadLeavesFromItsRegionThenItsState) {
   ASSERT_NO_FATAL_FAILURE(SendFromRegion(8 << 20));
   std::vector<uint8_t> rest;
