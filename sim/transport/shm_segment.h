@@ -1,8 +1,8 @@
 // shm_segment.h -- the shared-memory segment of one connection between two processes of a
 // host: a header and two byte rings (client to server, server to client).
 //
-// Each ring is sized from the connection's queue depth (RingCapacityFor): 128 KiB each for
-// librpma's default depth of 10, so an idle connection holds about 310 KiB of /dev/shm
+// Each ring is sized from the connection's queue depth (RingCapacityFor): 64 KiB each for
+// librpma's default depth of 10, so an idle connection holds about 180 KiB of /dev/shm
 // (48 KiB of it the two sides' direct areas).
 //
 // The client creates it (Boost.Interprocess, mode 0600, a name that carries the creator's
@@ -41,7 +41,8 @@ class ShmSegment {
   enum Side { kClient = 0, kServer = 1 };
 
   // The capacity of each ring for a queue pair with `queue_depth` work requests under way:
-  // 8 KiB per request, a power of two between kMinRingCapacity and kMaxRingCapacity.
+  // 4 KiB and a frame header per request, rounded up to a power of two between
+  // kMinRingCapacity and kMaxRingCapacity.
   static size_t RingCapacityFor(uint32_t queue_depth);
   static constexpr size_t kMinRingCapacity = 64 << 10;
   static constexpr size_t kMaxRingCapacity = 4 << 20;

@@ -65,10 +65,10 @@ two_processes() {  # TRANSPORT
 
 two_processes tcp
 
-# Each shared-memory connection takes about 260 KiB of /dev/shm (rings for librpma's default
+# Each shared-memory connection takes about 180 KiB of /dev/shm (rings for librpma's default
 # queue depth); a smaller /dev/shm (a container's default 64 MiB) is said plainly, not left
 # to show as connect errors.
-shm_needed_kib=$((connections * 300))
+shm_needed_kib=$((connections * 200))
 shm_free_kib=$(df -Pk /dev/shm | awk 'NR == 2 {print $4}')
 if [ "${shm_free_kib:-0}" -lt "$shm_needed_kib" ]; then
   echo "FAIL: shm: /dev/shm has ${shm_free_kib:-0} KiB free; $connections connections need" \

@@ -117,17 +117,17 @@ TEST(ShmSegmentTest, CreateMakesAnOwnerOnlySegmentNamedAfterThisProcess) {
 TEST(ShmSegmentTest, RingsAreSizedFromTheQueueDepthWithinBounds) {
   EXPECT_EQ(ShmSegment::RingCapacityFor(0), ShmSegment::kMinRingCapacity);
   EXPECT_EQ(ShmSegment::RingCapacityFor(1), ShmSegment::kMinRingCapacity);
-  EXPECT_EQ(ShmSegment::RingCapacityFor(10), 128u << 10);  // librpma's default depth
+  EXPECT_EQ(ShmSegment::RingCapacityFor(10), 64u << 10);  // librpma's default depth
   EXPECT_EQ(ShmSegment::RingCapacityFor(128), 1u << 20);
   EXPECT_EQ(ShmSegment::RingCapacityFor(100000), ShmSegment::kMaxRingCapacity);
 }
 
-TEST(ShmSegmentTest, AnIdleConnectionOfDefaultDepthTakesAbout310KiB) {
+TEST(ShmSegmentTest, AnIdleConnectionOfDefaultDepthTakesAbout180KiB) {
   std::shared_ptr<ShmSegment> client;
   ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
   struct stat st;
   ASSERT_EQ(stat(ShmPath(client->name()).c_str(), &st), 0);
-  EXPECT_LE(st.st_size, 310 << 10);  // two 128 KiB rings, the header, 48 KiB of direct areas
+  EXPECT_LE(st.st_size, 180 << 10);  // two 64 KiB rings, the header, 48 KiB of direct areas
   // Allocated at creation (a full /dev/shm is Create's error, not a SIGBUS later).
   EXPECT_GE(static_cast<off_t>(st.st_blocks) * 512, st.st_size);
 }
