@@ -176,25 +176,47 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
 Status CmId::ConnectOverTcp(const SocketAddress& destination,
                             const std::vector<uint8_t>& private_data) {
   // Not under the CM lock: connecting and creating a segment take time.
-  std::unique_ptr<SocketStream> stream;
-  auto failure = SocketStream::ConnectFailure::kNone;
-  Status status = SocketStream::Connect(destination, timeout_ms_, &failure, &stream);
-  if (status == Status::kOk) stream->WatchLiveness(timeout_ms_);
-  std::shared_ptr<ShmSegment> segment;
+  std::shared_ptr<QueuePair> qp;
+  {
+    std::lock_guard<std::mutex> lock(CmMutex());
+    qp = qp_;
+  }
   TransportKind transport = GetTransport();
-  bool shm_required = transport == TransportKind::kShm;
-  if (status == Status::kOk && (shm_required || (transport == TransportKind::kAuto &&
-                                                 HostOwnsAddress(destination)))) {
-    // A peer of this host: offer a segment for the data path. Without one (no /dev/shm
-    // left) auto goes on over TCP; a forced shm connection fails here.
-    size_t ring_capacity = ShmSegment::RingCapacityFor(qp_ ? qp_->queue_depth() : 0);
+  const bool shm_required = transport == TransportKind::kShm;
+  Status status = Status::kOk;
+  auto failure = SocketStream::ConnectFailure::kNone;
+  std::shared_ptr<ShmSegment> segment;
+  if (shm_required || (transport == TransportKind::kAuto && HostOwnsAddress(destination))) {
+    // A peer of this host: offer a segment for the data path. Made before the TCP
+    // connection, so that the HELLO follows the handshake at once and the server's engine
+    // takes both in one wake-up. Without one (no /dev/shm left) auto goes on over TCP; a
+    // forced shm connection fails here.
+    size_t ring_capacity = ShmSegment::RingCapacityFor(qp ? qp->queue_depth() : 0);
     if (ShmSegment::Create(ring_capacity, &segment) != Status::kOk && shm_required) {
       status = Status::kProvider;
       failure = SocketStream::ConnectFailure::kLocal;
     }
   }
+  std::shared_ptr<TcpSession> session;
+  if (status == Status::kOk) {
+    std::unique_ptr<SocketStream> stream;
+    status = SocketStream::Connect(destination, timeout_ms_, &failure, &stream);
+    if (status == Status::kOk) {
+      stream->WatchLiveness(timeout_ms_);
+      session = std::make_shared<TcpSession>(std::make_shared<FrameWire>(std::move(stream)),
+                                             std::weak_ptr<Listener>());
+      session->BindId(shared_from_this());
+      session->BindQueuePair(qp);
+      session->Start();  // its first wait begins on this thread: no engine wake-up
+    }
+  }
   std::lock_guard<std::mutex> lock(CmMutex());
-  if (state_ != State::kConnecting) return Status::kOk;  // destroyed meanwhile
+  if (state_ != State::kConnecting) {
+    // Destroyed meanwhile, or the server closed the connection at once (the wire's end
+    // ended the request).
+    if (session) session->Abort();
+    return Status::kOk;
+  }
   if (failure == SocketStream::ConnectFailure::kLocal) {
     // Out of fds or shared memory here: the call that needed them fails (rdma_connect).
     state_ = State::kRejected;
@@ -207,11 +229,7 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
                          : CmEventType::kUnreachable);
     return Status::kOk;
   }
-  auto wire = std::make_shared<FrameWire>(std::move(stream));
-  session_ = std::make_shared<TcpSession>(wire, std::weak_ptr<Listener>());
-  session_->BindId(shared_from_this());
-  session_->BindQueuePair(qp_);
-  session_->Start();
+  session_ = std::move(session);
   session_->SendHello(private_data, std::move(segment), shm_required, qp_->pd()->node()->id());
   return Status::kOk;
 }

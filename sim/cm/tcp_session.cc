@@ -252,7 +252,7 @@ std::shared_ptr<FrameWire> TcpSession::MoveToSharedMemory(std::shared_ptr<ShmSeg
 }
 
 void TcpSession::StartReading(const std::shared_ptr<FrameWire>& shm_wire) {
-  shm_wire->Start(
+  shm_wire->StartOnEngine(
       std::make_shared<FrameRouter>(std::make_shared<SharedMemoryHandler>(shared_from_this()), link_));
 }
 

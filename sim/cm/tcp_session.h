@@ -34,7 +34,7 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   TcpSession(std::shared_ptr<FrameWire> wire, std::weak_ptr<Listener> listener);
 
   // Starts reading the TCP wire: the connection manager's frames come here, the data
-  // path's go to link() (FrameRouter).
+  // path's go to link() (FrameRouter). Not under the simulator's locks (FrameWire::Start).
   void Start();
   void BindId(const std::shared_ptr<CmId>& id);
   // Work requests arriving on the wire go to `qp` (through link()); its own go out there.

@@ -54,11 +54,12 @@ void EventFd::Signal() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     fd = fd_;
-    if (fd < 0) {
-      ++pending_;
-      signalled_.notify_one();
-      return;
-    }
+    if (fd < 0) ++pending_;
+  }
+  if (fd < 0) {
+    // After the unlock: a taker woken under the lock would only block on it again.
+    signalled_.notify_one();
+    return;
   }
   uint64_t one = 1;
   while (write(fd, &one, sizeof(one)) < 0 && errno == EINTR) {

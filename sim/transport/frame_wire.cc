@@ -18,8 +18,6 @@ FrameWire::FrameWire(std::unique_ptr<ByteStream> stream) : stream_(std::move(str
 
 FrameWire::~FrameWire() = default;
 
-void FrameWire::Start(std::shared_ptr<WireHandler> handler) { StartOnEngine(std::move(handler)); }
-
 bool FrameWire::Send(FrameType type, std::vector<uint8_t> body,
                      std::shared_ptr<FramePayload> payload) {
   SIM_HAPPENS_BEFORE(&g_frames_handed_over);

@@ -46,8 +46,13 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   FrameWire(const FrameWire&) = delete;
   FrameWire& operator=(const FrameWire&) = delete;
 
-  // Starts reading; frames go to `handler`, kept alive until OnWireClosed returns.
+  // Starts reading; frames go to `handler`, kept alive until OnWireClosed returns. The
+  // first wait begins on the calling thread (no wake-up of the engine's), which must hold
+  // none of the simulator's locks; frames are handled on the engine from then on.
   void Start(std::shared_ptr<WireHandler> handler);
+  // The same for a caller that holds locks: the engine takes `handler` (not under the
+  // caller's locks) and begins the first wait.
+  void StartOnEngine(std::shared_ptr<WireHandler> handler);
 
   // Reads what arrived and delivers the frames it completes, on the calling thread, unless
   // the engine is reading right now; never waits long (at most 16 frames, 4 MiB of bodies).
@@ -102,9 +107,9 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // frame_wire_engine.cc: reading and writing, on the progress engine's thread or on a
   // polling application's.
   enum class ReadResult { kFrame, kWouldBlock, kPaused, kEnd };
-  // Hands the wire to the engine: there (not under the caller's locks) it takes `handler`
-  // and waits until the stream is readable, then OnReadable.
-  void StartOnEngine(std::shared_ptr<WireHandler> handler);
+  // Takes `handler` and waits until the stream is readable, then OnReadable (on the
+  // engine). Only once, from Start or StartOnEngine.
+  void BeginReading(std::shared_ptr<WireHandler> handler);
   void OnReadable();
   // Reads what arrived into incoming_ until a frame is whole (kFrame), nothing more is
   // there (kWouldBlock), `budget` bytes of bodies were read (kPaused; it counts them down),

@@ -50,18 +50,30 @@ void GrowBody(FrameBody* body, size_t size, size_t length) {
 
 }  // namespace
 
+void FrameWire::Start(std::shared_ptr<WireHandler> handler) {
+  EnsureProgressEngine();
+  BeginReading(std::move(handler));
+}
+
 void FrameWire::StartOnEngine(std::shared_ptr<WireHandler> handler) {
   EnsureProgressEngine();
   auto self = shared_from_this();
-  // On the engine's thread: a socket's waits are never started from two threads, and the
-  // handler is taken under read_mutex_ without the caller's locks held.
+  // On the engine's thread, where the handler is taken under read_mutex_ without the
+  // caller's locks held.
   boost::asio::post(IoContext(), [self, handler = std::move(handler)]() mutable {
-    {
-      std::lock_guard<std::mutex> lock(self->read_mutex_);
-      self->handler_ = std::move(handler);
-    }
-    self->stream_->AsyncWaitReadable([self] { self->OnReadable(); });
+    self->BeginReading(std::move(handler));
   });
+}
+
+void FrameWire::BeginReading(std::shared_ptr<WireHandler> handler) {
+  {
+    std::lock_guard<std::mutex> lock(read_mutex_);
+    handler_ = std::move(handler);
+  }
+  // The stream's first wait; every later one begins on the engine, after the one before
+  // ended there, so a socket's waits are never started from two threads at once.
+  auto self = shared_from_this();
+  stream_->AsyncWaitReadable([self] { self->OnReadable(); });
 }
 
 void FrameWire::OnReadable() {

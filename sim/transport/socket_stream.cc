@@ -24,38 +24,45 @@ boost::asio::ip::tcp::endpoint ToEndpoint(const SocketAddress& address) {
 Status SocketStream::Connect(const SocketAddress& address, int timeout_ms,
                              ConnectFailure* failure, std::unique_ptr<SocketStream>* stream) {
   boost::asio::ip::tcp::endpoint endpoint = ToEndpoint(address);
-  boost::asio::ip::tcp::socket socket(IoContext());
-  boost::system::error_code error;
-  socket.open(endpoint.protocol(), error);
-  if (error) {
+  // Connected before the engine's reactor sees it: a socket not yet connected reports a
+  // hang-up to epoll, which would wake the engine for nothing.
+  int fd = ::socket(endpoint.protocol().family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                    IPPROTO_TCP);
+  if (fd < 0) {
     *failure = ConnectFailure::kLocal;
-    SIM_LOG_ERROR("connect to %s: cannot make a socket: %s", address.ToString().c_str(),
-                  error.message().c_str());
+    SIM_LOG_ERROR("connect to %s: cannot make a socket: %m", address.ToString().c_str());
     return Status::kProvider;
   }
   // The native connect: Boost's synchronous one waits for the kernel however long it takes.
-  if (!error) socket.native_non_blocking(true, error);
-  if (!error && ::connect(socket.native_handle(), endpoint.data(), endpoint.size()) != 0)
-    error = boost::system::error_code(errno, boost::system::system_category());
-  if (error.value() == EINPROGRESS) {
+  int error = ::connect(fd, endpoint.data(), endpoint.size()) == 0 ? 0 : errno;
+  if (error == EINPROGRESS) {
     // The handshake is under way: wait for it at most timeout_ms (but 100 ms at least,
     // so that a timeout of 0 still lets a connection on this host complete).
-    pollfd watch{socket.native_handle(), POLLOUT, 0};
+    pollfd watch{fd, POLLOUT, 0};
     int ready;
     do {
       ready = ::poll(&watch, 1, std::max(timeout_ms, 100));
     } while (ready < 0 && errno == EINTR);
-    int so_error = ETIMEDOUT;
-    socklen_t length = sizeof(so_error);
-    if (ready == 1)
-      getsockopt(socket.native_handle(), SOL_SOCKET, SO_ERROR, &so_error, &length);
-    error = boost::system::error_code(so_error, boost::system::system_category());
+    error = ETIMEDOUT;
+    socklen_t length = sizeof(error);
+    if (ready == 1) getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
   }
-  if (!error) socket.native_non_blocking(false, error);
-  if (error) {
-    *failure = error.value() == ECONNREFUSED ? ConnectFailure::kRefused
-                                             : ConnectFailure::kUnreachable;
-    SIM_LOG_INFO("connect to %s: %s", address.ToString().c_str(), error.message().c_str());
+  if (error != 0) {
+    ::close(fd);
+    *failure = error == ECONNREFUSED ? ConnectFailure::kRefused : ConnectFailure::kUnreachable;
+    SIM_LOG_INFO("connect to %s: %s", address.ToString().c_str(), strerror(error));
+    return Status::kProvider;
+  }
+  boost::asio::ip::tcp::socket socket(IoContext());
+  boost::system::error_code assigned;
+  socket.assign(endpoint.protocol(), fd, assigned);
+  // It stays non-blocking: every read and write here is one (MSG_DONTWAIT), and the
+  // engine's waits need it so.
+  if (!assigned) socket.native_non_blocking(true, assigned);
+  if (assigned) {
+    if (!socket.is_open()) ::close(fd);  // an open socket closes it itself
+    *failure = ConnectFailure::kLocal;
+    SIM_LOG_ERROR("connect to %s: %s", address.ToString().c_str(), assigned.message().c_str());
     return Status::kProvider;
   }
   stream->reset(new SocketStream(std::move(socket)));
@@ -68,6 +75,9 @@ SocketStream::SocketStream(boost::asio::ip::tcp::socket socket)
   socket_.set_option(boost::asio::ip::tcp::no_delay(true), error);
   auto remote = socket_.remote_endpoint(error);
   peer_ = error ? "?" : remote.address().to_string() + ":" + std::to_string(remote.port());
+  boost::system::error_code local_error;
+  auto local = socket_.local_endpoint(local_error);
+  same_host_ = !error && !local_error && local.address() == remote.address();
 }
 
 SocketStream::~SocketStream() {
@@ -90,10 +100,7 @@ ssize_t SocketStream::Write(const iovec* parts, int count) {
 void SocketStream::Shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 
 void SocketStream::WatchLiveness(int timeout_ms) {
-  boost::system::error_code error, peer_error;
-  auto local = socket_.local_endpoint(error);
-  auto remote = socket_.remote_endpoint(peer_error);
-  if (!error && !peer_error && local.address() == remote.address()) return;  // this host
+  if (same_host_) return;
   constexpr int kMinUserTimeoutMs = 5000;
   int on = 1, idle_s = 2, interval_s = 1, probes = 5;
   unsigned int user_timeout_ms =

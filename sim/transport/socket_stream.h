@@ -51,6 +51,7 @@ class SocketStream : public ByteStream {
   boost::asio::ip::tcp::socket socket_;
   int fd_;
   std::string peer_;
+  bool same_host_ = false;  // both ends have one address: a peer of this host
 };
 
 }  // namespace rpma_sim
