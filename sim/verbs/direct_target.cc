@@ -69,6 +69,13 @@ std::vector<std::shared_ptr<DirectTarget>> LiveTargets() {
 
 uint32_t Access(const MemoryRegion& region) { return static_cast<uint32_t>(region.access); }
 
+// Whether the peer may ever move bytes in or out of `region` itself: only a remote write
+// or read goes direct (direct_request.cc). A region only this side uses is not published,
+// which spares a connect the page faults of its entry (a client's source buffer).
+bool ReachableDirectly(const MemoryRegion& region) {
+  return (region.access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)) != 0;
+}
+
 }  // namespace
 
 DirectTarget::DirectTarget(std::shared_ptr<ShmSegment> segment, ProtectionDomain* pd,
@@ -87,6 +94,7 @@ std::shared_ptr<DirectTarget> DirectTarget::Start(std::shared_ptr<ShmSegment> se
   directory.targets.push_back(target);
   std::lock_guard<std::mutex> target_lock(target->mutex_);
   MemoryRegionTable::Get().ForEachOf(pd, [&](const MemoryRegion& region) {
+    if (!ReachableDirectly(region)) return;
     target->area_.Publish(region.rkey, reinterpret_cast<uintptr_t>(region.addr), region.length,
                           Access(region), CachedFileLocked(directory, region));
   });
@@ -154,6 +162,7 @@ void DirectTarget::TakePlacements(const MemoryRegion* going) {
 }
 
 void DirectTarget::Registered(const MemoryRegion& region) {
+  if (!ReachableDirectly(region)) return;
   std::shared_ptr<const FileBacking> file;
   bool found = false;
   for (const std::shared_ptr<DirectTarget>& target : LiveTargets()) {

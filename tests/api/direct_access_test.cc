@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <rpma_sim/testing.h>
 
@@ -110,6 +111,56 @@ TEST_F(DirectAccessTest, WritesAndReadsCompleteWhileTheTargetProcessIsStopped) {
   ASSERT_EQ(0, rpma_flush(client.conn, client.remote, 0, kRegion / 2, RPMA_FLUSH_TYPE_PERSISTENT,
                           RPMA_F_COMPLETION_ALWAYS, nullptr));
   ASSERT_COMPLETION(client.cq, IBV_WC_RDMA_READ, IBV_WC_SUCCESS);
+}
+
+// A region only its own side uses (no remote access) takes no entry of the direct area: a
+// server with more of them than the area has entries (64) still lets the client reach the
+// region it registers after them by itself, while the server process is stopped.
+TEST_F(DirectAccessTest, RegionsWithoutRemoteAccessLeaveTheDirectAreaToOthers) {
+  constexpr int kLocalOnly = 80;
+  constexpr size_t kTarget = 4096;
+  PairOptions options;
+  options.server_in_child = true;
+  options.server_private_data = OwnPid();
+  options.server_main = [](Side& server) {
+    static uint8_t local[kLocalOnly][64];
+    alignas(4096) static uint8_t target[kTarget];
+    std::vector<rpma_mr_local*> locals(kLocalOnly, nullptr);
+    for (int i = 0; i < kLocalOnly; ++i)
+      ASSERT_EQ(0, rpma_mr_reg(server.peer, local[i], sizeof(local[i]), RPMA_MR_USAGE_WRITE_SRC,
+                               &locals[i]));
+    rpma_mr_local* target_mr = nullptr;
+    ASSERT_EQ(0, rpma_mr_reg(server.peer, target, kTarget, RPMA_MR_USAGE_WRITE_DST, &target_mr));
+    size_t descriptor_size = 0;
+    ASSERT_EQ(0, rpma_mr_get_descriptor_size(target_mr, &descriptor_size));
+    ASSERT_LE(descriptor_size, server.size);
+    ASSERT_EQ(0, rpma_mr_get_descriptor(target_mr, server.memory));
+    ASSERT_EQ(0, rpma_send(server.conn, server.mr, 0, descriptor_size,
+                           RPMA_F_COMPLETION_ON_ERROR, nullptr));
+    EXPECT_CONN_EVENT(server.conn, RPMA_CONN_CLOSED);
+    for (size_t i = 0; i < 64; ++i) ASSERT_EQ(0x3c, target[i]) << "offset " << i;
+    ASSERT_EQ(0, rpma_mr_dereg(&target_mr));
+    for (rpma_mr_local*& mr : locals) ASSERT_EQ(0, rpma_mr_dereg(&mr));
+  };
+  ASSERT_NO_FATAL_FAILURE(pair_.Connect(options));
+  Side& client = pair_.client();
+  int server_pid = ServerPid(client.conn);
+  ASSERT_GT(server_pid, 0);
+  ASSERT_EQ(0, rpma_recv(client.conn, client.mr, 0, client.size, nullptr));
+  ibv_wc wc;
+  ASSERT_EQ(0, rpma_sim::testing::NextCompletion(client.cq, &wc));
+  ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+  rpma_mr_remote* target = nullptr;
+  ASSERT_EQ(0, rpma_mr_remote_from_descriptor(client.memory, wc.byte_len, &target));
+  memset(client.memory, 0x3c, 64);
+  {
+    Stopped stopped(server_pid);
+    ASSERT_TRUE(stopped.ok()) << "could not stop process " << server_pid;
+    ASSERT_EQ(0, rpma_write(client.conn, target, 0, client.mr, 0, 64, RPMA_F_COMPLETION_ALWAYS,
+                            nullptr));
+    EXPECT_COMPLETION(client.cq, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
+  }
+  ASSERT_EQ(0, rpma_mr_remote_delete(&target));
 }
 
 // A server in a child process that does `act`, tells the client so with an empty message,
