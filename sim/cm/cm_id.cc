@@ -201,6 +201,13 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
   if (status == Status::kOk) {
     std::unique_ptr<SocketStream> stream;
     status = SocketStream::Connect(destination, timeout_ms_, &failure, &stream);
+    if (status != Status::kOk && failure == SocketStream::ConnectFailure::kLocal && segment &&
+        !shm_required) {
+      // The segment's fd may have been the last one: auto goes on over TCP without it.
+      segment.reset();
+      failure = SocketStream::ConnectFailure::kNone;
+      status = SocketStream::Connect(destination, timeout_ms_, &failure, &stream);
+    }
     if (status == Status::kOk) {
       stream->WatchLiveness(timeout_ms_);
       session = std::make_shared<TcpSession>(std::make_shared<FrameWire>(std::move(stream)),
@@ -210,10 +217,11 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
       session->Start();  // its first wait begins on this thread: no engine wake-up
     }
   }
-  std::lock_guard<std::mutex> lock(CmMutex());
+  std::unique_lock<std::mutex> lock(CmMutex());
   if (state_ != State::kConnecting) {
     // Destroyed meanwhile, or the server closed the connection at once (the wire's end
     // ended the request).
+    lock.unlock();
     if (session) session->Abort();
     return Status::kOk;
   }

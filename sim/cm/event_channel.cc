@@ -6,8 +6,12 @@
 namespace rpma_sim {
 
 void EventChannel::Push(CmEvent event) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  events_.push_back(std::move(event));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    events_.push_back(std::move(event));
+  }
+  // After the unlock, so that the woken taker does not block on mutex_ at once; a count
+  // whose event TakeAll took meanwhile is skipped by Next.
   event_fd_.Signal();
 }
 

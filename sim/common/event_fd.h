@@ -30,7 +30,8 @@ class EventFd {
   // the next call tries again).
   int fd() const;
 
-  // Adds one pending event.
+  // Adds one pending event. It wakes a taker after unlocking, so the caller keeps this
+  // object alive through the call (its owner's shared_ptr), whatever a woken taker does.
   void Signal();
 
   // Consumes one pending event, waiting for it: first looking again for a short while

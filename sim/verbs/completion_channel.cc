@@ -6,8 +6,12 @@
 namespace rpma_sim {
 
 void CompletionChannel::Notify(CompletionQueue* cq) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  events_.push_back(cq);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    events_.push_back(cq);
+  }
+  // After the unlock, so that the woken taker does not block on mutex_ at once; a count
+  // whose event Forget took meanwhile is skipped by GetEvent.
   event_fd_.Signal();
 }
 
