@@ -53,7 +53,15 @@ Listener::~Listener() {
 }
 
 Status Listener::Listen(const SocketAddress& address, std::shared_ptr<Listener>* out) {
-  std::shared_ptr<Listener> listener(new Listener(address));
+  std::shared_ptr<Listener> listener;
+  try {
+    // The process's first socket makes the engine's reactor (epoll, its timer and its
+    // wake-up fds), which throws when there are no fds for them.
+    listener.reset(new Listener(address));
+  } catch (const boost::system::system_error& error) {
+    SIM_LOG_ERROR("listen on %s: %s", address.ToString().c_str(), error.what());
+    return Status::kProvider;
+  }
   boost::system::error_code error;
   boost::asio::ip::tcp::endpoint endpoint = ToEndpoint(address);
   listener->acceptor_.open(endpoint.protocol(), error);
