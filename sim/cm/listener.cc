@@ -53,15 +53,12 @@ Listener::~Listener() {
 }
 
 Status Listener::Listen(const SocketAddress& address, std::shared_ptr<Listener>* out) {
-  std::shared_ptr<Listener> listener;
-  try {
-    // The process's first socket makes the engine's reactor (epoll, its timer and its
-    // wake-up fds), which throws when there are no fds for them.
-    listener.reset(new Listener(address));
-  } catch (const boost::system::system_error& error) {
-    SIM_LOG_ERROR("listen on %s: %s", address.ToString().c_str(), error.what());
+  std::string no_reactor;
+  if (!EnsureReactor(&no_reactor)) {
+    SIM_LOG_ERROR("listen on %s: %s", address.ToString().c_str(), no_reactor.c_str());
     return Status::kProvider;
   }
+  std::shared_ptr<Listener> listener(new Listener(address));
   boost::system::error_code error;
   boost::asio::ip::tcp::endpoint endpoint = ToEndpoint(address);
   listener->acceptor_.open(endpoint.protocol(), error);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
 #include <thread>
 
@@ -33,6 +34,19 @@ void StopProgressEngine() {
 boost::asio::io_context& IoContext() {
   static boost::asio::io_context* context = new boost::asio::io_context();
   return *context;
+}
+
+bool EnsureReactor(std::string* error) {
+  static std::atomic<bool> made{false};
+  if (made.load(std::memory_order_acquire)) return true;
+  try {
+    boost::asio::steady_timer first(IoContext());  // a timer's service needs the reactor
+  } catch (const boost::system::system_error& failure) {
+    *error = failure.what();
+    return false;
+  }
+  made.store(true, std::memory_order_release);
+  return true;
 }
 
 void EnsureProgressEngine() {

@@ -8,10 +8,17 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <functional>
+#include <string>
 
 namespace rpma_sim {
 
 boost::asio::io_context& IoContext();
+
+// Makes the engine's reactor (its epoll, timer and wake-up fds) unless it exists. Asio makes
+// it with the process's first socket or timer and throws when it cannot: callers that may be
+// a process's first call this before, so that running out of fds is their clean error.
+// False, with asio's reason in *error, when it cannot be made now.
+bool EnsureReactor(std::string* error);
 
 // Starts the progress engine's thread, which runs IoContext() for the rest of the process
 // (idempotent). Everything asynchronous (accepting connections) runs on it.

@@ -53,26 +53,26 @@ Status SocketStream::Connect(const SocketAddress& address, int timeout_ms,
     SIM_LOG_INFO("connect to %s: %s", address.ToString().c_str(), strerror(error));
     return Status::kProvider;
   }
-  std::unique_ptr<boost::asio::ip::tcp::socket> socket;
-  boost::system::error_code assigned;
-  try {
-    // The process's first socket makes the engine's reactor (epoll, its timer and its
-    // wake-up fds), which throws when there are no fds for them.
-    socket = std::make_unique<boost::asio::ip::tcp::socket>(IoContext());
-  } catch (const boost::system::system_error& error) {
-    assigned = error.code();
+  std::string no_reactor;
+  if (!EnsureReactor(&no_reactor)) {
+    ::close(fd);
+    *failure = ConnectFailure::kLocal;
+    SIM_LOG_ERROR("connect to %s: %s", address.ToString().c_str(), no_reactor.c_str());
+    return Status::kProvider;
   }
-  if (socket) socket->assign(endpoint.protocol(), fd, assigned);
+  boost::asio::ip::tcp::socket socket(IoContext());
+  boost::system::error_code assigned;
+  socket.assign(endpoint.protocol(), fd, assigned);
   // It stays non-blocking: every read and write here is one (MSG_DONTWAIT), and the
   // engine's waits need it so.
-  if (!assigned) socket->native_non_blocking(true, assigned);
+  if (!assigned) socket.native_non_blocking(true, assigned);
   if (assigned) {
-    if (!socket || !socket->is_open()) ::close(fd);  // an open socket closes it itself
+    if (!socket.is_open()) ::close(fd);  // an open socket closes it itself
     *failure = ConnectFailure::kLocal;
     SIM_LOG_ERROR("connect to %s: %s", address.ToString().c_str(), assigned.message().c_str());
     return Status::kProvider;
   }
-  stream->reset(new SocketStream(std::move(*socket)));
+  stream->reset(new SocketStream(std::move(socket)));
   return Status::kOk;
 }
 
