@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <functional>
 #include <string>
 
 #include "tests/integration/child_process.h"
@@ -38,6 +39,16 @@ rlimit LeaveOneFd() {
   lowered.rlim_cur = static_cast<rlim_t>(lowest_free + 1);
   setrlimit(RLIMIT_NOFILE, &lowered);
   return saved;
+}
+
+// Calls `call` with one fd left (the limit restored after it) and says "RESULT <what it
+// returned>" on the pipe.
+void SayResultWithOneFdLeft(int pipe_fd, const std::function<int()> &call) {
+  rlimit saved = LeaveOneFd();
+  int ret = call();
+  setrlimit(RLIMIT_NOFILE, &saved);
+  std::string line = "RESULT " + std::to_string(ret) + "\n";
+  if (!integration::WriteAll(pipe_fd, line.data(), line.size())) _exit(5);
 }
 
 rpma_peer *NewPeer(int pipe_fd, int type) {
@@ -86,12 +97,8 @@ int ChildFirstConnect(int pipe_fd, const char *port) {
   rpma_conn_req *req = nullptr;
   int ret = rpma_conn_req_new(peer, kLoopback, port, nullptr, &req);
   if (ret) ChildFail(pipe_fd, "rpma_conn_req_new", ret);
-  rlimit saved = LeaveOneFd();
   rpma_conn *conn = nullptr;
-  ret = rpma_conn_req_connect(&req, nullptr, &conn);
-  setrlimit(RLIMIT_NOFILE, &saved);
-  std::string line = "RESULT " + std::to_string(ret) + "\n";
-  if (!integration::WriteAll(pipe_fd, line.data(), line.size())) _exit(5);
+  SayResultWithOneFdLeft(pipe_fd, [&] { return rpma_conn_req_connect(&req, nullptr, &conn); });
   if (conn != nullptr) rpma_conn_delete(&conn);
   rpma_peer_delete(&peer);
   return 0;
@@ -102,12 +109,9 @@ int ChildFirstConnect(int pipe_fd, const char *port) {
 int ChildFirstListen(int pipe_fd) {
   rpma_peer *peer = NewPeer(pipe_fd, RPMA_UTIL_IBV_CONTEXT_LOCAL);
   const std::string port = integration::FreeTcpPort();
-  rlimit saved = LeaveOneFd();
   rpma_ep *ep = nullptr;
-  int ret = rpma_ep_listen(peer, kLoopback, port.c_str(), &ep);
-  setrlimit(RLIMIT_NOFILE, &saved);
-  std::string line = "RESULT " + std::to_string(ret) + "\n";
-  if (!integration::WriteAll(pipe_fd, line.data(), line.size())) _exit(5);
+  SayResultWithOneFdLeft(pipe_fd,
+                         [&] { return rpma_ep_listen(peer, kLoopback, port.c_str(), &ep); });
   if (ep != nullptr) rpma_ep_shutdown(&ep);
   rpma_peer_delete(&peer);
   return 0;
