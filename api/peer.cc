@@ -9,6 +9,7 @@
 
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
+#include "api/status_map.h"
 #include "api/types.h"
 #include "sim/fabric/device.h"
 #include "sim/fault/fault_plan.h"
@@ -36,7 +37,11 @@ int rpma_peer_new(struct ibv_context* ibv_ctx, struct rpma_peer** peer_ptr) {
   RPMA_FAULT_POINT(RPMA_E_NOMEM, "rpma_peer_new");
   auto* peer = new (std::nothrow) rpma_peer;
   if (peer == nullptr) return RPMA_E_NOMEM;
-  peer->pd = std::make_shared<rpma_sim::ProtectionDomain>(device);
+  rpma_sim::Status status = rpma_sim::ProtectionDomain::Allocate(device, &peer->pd);
+  if (status != rpma_sim::Status::kOk) {
+    delete peer;
+    return ToRpmaError(status);
+  }
   *peer_ptr = peer;
   return 0;
 }

@@ -15,9 +15,10 @@ namespace rpma_sim {
 boost::asio::io_context& IoContext();
 
 // Makes the engine's reactor (its epoll, timer and wake-up fds) unless it exists. Asio makes
-// it with the process's first socket or timer and throws when it cannot: callers that may be
-// a process's first call this before, so that running out of fds is their clean error.
-// False, with asio's reason in *error, when it cannot be made now.
+// it with the process's first socket or timer and throws when it cannot, so it is made
+// before any of them: by rpma_peer_new (ProtectionDomain::Allocate), which everything that
+// needs it comes after, and by the makers of sockets for callers below the API. False, with
+// asio's reason in *error, when it cannot be made now.
 bool EnsureReactor(std::string* error);
 
 // Starts the progress engine's thread, which runs IoContext() for the rest of the process
@@ -25,7 +26,8 @@ bool EnsureReactor(std::string* error);
 void EnsureProgressEngine();
 
 // Runs `task` once on the progress engine at `deadline` (started if need be). The engine
-// keeps what `task` captures alive until then.
+// keeps what `task` captures alive until then. The reactor exists (EnsureReactor): every
+// caller acts for a connection or a work request, which came after a peer.
 void RunAt(std::chrono::steady_clock::time_point deadline, std::function<void()> task);
 
 }  // namespace rpma_sim

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <string>
 
 #include "sim/common/log.h"
+#include "sim/fabric/io_service.h"
 #include "sim/verbs/direct_target.h"
 
 namespace rpma_sim {
@@ -42,6 +44,16 @@ ProtectionDomain::ProtectionDomain(Device* device)
       caps_(GetDeviceCaps()),
       node_(std::make_shared<Node>()),
       persistence_(new PersistenceDomain(caps_)) {}
+
+Status ProtectionDomain::Allocate(Device* device, std::shared_ptr<ProtectionDomain>* out) {
+  std::string no_reactor;
+  if (!EnsureReactor(&no_reactor)) {
+    SIM_LOG_ERROR("ibv_alloc_pd: the progress engine cannot be made: %s", no_reactor.c_str());
+    return Status::kProvider;
+  }
+  *out = std::make_shared<ProtectionDomain>(device);
+  return Status::kOk;
+}
 
 Status ProtectionDomain::RegisterMemory(void* addr, size_t length, int access,
                                         std::shared_ptr<MemoryRegion>* region) {

@@ -22,6 +22,12 @@ class ProtectionDomain {
  public:
   // Captures the device's capabilities at allocation, as rpma_peer_new queries them.
   explicit ProtectionDomain(Device* device);
+  // rpma_peer_new: a domain on `device`, after making the progress engine's reactor
+  // (EnsureReactor). Everything of the process that needs it (sockets, and the timers of
+  // connect timeouts, fault rules and stage holds) comes after a peer, so running out of
+  // fds for it is this call's error and never a throw from deep inside a later one.
+  // kProvider (logged) if the reactor cannot be made.
+  static Status Allocate(Device* device, std::shared_ptr<ProtectionDomain>* out);
 
   Device* device() const { return device_; }
   // The fabric node this domain (the peer) is: each domain its own.

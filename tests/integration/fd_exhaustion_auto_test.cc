@@ -4,12 +4,15 @@
 // process auto connects in process and takes no fd at all.
 //   - A client with one fd left still connects: the segment would take that fd before the
 //     socket could, so the connection goes on over TCP without it.
-//   - The first connect or listen of a process with one fd left, before the progress engine
-//     has made its own fds, fails with RPMA_E_PROVIDER instead of ending the process (asio
-//     throws when it cannot make them).
+//   - The progress engine's own fds (asio makes them with its first socket or timer, and
+//     throws if it cannot) are made by rpma_peer_new: with one fd left it fails with
+//     RPMA_E_PROVIDER instead of ending the process, and a later call that needs them
+//     finds them made: a first connect whose address never answers (its timeout is the
+//     process's first timer) still times out, and a first listen fails cleanly.
 // The limit is RLIMIT_NOFILE, lowered around the call so that exactly the fds wanted are left.
 #include <gtest/gtest.h>
 #include <librpma.h>
+#include <rpma_sim.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,14 +44,18 @@ rlimit LeaveOneFd() {
   return saved;
 }
 
-// Calls `call` with one fd left (the limit restored after it) and says "RESULT <what it
-// returned>" on the pipe.
+// Says "RESULT <ret>" on the pipe.
+void SayResult(int pipe_fd, int ret) {
+  std::string line = "RESULT " + std::to_string(ret) + "\n";
+  if (!integration::WriteAll(pipe_fd, line.data(), line.size())) _exit(5);
+}
+
+// Calls `call` with one fd left (the limit restored after it) and says what it returned.
 void SayResultWithOneFdLeft(int pipe_fd, const std::function<int()> &call) {
   rlimit saved = LeaveOneFd();
   int ret = call();
   setrlimit(RLIMIT_NOFILE, &saved);
-  std::string line = "RESULT " + std::to_string(ret) + "\n";
-  if (!integration::WriteAll(pipe_fd, line.data(), line.size())) _exit(5);
+  SayResult(pipe_fd, ret);
 }
 
 rpma_peer *NewPeer(int pipe_fd, int type) {
@@ -90,21 +97,49 @@ int ChildServer(int pipe_fd, int count) {
   return 0;
 }
 
-// --child-first-connect PIPE_FD PORT: this process's first connect, with one fd left; says
-// "RESULT <rpma_conn_req_connect's return>".
-int ChildFirstConnect(int pipe_fd, const char *port) {
-  rpma_peer *peer = NewPeer(pipe_fd, RPMA_UTIL_IBV_CONTEXT_REMOTE);
-  rpma_conn_req *req = nullptr;
-  int ret = rpma_conn_req_new(peer, kLoopback, port, nullptr, &req);
-  if (ret) ChildFail(pipe_fd, "rpma_conn_req_new", ret);
-  rpma_conn *conn = nullptr;
-  SayResultWithOneFdLeft(pipe_fd, [&] { return rpma_conn_req_connect(&req, nullptr, &conn); });
-  if (conn != nullptr) rpma_conn_delete(&conn);
+// --child-first-peer PIPE_FD: this process's first rpma_peer_new, with one fd left, then
+// another with fds to spare; says "RESULT <return>" for each.
+int ChildFirstPeer(int pipe_fd) {
+  ibv_context *ibv_ctx = nullptr;
+  int ret = rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx);
+  if (ret) ChildFail(pipe_fd, "rpma_utils_get_ibv_context", ret);
+  rpma_peer *peer = nullptr;
+  SayResultWithOneFdLeft(pipe_fd, [&] { return rpma_peer_new(ibv_ctx, &peer); });
+  if (peer != nullptr) ChildFail(pipe_fd, "a failed rpma_peer_new gave a peer", 0);
+  SayResult(pipe_fd, rpma_peer_new(ibv_ctx, &peer));
   rpma_peer_delete(&peer);
   return 0;
 }
 
-// --child-first-listen PIPE_FD: this process's first listen, with one fd left; says
+// --child-unreachable PIPE_FD PORT: this process's first connect, with one fd left, to an
+// address that never answers (a fault rule): its timeout is the process's first timer.
+// Says "RESULT <rpma_conn_req_connect's return>", then "EVENT <the connection's event>".
+int ChildUnreachable(int pipe_fd, const char *port) {
+  int ret = rpma_sim_fault_add("unreachable:nth=1");
+  if (ret) ChildFail(pipe_fd, "rpma_sim_fault_add", ret);
+  rpma_peer *peer = NewPeer(pipe_fd, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+  rpma_conn_cfg *cfg = nullptr;
+  if ((ret = rpma_conn_cfg_new(&cfg))) ChildFail(pipe_fd, "rpma_conn_cfg_new", ret);
+  if ((ret = rpma_conn_cfg_set_timeout(cfg, 100)))
+    ChildFail(pipe_fd, "rpma_conn_cfg_set_timeout", ret);
+  rpma_conn_req *req = nullptr;
+  if ((ret = rpma_conn_req_new(peer, kLoopback, port, cfg, &req)))
+    ChildFail(pipe_fd, "rpma_conn_req_new", ret);
+  rpma_conn *conn = nullptr;
+  SayResultWithOneFdLeft(pipe_fd, [&] { return rpma_conn_req_connect(&req, nullptr, &conn); });
+  if (conn == nullptr) return 0;
+  rpma_conn_event event = RPMA_CONN_UNDEFINED;
+  ret = integration::NextEvent(conn, kSafetyTimeoutMs, &event);
+  std::string line = "EVENT " + std::to_string(ret == 0 ? event : -1) + "\n";
+  if (!integration::WriteAll(pipe_fd, line.data(), line.size())) _exit(5);
+  rpma_conn_delete(&conn);
+  rpma_conn_cfg_delete(&cfg);
+  rpma_peer_delete(&peer);
+  return 0;
+}
+
+// --child-first-listen PIPE_FD: this process's first listen, with one fd left (a listener
+// takes two: its socket and the spare it answers with when out of fds); says
 // "RESULT <rpma_ep_listen's return>".
 int ChildFirstListen(int pipe_fd) {
   rpma_peer *peer = NewPeer(pipe_fd, RPMA_UTIL_IBV_CONTEXT_LOCAL);
@@ -167,18 +202,25 @@ TEST(FdExhaustionAutoTest, AClientWithOneFdLeftGoesOnOverTcp) {
   EXPECT_EQ(0, rpma_peer_delete(&peer));
 }
 
-TEST(FdExhaustionAutoTest, AProcesssFirstConnectWithOneFdLeftFailsTheCall) {
-  // The server waits for a request the client never completes; its destructor ends it.
-  integration::Child server("--child-server", {"1"});
-  ASSERT_TRUE(server.started());
+TEST(FdExhaustionAutoTest, AProcesssFirstPeerWithOneFdLeftFailsTheCall) {
+  integration::Child child("--child-first-peer", {});
+  ASSERT_TRUE(child.started());
   std::string line;
-  ASSERT_NO_FATAL_FAILURE(server.ExpectLine("PORT ", &line, /*prefix=*/true));
-  integration::Child client("--child-first-connect", {line.substr(5)});
-  ASSERT_TRUE(client.started());
-  ASSERT_NO_FATAL_FAILURE(
-      client.ExpectLine("RESULT " + std::to_string(RPMA_E_PROVIDER), &line));
+  ASSERT_NO_FATAL_FAILURE(child.ExpectLine("RESULT " + std::to_string(RPMA_E_PROVIDER), &line));
+  ASSERT_NO_FATAL_FAILURE(child.ExpectLine("RESULT 0", &line));
   int status = -1;
-  ASSERT_NO_FATAL_FAILURE(client.Reap(&status));
+  ASSERT_NO_FATAL_FAILURE(child.Reap(&status));
+  EXPECT_EQ(0, status);
+}
+
+TEST(FdExhaustionAutoTest, AFirstConnectThatNeverHearsBackWithOneFdLeftTimesOut) {
+  integration::Child child("--child-unreachable", {integration::FreeTcpPort()});
+  ASSERT_TRUE(child.started());
+  std::string line;
+  ASSERT_NO_FATAL_FAILURE(child.ExpectLine("RESULT 0", &line));
+  ASSERT_NO_FATAL_FAILURE(child.ExpectLine("EVENT " + std::to_string(RPMA_CONN_UNREACHABLE), &line));
+  int status = -1;
+  ASSERT_NO_FATAL_FAILURE(child.Reap(&status));
   EXPECT_EQ(0, status);
 }
 
@@ -200,8 +242,10 @@ int main(int argc, char **argv) {
     return ChildServer(atoi(argv[2]), atoi(argv[3]));
   if (argc >= 3 && strcmp(argv[1], "--child-first-listen") == 0)
     return ChildFirstListen(atoi(argv[2]));
-  if (argc >= 4 && strcmp(argv[1], "--child-first-connect") == 0)
-    return ChildFirstConnect(atoi(argv[2]), argv[3]);
+  if (argc >= 3 && strcmp(argv[1], "--child-first-peer") == 0)
+    return ChildFirstPeer(atoi(argv[2]));
+  if (argc >= 4 && strcmp(argv[1], "--child-unreachable") == 0)
+    return ChildUnreachable(atoi(argv[2]), argv[3]);
   testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
