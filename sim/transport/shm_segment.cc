@@ -211,8 +211,8 @@ Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out
                                                               bip::read_write, owner_only);
     if (flock(object->get_mapping_handle().handle, LOCK_SH) != 0)
       throw bip::interprocess_exception("cannot lock the new segment");
-    object->truncate(SegmentSize(ring_capacity));
-    // Taken now, so that a full /dev/shm is this call's error and not a SIGBUS later.
+    // Taken now, so that a full /dev/shm is this call's error and not a SIGBUS later. It
+    // sets the size too (no truncate first).
     int error;
     do {
       error = posix_fallocate(object->get_mapping_handle().handle, 0,
@@ -221,7 +221,7 @@ Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out
     if (error != 0)
       throw bip::interprocess_exception(error == ENOSPC ? "no room left in /dev/shm"
                                                         : strerror(error));
-    bip::mapped_region region(*object, bip::read_write);
+    bip::mapped_region region(*object, bip::read_write, 0, SegmentSize(ring_capacity));
     InitHeader(region.get_address(), ring_capacity, RandomBits());
     out->reset(new ShmSegment(name, kClient,
                               std::make_shared<bip::mapped_region>(std::move(region)),
@@ -243,23 +243,25 @@ Status ShmSegment::Open(const std::string& name, uint64_t nonce,
   }
   try {
     bip::shared_memory_object object(bip::open_only, name.c_str(), bip::read_write);
-    bip::offset_t size = 0;
-    if (!object.get_size(size) || size < static_cast<bip::offset_t>(kDataOffset)) {
+    struct stat status;
+    if (fstat(object.get_mapping_handle().handle, &status) != 0 ||
+        status.st_size < static_cast<off_t>(kDataOffset)) {
       SIM_LOG_ERROR("shared memory segment %s has the wrong size", name.c_str());
       return Status::kProvider;
     }
-    struct stat status;
-    if (fstat(object.get_mapping_handle().handle, &status) != 0 || status.st_uid != geteuid()) {
+    if (status.st_uid != geteuid()) {
       // Another user's segment: sharing memory (and process_vm) across users is refused.
       SIM_LOG_ERROR("shared memory segment %s belongs to another user", name.c_str());
       return Status::kProvider;
     }
+    const size_t size = static_cast<size_t>(status.st_size);
     std::shared_ptr<bip::mapped_region> region = MappingInThisProcess(name);
-    if (!region) region = std::make_shared<bip::mapped_region>(object, bip::read_write);
+    if (!region)
+      region = std::make_shared<bip::mapped_region>(object, bip::read_write, 0, size);
     // The peer may have truncated it since its size was read: the check reads zeros then.
     MappingGuard checking(region->get_address(), region->get_size());
     const size_t ring_capacity =
-        CheckHeader(region->get_address(), static_cast<size_t>(size), nonce);
+        CheckHeader(region->get_address(), size, nonce);
     if (ring_capacity == 0 || checking.truncated()) {
       SIM_LOG_ERROR("shared memory segment %s is not the one offered", name.c_str());
       return Status::kProvider;
