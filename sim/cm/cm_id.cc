@@ -243,7 +243,22 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
 }
 
 Status CmId::Accept(const std::vector<uint8_t>& private_data) {
-  std::lock_guard<std::mutex> lock(CmMutex());
+  std::shared_ptr<TcpSession> session;
+  std::shared_ptr<FrameWire> shm_wire;
+  Status status;
+  {
+    std::lock_guard<std::mutex> lock(CmMutex());
+    status = AcceptLocked(private_data, &session, &shm_wire);
+  }
+  // After the CM lock, which a wire's read lock comes before: the data path over shared
+  // memory begins reading here, without waking the engine.
+  if (shm_wire) session->StartReading(shm_wire);
+  return status;
+}
+
+Status CmId::AcceptLocked(const std::vector<uint8_t>& private_data,
+                          std::shared_ptr<TcpSession>* session,
+                          std::shared_ptr<FrameWire>* shm_wire) {
   if (state_ != State::kIncoming) return Status::kProvider;
   std::shared_ptr<CmId> client = remote_.lock();
   if (private_data.size() > kMaxAcceptPrivateData) {
@@ -259,7 +274,8 @@ Status CmId::Accept(const std::vector<uint8_t>& private_data) {
     session_->BindQueuePair(qp_);
     TagQueuePairLocked(true);
     qp_->Connect(session_->link());
-    session_->SendAccept(private_data, qp_->pd()->node()->id());
+    *shm_wire = session_->SendAccept(private_data, qp_->pd()->node()->id());
+    *session = session_;
     state_ = State::kConnected;
     PushLocked(CmEvent{CmEventType::kEstablished, nullptr, {}});
     return Status::kOk;

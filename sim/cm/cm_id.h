@@ -23,6 +23,7 @@
 
 namespace rpma_sim {
 
+class FrameWire;
 class TcpSession;
 
 // rdma_cm's limits on private data with RDMA_PS_TCP (rdma_connect(3), rdma_accept(3)).
@@ -119,6 +120,10 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   // Tags the queue pair with this connection (verbs/connection_tag.h), once established.
   void TagQueuePairLocked(bool server);
   void RejectClientLocked(const std::shared_ptr<CmId>& client);
+  // Accept's work under the lock. Over TCP it gives the session and, if the data path
+  // moved to shared memory, the wire there, which Accept starts after the lock.
+  Status AcceptLocked(const std::vector<uint8_t>& private_data,
+                      std::shared_ptr<TcpSession>* session, std::shared_ptr<FrameWire>* shm_wire);
 
   std::shared_ptr<EventChannel> channel_;
   std::shared_ptr<QueuePair> qp_;

@@ -61,7 +61,8 @@ void TcpSession::SendHello(std::vector<uint8_t> private_data, std::shared_ptr<Sh
   wire_->Send(FrameType::kHello, EncodeHello(hello));
 }
 
-void TcpSession::SendAccept(std::vector<uint8_t> private_data, uint64_t node) {
+std::shared_ptr<FrameWire> TcpSession::SendAccept(std::vector<uint8_t> private_data,
+                                                  uint64_t node) {
   std::shared_ptr<ShmSegment> segment;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -69,7 +70,7 @@ void TcpSession::SendAccept(std::vector<uint8_t> private_data, uint64_t node) {
   }
   AcceptMessage accept{std::move(private_data), segment != nullptr, node};
   wire_->Send(FrameType::kAccept, EncodeAccept(accept));
-  if (segment) StartReading(MoveToSharedMemory(std::move(segment)));
+  return segment ? MoveToSharedMemory(std::move(segment)) : nullptr;
 }
 
 void TcpSession::Send(FrameType type, std::vector<uint8_t> body) {
@@ -220,8 +221,9 @@ void TcpSession::OnAccept(Frame frame) {
     id = id_.lock();
   }
   if (id) id->OnPeerAccepted(std::move(accept.private_data), accept.node);
-  // Only now: the server's first requests must find the queue pair connected.
-  if (moved) StartReading(moved);
+  // Only now: the server's first requests must find the queue pair connected. On the
+  // engine, under this wire's read lock: the new wire's is not taken here.
+  if (moved) moved->StartOnEngine(SharedMemoryRouter());
 }
 
 std::shared_ptr<FrameWire> TcpSession::MoveToSharedMemory(std::shared_ptr<ShmSegment> segment) {
@@ -251,9 +253,13 @@ std::shared_ptr<FrameWire> TcpSession::MoveToSharedMemory(std::shared_ptr<ShmSeg
   return shm_wire;
 }
 
+std::shared_ptr<WireHandler> TcpSession::SharedMemoryRouter() {
+  return std::make_shared<FrameRouter>(std::make_shared<SharedMemoryHandler>(shared_from_this()),
+                                       link_);
+}
+
 void TcpSession::StartReading(const std::shared_ptr<FrameWire>& shm_wire) {
-  shm_wire->StartOnEngine(
-      std::make_shared<FrameRouter>(std::make_shared<SharedMemoryHandler>(shared_from_this()), link_));
+  shm_wire->Start(SharedMemoryRouter());
 }
 
 void TcpSession::OnWireClosed(const std::string& reason) {

@@ -45,9 +45,13 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   // `node` is the client's (fabric/node.h).
   void SendHello(std::vector<uint8_t> private_data, std::shared_ptr<ShmSegment> segment,
                  bool required, uint64_t node);
-  // Server: accepts; the data path moves to the offered segment if it was taken. `node` is
-  // the server's.
-  void SendAccept(std::vector<uint8_t> private_data, uint64_t node);
+  // Server: accepts; the data path moves to the offered segment if it was taken, and the
+  // wire over it is returned (null otherwise) for the caller to start (StartReading) once
+  // it holds no lock. `node` is the server's.
+  std::shared_ptr<FrameWire> SendAccept(std::vector<uint8_t> private_data, uint64_t node);
+  // Begins reading `shm_wire` (from SendAccept) on the calling thread, which holds none of
+  // the simulator's locks: the engine is not woken for it.
+  void StartReading(const std::shared_ptr<FrameWire>& shm_wire);
   // Other CM messages to the peer (queued; never blocks).
   void Send(FrameType type, std::vector<uint8_t> body = {});
   // Sends what is queued, then closes the connection.
@@ -79,7 +83,8 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   std::shared_ptr<ShmSegment> TakeOffer(const HelloMessage& hello);
   // Sends every later frame through `segment`; returns the wire that reads it.
   std::shared_ptr<FrameWire> MoveToSharedMemory(std::shared_ptr<ShmSegment> segment);
-  void StartReading(const std::shared_ptr<FrameWire>& shm_wire);
+  // What handles the frames of the wire over the segment.
+  std::shared_ptr<WireHandler> SharedMemoryRouter();
   // The connection is over (the TCP wire ended, or the shared-memory one did).
   void Ended(const std::string& reason);
 

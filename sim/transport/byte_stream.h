@@ -29,9 +29,11 @@ class ByteStream {
   // application's that polls: FrameWire::DeliverArrived).
   virtual ssize_t TryRead(uint8_t* data, size_t size) = 0;
 
-  // The progress engine waits for the stream, which has no thread of its own. Each wait
-  // must be started on the engine's thread; it calls `ready` there once the stream is
-  // readable (or ended, or broken), or writable.
+  // The progress engine waits for the stream, which has no thread of its own. A wait calls
+  // `ready` on the engine's thread once the stream is readable (or ended, or broken), or
+  // writable. The first wait may be begun on any thread that holds none of the simulator's
+  // locks (FrameWire::Start); every later one is begun on the engine's, after the one
+  // before ended there.
   virtual void AsyncWaitReadable(std::function<void()> ready) = 0;
   virtual void AsyncWaitWritable(std::function<void()> ready) = 0;
 

@@ -66,8 +66,36 @@ struct ShmStream::State : std::enable_shared_from_this<State> {
       if (poll_posted) return;
       poll_posted = true;
     }
+    PostPoll();
+  }
+
+  void PostPoll() {
     auto self = shared_from_this();
     boost::asio::post(IoContext(), [self] { self->Poll(); });
+  }
+
+  // A wait just begun (`waiter` set to `ready`): asleep at once if Poll would only ask for
+  // a doorbell (nothing ready, no activity within the spin), else Poll runs. The engine is
+  // not woken for a wait begun elsewhere that has nothing to do (a server's new connection,
+  // whose client writes nothing before it has the server's accept).
+  void BeginWait(std::function<void()>* waiter, std::function<void()> ready) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      *waiter = std::move(ready);
+      if (poll_posted || SleepLocked()) return;
+      poll_posted = true;
+    }
+    PostPoll();
+  }
+
+  // Whether every wait may sleep until a doorbell now: none is ready, the last activity is
+  // older than the spin, and each ring took the request (it did not change meanwhile).
+  // Requires mutex.
+  bool SleepLocked() {
+    if ((readable_waiter && ReadReady()) || (writable_waiter && WriteReady())) return false;
+    if (NowNs() - last_activity_ns.load(std::memory_order_relaxed) < kSpinNs) return false;
+    return (!readable_waiter || inbound().ArmConsumerDoorbell()) &&
+           (!writable_waiter || outbound().ArmProducerDoorbell());
   }
 
   // On the engine: wakes the waits whose rings are ready; the others spin a while longer or
@@ -97,8 +125,7 @@ struct ShmStream::State : std::enable_shared_from_this<State> {
     if (on_writable) on_writable();
     if (!again) return;
     if (yield) sched_yield();
-    auto self = shared_from_this();
-    boost::asio::post(IoContext(), [self] { self->Poll(); });
+    PostPoll();
   }
 };
 
@@ -156,19 +183,11 @@ ssize_t ShmStream::Write(const iovec* parts, int count) {
 }
 
 void ShmStream::AsyncWaitReadable(std::function<void()> ready) {
-  {
-    std::lock_guard<std::mutex> lock(state_->mutex);
-    state_->readable_waiter = std::move(ready);
-  }
-  state_->Kick();
+  state_->BeginWait(&state_->readable_waiter, std::move(ready));
 }
 
 void ShmStream::AsyncWaitWritable(std::function<void()> ready) {
-  {
-    std::lock_guard<std::mutex> lock(state_->mutex);
-    state_->writable_waiter = std::move(ready);
-  }
-  state_->Kick();
+  state_->BeginWait(&state_->writable_waiter, std::move(ready));
 }
 
 void ShmStream::OnDoorbell() { state_->Kick(); }
