@@ -62,9 +62,15 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 RPMA_SIM_TRANSPORT=$TRANSPORT "$SCALE" server 127.0.0.1 "$PORT" "$CONNECTIONS" \
   > "$WORK/server.log" 2>&1 &
 SERVER_PID=$!
-for _ in $(seq 100); do grep -q listening "$WORK/server.log" && break; sleep 0.05; done
-perf record -q -e "$GROUP:*" -a -o "$WORK/perf.data" -- env RPMA_SIM_TRANSPORT="$TRANSPORT" \
-  "$SCALE" client 127.0.0.1 "$PORT" "$CONNECTIONS" > "$WORK/client.log" 2>&1
+for _ in $(seq 200); do grep -q listening "$WORK/server.log" && break; sleep 0.05; done
+grep -q listening "$WORK/server.log" ||
+  { echo "connect_phases.sh: the server did not listen:" >&2; cat "$WORK/server.log" >&2; exit 1; }
+if ! perf record -q -e "$GROUP:*" -a -o "$WORK/perf.data" -- env RPMA_SIM_TRANSPORT="$TRANSPORT" \
+    "$SCALE" client 127.0.0.1 "$PORT" "$CONNECTIONS" > "$WORK/client.log" 2>&1; then
+  echo "connect_phases.sh: the client failed:" >&2
+  cat "$WORK/client.log" "$WORK/server.log" >&2
+  exit 1
+fi
 wait "$SERVER_PID" || true
 SERVER_PID=
 perf script -i "$WORK/perf.data" -F tid,time,event 2>/dev/null > "$WORK/events.txt"
@@ -95,7 +101,9 @@ for line in open(sys.argv[1]):
     m = re.match(r"\s*(\d+)\s+([\d.]+):\s+\w+:(\w+)", line)
     if m:
         events.append((float(m.group(2)) * 1e6, int(m.group(1)), m.group(3).replace("__return", "")))
-client = next(tid for _, tid, name in events if name == "tcp_connect")
+client = next((tid for _, tid, name in events if name == "tcp_connect"), None)
+if client is None:
+    sys.exit("connect_phases.sh: no connect was recorded")
 cycles, current = [], None
 for ts, tid, name in events:
     if name == "connect_call" and tid == client:
@@ -105,7 +113,9 @@ for ts, tid, name in events:
     elif current is not None:
         key = name + ("@client" if name == "next_event_done" and tid == client else "")
         current.setdefault(key, ts)
-middle = cycles[len(cycles) // 10: len(cycles) * 9 // 10]
+if current:
+    cycles.append(current)
+middle = cycles[len(cycles) // 10: len(cycles) * 9 // 10] or cycles
 times = {label: [] for _, _, label in PHASES}
 whole = []
 for cycle in middle:
@@ -125,6 +135,8 @@ for _, _, label in PHASES:
         print("| %s | %.0f | %.0f |" % (label, statistics.median(times[label]),
                                        statistics.mean(times[label])))
 whole.sort()
+if not whole:
+    sys.exit("connect_phases.sh: no whole connect was recorded")
 print("| **one connect** (%d of them; p99 %.0f us, max %.0f us) | **%.0f** | **%.0f** |" %
       (len(whole), whole[int(len(whole) * 0.99)], whole[-1], statistics.median(whole),
        statistics.mean(whole)))

@@ -244,8 +244,11 @@ Status ShmSegment::Open(const std::string& name, uint64_t nonce,
   try {
     bip::shared_memory_object object(bip::open_only, name.c_str(), bip::read_write);
     struct stat status;
+    // Nothing is mapped that no offer could be: a header's worth at least, and no more than
+    // the largest rings need.
     if (fstat(object.get_mapping_handle().handle, &status) != 0 ||
-        status.st_size < static_cast<off_t>(kDataOffset)) {
+        status.st_size < static_cast<off_t>(kDataOffset) ||
+        status.st_size > static_cast<off_t>(SizeFor(kMaxRingCapacity))) {
       SIM_LOG_ERROR("shared memory segment %s has the wrong size", name.c_str());
       return Status::kProvider;
     }

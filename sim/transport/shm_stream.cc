@@ -94,8 +94,11 @@ struct ShmStream::State : std::enable_shared_from_this<State> {
   bool SleepLocked() {
     if ((readable_waiter && ReadReady()) || (writable_waiter && WriteReady())) return false;
     if (NowNs() - last_activity_ns.load(std::memory_order_relaxed) < kSpinNs) return false;
-    return (!readable_waiter || inbound().ArmConsumerDoorbell()) &&
-           (!writable_waiter || outbound().ArmProducerDoorbell());
+    bool armed = (!readable_waiter || inbound().ArmConsumerDoorbell()) &&
+                 (!writable_waiter || outbound().ArmProducerDoorbell());
+    // The arm may be the first access to find the segment truncated (it then read zeros):
+    // a wait that would never be rung.
+    return armed && !segment->truncated();
   }
 
   // On the engine: wakes the waits whose rings are ready; the others spin a while longer or
@@ -117,6 +120,7 @@ struct ShmStream::State : std::enable_shared_from_this<State> {
           // A ring that changed since the look above is looked at again, not slept on.
           if (readable_waiter && !inbound().ArmConsumerDoorbell()) again = true;
           if (writable_waiter && !outbound().ArmProducerDoorbell()) again = true;
+          if (segment->truncated()) again = true;  // found by the arm: the waits fire next
         }
         poll_posted = again;
       }

@@ -21,6 +21,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/common/log.h"
+
 namespace rpma_sim {
 namespace {
 
@@ -274,6 +276,30 @@ TEST(ShmSegmentTest, OpenOfAnObjectOfTheWrongSizeFails) {
   std::shared_ptr<ShmSegment> server;
   EXPECT_EQ(ShmSegment::Open(small.name(), 0, &server), Status::kProvider);
   EXPECT_EQ(server, nullptr);
+}
+
+// The format of the last error logged (RecordLogFormat).
+std::string g_last_error_format;
+
+void RecordLogFormat(LogLevel level, const char*, int, const char*, const char* format, ...) {
+  if (level <= LogLevel::kError) g_last_error_format = format;
+}
+
+TEST(ShmSegmentTest, OpenRefusesASegmentLargerThanAnyOfferBeforeMappingIt) {
+  std::shared_ptr<ShmSegment> client, server;
+  ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
+  // The peer grows it past the largest rings (sparse: no memory taken).
+  int fd = open(("/dev/shm/" + client->name()).c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(1) << 40), 0);
+  close(fd);
+  LogSetFunction(&RecordLogFormat);
+  g_last_error_format.clear();
+  EXPECT_EQ(ShmSegment::Open(client->name(), client->nonce(), &server), Status::kProvider);
+  LogSetFunction(nullptr);
+  EXPECT_EQ(server, nullptr);
+  // Refused for its size, not found wrong after mapping a terabyte.
+  EXPECT_EQ(g_last_error_format, "shared memory segment %s has the wrong size");
 }
 
 TEST(ShmSegmentTest, ClientOutboundIsServerInboundAndBack) {
