@@ -3,7 +3,9 @@
 # sides as two threads), and client and server as two processes over TCP and over shared
 # memory. Each side must connect all of them, write on each, disconnect them all and find
 # the data in place, with at most 4 simulator threads and one fd of its own per connection
-# (+64 for the rest) while every connection is open.
+# (+64 for the rest) while every connection is open. In process the connects go one after
+# another; between two processes the client keeps 32 under way at once (--window), so the
+# server's listener and both engines handle many handshakes interleaved.
 #
 # usage: scale_test.sh RPMA_SIM_SCALE_BINARY
 set -u
@@ -11,6 +13,7 @@ scale=$1
 connections=2000
 max_sim_threads=4
 max_fds=$((connections + 64))
+window=32
 work=${TEST_TMPDIR:-$(mktemp -d)}
 failed=0
 
@@ -43,7 +46,8 @@ check_line "in process" "$(grep '^client:' <<<"$out")"
 # Client and server as two processes over TRANSPORT (tcp or shm).
 two_processes() {  # TRANSPORT
   local transport=$1 port out client_status server_status
-  echo "=== $transport: $connections connections, client and server as two processes"
+  echo "=== $transport: $connections connections, client and server as two processes," \
+    "$window connects under way at once"
   port=$(free_port)
   : >"$work/server.out"
   RPMA_SIM_TRANSPORT=$transport timeout 300 "$scale" server 127.0.0.1 "$port" "$connections" \
@@ -51,7 +55,7 @@ two_processes() {  # TRANSPORT
   local server_pid=$!
   timeout 60 tail -n +1 --pid="$server_pid" -f "$work/server.out" | grep -q -m1 "listening on"
   out=$(RPMA_SIM_TRANSPORT=$transport timeout 300 "$scale" client 127.0.0.1 "$port" \
-    "$connections" --max-sim-threads "$max_sim_threads" 2>&1)
+    "$connections" --max-sim-threads "$max_sim_threads" --window "$window" 2>&1)
   client_status=$?
   wait "$server_pid"
   server_status=$?
