@@ -12,12 +12,14 @@
 //         RPMA_SIM_TRANSPORT says otherwise).
 //   --max-sim-threads K: exit 1 if, with every connection open, the process has more than
 //         K threads besides the application's own (1, or 2 for both).
-//   --window W: the client keeps up to W connects under way (rpma_conn_req_connect is
-//         asynchronous), as rdma-core's cmtime runs its connects; 1 (the default) waits for
-//         each connection's ESTABLISHED before the next connect: its rate is then one over
-//         a connect's latency. At most 512 (kMaxWindow).
+//   --window W (client, both): the client keeps up to W connects under way
+//         (rpma_conn_req_connect is asynchronous; rdma-core's cmtime puts all of its connects
+//         in flight at once); 1 (the default) waits for each connection's ESTABLISHED before
+//         the next connect: its rate is then one over a connect's latency. At most 512
+//         (kMaxWindow).
 // Only the public headers: the same program measures the simulator and a real librpma.
 #include <dirent.h>
+#include <errno.h>
 #include <librpma.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,20 @@ namespace {
 // below the simulator's listen backlog (1024, as net.rdma_ucm.max_backlog), so none is
 // rejected for it.
 constexpr int kMaxWindow = 512;
+
+// Reads `text` as a whole decimal number from `low` to `high` into *value; false (said on
+// stderr, naming `what`) otherwise.
+bool ParseNumber(const char* what, const char* text, long low, long high, int* value) {
+  char* end = nullptr;
+  errno = 0;
+  long number = strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || number < low || number > high) {
+    fprintf(stderr, "%s must be a number from %ld to %ld, not \"%s\"\n", what, low, high, text);
+    return false;
+  }
+  *value = static_cast<int>(number);
+  return true;
+}
 
 [[noreturn]] void Fail(const char* side, const char* what, int ret) {
   fprintf(stderr, "%s: %s failed: %s\n", side, what, rpma_err_2str(ret));
@@ -174,7 +190,8 @@ int Server(const Config& config, const std::function<void()>& listening) {
   listening();
 
   std::vector<rpma_conn*> conns(config.connections, nullptr);
-  auto start = std::chrono::steady_clock::now();
+  // Both set when the first request is taken (N is at least 1).
+  std::chrono::steady_clock::time_point start;
   long long cpu_at_start_us = 0;
   std::vector<uint8_t> pdata_bytes(desc_size + sizeof(uint32_t));
   CHECK(side, rpma_mr_get_descriptor(mr, pdata_bytes.data()));
@@ -273,23 +290,21 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string mode = argv[1];
-  Config config{argv[2], argv[3], atoi(argv[4])};
+  Config config{argv[2], argv[3], 0};
+  if (!ParseNumber("N", argv[4], 1, 1000000, &config.connections)) return 2;
   for (int i = 5; i < argc; i += 2) {
-    if (i + 1 == argc) {
-      fprintf(stderr, "%s needs a value\n", argv[i]);
-      return 2;
-    }
+    const char* value = i + 1 < argc ? argv[i + 1] : "";
     if (strcmp(argv[i], "--max-sim-threads") == 0) {
-      config.max_sim_threads = atoi(argv[i + 1]);
+      if (!ParseNumber(argv[i], value, 0, 1000000, &config.max_sim_threads)) return 2;
     } else if (strcmp(argv[i], "--window") == 0) {
-      config.window = atoi(argv[i + 1]);
+      if (!ParseNumber(argv[i], value, 1, kMaxWindow, &config.window)) return 2;
     } else {
       fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
     }
   }
-  if (config.connections <= 0 || config.window <= 0 || config.window > kMaxWindow) {
-    fprintf(stderr, "N must be a positive number, and the window one from 1 to %d\n", kMaxWindow);
+  if (mode == "server" && config.window != 1) {
+    fprintf(stderr, "--window is the client's: the server takes requests as they come\n");
     return 2;
   }
   config.shm_before = ShmUsed();

@@ -4,8 +4,9 @@
 # memory. Each side must connect all of them, write on each, disconnect them all and find
 # the data in place, with at most 4 simulator threads and one fd of its own per connection
 # (+64 for the rest) while every connection is open. In process the connects go one after
-# another; between two processes the client keeps 32 under way at once (--window), so the
-# server's listener and both engines handle many handshakes interleaved.
+# another, then with 32 under way at once (--window); between two processes the client
+# keeps 32 under way, so the server's listener and both engines handle many handshakes
+# interleaved (the examples' tests connect one at a time over tcp and shm).
 #
 # usage: scale_test.sh RPMA_SIM_SCALE_BINARY
 set -u
@@ -42,6 +43,14 @@ status=$?
 echo "$out"
 [ "$status" -eq 0 ] || { echo "FAIL: in process: exit $status"; failed=1; }
 check_line "in process" "$(grep '^client:' <<<"$out")"
+
+echo "=== in process: $connections connections, $window connects under way at once"
+out=$(RPMA_SIM_TRANSPORT=inproc timeout 300 "$scale" both 127.0.0.1 "$(free_port)" \
+  "$connections" --max-sim-threads "$max_sim_threads" --window "$window" 2>&1)
+status=$?
+echo "$out"
+[ "$status" -eq 0 ] || { echo "FAIL: in process, window $window: exit $status"; failed=1; }
+check_line "in process, window $window" "$(grep '^client:' <<<"$out")"
 
 # Client and server as two processes over TRANSPORT (tcp or shm).
 two_processes() {  # TRANSPORT
