@@ -36,21 +36,20 @@ check_line() {  # LABEL LINE
   fi
 }
 
-echo "=== in process: $connections connections, both sides in one process"
-out=$(RPMA_SIM_TRANSPORT=inproc timeout 300 "$scale" both 127.0.0.1 "$(free_port)" \
-  "$connections" --max-sim-threads "$max_sim_threads" 2>&1)
-status=$?
-echo "$out"
-[ "$status" -eq 0 ] || { echo "FAIL: in process: exit $status"; failed=1; }
-check_line "in process" "$(grep '^client:' <<<"$out")"
+# Both sides as two threads of one process, WINDOW connects under way at once.
+in_process() {  # WINDOW
+  local label="in process, window $1" out status
+  echo "=== $label: $connections connections, both sides in one process"
+  out=$(RPMA_SIM_TRANSPORT=inproc timeout 300 "$scale" both 127.0.0.1 "$(free_port)" \
+    "$connections" --max-sim-threads "$max_sim_threads" --window "$1" 2>&1)
+  status=$?
+  echo "$out"
+  [ "$status" -eq 0 ] || { echo "FAIL: $label: exit $status"; failed=1; }
+  check_line "$label" "$(grep '^client:' <<<"$out")"
+}
 
-echo "=== in process: $connections connections, $window connects under way at once"
-out=$(RPMA_SIM_TRANSPORT=inproc timeout 300 "$scale" both 127.0.0.1 "$(free_port)" \
-  "$connections" --max-sim-threads "$max_sim_threads" --window "$window" 2>&1)
-status=$?
-echo "$out"
-[ "$status" -eq 0 ] || { echo "FAIL: in process, window $window: exit $status"; failed=1; }
-check_line "in process, window $window" "$(grep '^client:' <<<"$out")"
+in_process 1
+in_process "$window"
 
 # Client and server as two processes over TRANSPORT (tcp or shm).
 two_processes() {  # TRANSPORT
