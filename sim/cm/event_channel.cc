@@ -5,6 +5,11 @@
 
 namespace rpma_sim {
 
+SpinBudget& EventChannel::EventWaits() {
+  static auto* waits = new SpinBudget;  // never destroyed: channels may outlive statics
+  return *waits;
+}
+
 void EventChannel::Push(CmEvent event) {
   {
     std::lock_guard<std::mutex> lock(mutex_);

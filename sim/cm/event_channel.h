@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/common/event_fd.h"
+#include "sim/common/spin_budget.h"
 #include "sim/common/status.h"
 
 namespace rpma_sim {
@@ -50,7 +51,10 @@ class EventChannel {
   size_t pending();
 
  private:
-  EventFd event_fd_;
+  // Every channel's takers in this process share one spin (spin_budget.h): a connection's
+  // channel is new, and its ESTABLISHED comes about as late as the last one's did.
+  EventFd event_fd_{&EventWaits()};
+  static SpinBudget& EventWaits();
   std::mutex mutex_;
   std::deque<CmEvent> events_;
 };

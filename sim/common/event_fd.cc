@@ -14,11 +14,6 @@
 namespace rpma_sim {
 namespace {
 
-// A taker looks again for this long before it sleeps: an event that another thread signals
-// within it (the other side of a connection set up in this process, a completion about to
-// come) costs neither thread a sleep and a wake-up.
-constexpr auto kSpin = std::chrono::microseconds(50);
-
 bool ReadOne(int fd) {
   uint64_t value;
   for (;;) {
@@ -67,7 +62,8 @@ void EventFd::Signal() {
 }
 
 bool EventFd::Take() {
-  const auto give_up = std::chrono::steady_clock::now() + kSpin;
+  const auto start = std::chrono::steady_clock::now();
+  const auto give_up = start + std::chrono::nanoseconds(spin_ ? spin_->ns() : kSpinNs);
   while (pending_.load(std::memory_order_relaxed) == 0 && fd_.load(std::memory_order_relaxed) < 0 &&
          std::chrono::steady_clock::now() < give_up)
     sched_yield();
@@ -76,12 +72,14 @@ bool EventFd::Take() {
     std::unique_lock<std::mutex> lock(mutex_);
     signalled_.wait(lock, [this] { return pending_ > 0 || fd_ >= 0; });
     fd = fd_;
-    if (fd < 0) {
-      --pending_;
-      return true;
-    }
+    if (fd < 0) --pending_;
   }
-  return ReadOne(fd);
+  if (fd >= 0) return ReadOne(fd);
+  if (spin_)
+    spin_->Record(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count());
+  return true;
 }
 
 void EventFd::Drain() {

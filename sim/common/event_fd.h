@@ -16,12 +16,21 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "sim/common/spin_budget.h"
+
 namespace rpma_sim {
 
 class EventFd {
  public:
-  EventFd() = default;
+  // A taker spins kSpinNs before it sleeps, or as long as `spin` says (spin_budget.h) and
+  // then tells it how long the wait took; `spin` outlives this object.
+  explicit EventFd(SpinBudget* spin = nullptr) : spin_(spin) {}
   ~EventFd();
+
+  // An event that another thread signals within this (the other side of a connection set
+  // up in this process, a completion about to come) costs neither thread a sleep and a
+  // wake-up.
+  static constexpr int64_t kSpinNs = 50 * 1000;
 
   EventFd(const EventFd&) = delete;
   EventFd& operator=(const EventFd&) = delete;
@@ -35,7 +44,7 @@ class EventFd {
   void Signal();
 
   // Consumes one pending event, waiting for it: first looking again for a short while
-  // (yielding the core between looks), then sleeping. Returns false without waiting when the
+  // (yielding the core between looks; while no fd exists), then sleeping. Returns false without waiting when the
   // fd exists, is non-blocking and nothing is pending (or on an unexpected error).
   bool Take();
 
@@ -43,6 +52,7 @@ class EventFd {
   void Drain();
 
  private:
+  SpinBudget* const spin_;
   mutable std::mutex mutex_;
   mutable std::condition_variable signalled_;  // an event, or the fd was created
   // Written under mutex_; read without it only to know whether to stop spinning.
