@@ -2,7 +2,6 @@
 #include "tests/integration/integration_support.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -24,14 +23,17 @@ bool MapsSharedMemorySegment() {
   return false;
 }
 
-int SegmentNamesOf(int pid) {
-  std::string prefix = "rpma-sim-" + std::to_string(pid) + "-";
-  DIR *dir = opendir("/dev/shm");
-  if (dir == nullptr) return 0;
+int NamedSegmentsMappedBy(int pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) return -1;  // no such process (or not ours to read)
+  const std::string deleted = " (deleted)";
+  std::string line;
   int count = 0;
-  while (dirent *entry = readdir(dir))
-    if (strncmp(entry->d_name, prefix.c_str(), prefix.size()) == 0) ++count;
-  closedir(dir);
+  while (std::getline(maps, line)) {
+    bool removed = line.size() >= deleted.size() &&
+                   line.compare(line.size() - deleted.size(), deleted.size(), deleted) == 0;
+    if (line.find("/dev/shm/rpma-sim-") != std::string::npos && !removed) ++count;
+  }
   return count;
 }
 

@@ -61,8 +61,12 @@ int NextCompletion(rpma_cq *cq, int timeout_ms, ibv_wc *wc);
 // /dev/shm/rpma-sim-...): its data path runs over shared memory.
 bool MapsSharedMemorySegment();
 
-// How many segment names of process `pid` exist in /dev/shm (rpma-sim-<pid>-...).
-int SegmentNamesOf(int pid);
+// How many of the segments that process `pid` maps still have their name in /dev/shm
+// (/proc/<pid>/maps shows /dev/shm/rpma-sim-... without " (deleted)"). Read from the
+// process's own mappings, not from the pid in the names: a test in another pid namespace
+// (Bazel's sandboxes run in parallel) may have a process with the same pid. -1 if the
+// mappings cannot be read.
+int NamedSegmentsMappedBy(int pid);
 
 // Whether RPMA_SIM_TRANSPORT (as this test runs) lets a connection between two processes of
 // this host use shared memory: unset, auto or shm.

@@ -204,7 +204,7 @@ void ExpectTransport(pid_t client_pid) {
   EXPECT_EQ(integration::SharedMemoryExpected(), integration::MapsSharedMemorySegment())
       << "RPMA_SIM_TRANSPORT=" << (getenv("RPMA_SIM_TRANSPORT") ? getenv("RPMA_SIM_TRANSPORT")
                                                                   : "(unset)");
-  EXPECT_EQ(0, integration::SegmentNamesOf(client_pid));
+  EXPECT_EQ(0, integration::NamedSegmentsMappedBy(client_pid));
 }
 
 TEST(PeerKilled, ServerKilledWithWritesOutstanding) {
