@@ -5,10 +5,14 @@
 
 namespace rpma_sim {
 
-SpinBudget& EventChannel::EventWaits() {
-  static auto* waits = new SpinBudget;  // never destroyed: channels may outlive statics
-  return *waits;
-}
+namespace {
+
+// Constant-initialized, trivially destroyed: there before any channel, and after the last.
+SpinBudget g_cm_event_spin;
+
+}  // namespace
+
+SpinBudget& EventChannel::CmEventSpin() { return g_cm_event_spin; }
 
 void EventChannel::Push(CmEvent event) {
   {

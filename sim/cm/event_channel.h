@@ -51,10 +51,12 @@ class EventChannel {
   size_t pending();
 
  private:
-  // Every channel's takers in this process share one spin (spin_budget.h): a connection's
-  // channel is new, and its ESTABLISHED comes about as late as the last one's did.
-  EventFd event_fd_{&EventWaits()};
-  static SpinBudget& EventWaits();
+  // How long a taker spins before it sleeps, shared by every channel of the process
+  // (spin_budget.h): a connection's channel is new, and its ESTABLISHED comes about as late
+  // as the last one's did.
+  static SpinBudget& CmEventSpin();
+
+  EventFd event_fd_{&CmEventSpin()};
   std::mutex mutex_;
   std::deque<CmEvent> events_;
 };

@@ -22,15 +22,11 @@ namespace rpma_sim {
 
 class EventFd {
  public:
-  // A taker spins kSpinNs before it sleeps, or as long as `spin` says (spin_budget.h) and
-  // then tells it how long the wait took; `spin` outlives this object.
+  // While no kernel fd exists, a taker spins kSpinNs before it sleeps, or as long as
+  // `spin` says (spin_budget.h), and then tells `spin` how long its wait took. `spin` must
+  // outlive this object.
   explicit EventFd(SpinBudget* spin = nullptr) : spin_(spin) {}
   ~EventFd();
-
-  // An event that another thread signals within this (the other side of a connection set
-  // up in this process, a completion about to come) costs neither thread a sleep and a
-  // wake-up.
-  static constexpr int64_t kSpinNs = 50 * 1000;
 
   EventFd(const EventFd&) = delete;
   EventFd& operator=(const EventFd&) = delete;
@@ -43,15 +39,21 @@ class EventFd {
   // object alive through the call (its owner's shared_ptr), whatever a woken taker does.
   void Signal();
 
-  // Consumes one pending event, waiting for it: first looking again for a short while
-  // (yielding the core between looks; while no fd exists), then sleeping. Returns false without waiting when the
-  // fd exists, is non-blocking and nothing is pending (or on an unexpected error).
+  // Consumes one pending event, waiting for it: first, while no kernel fd exists, looking
+  // again for kSpinNs or the budget's time (yielding the core between looks), then
+  // sleeping. Returns false without waiting when the fd exists, is non-blocking and nothing
+  // is pending (or on an unexpected error).
   bool Take();
 
   // Consumes every pending event without waiting, whatever the fd's flags.
   void Drain();
 
  private:
+  // An event that another thread signals within this (the other side of a connection set
+  // up in this process, a completion about to come) costs neither thread a sleep and a
+  // wake-up.
+  static constexpr int64_t kSpinNs = 50 * 1000;
+
   SpinBudget* const spin_;
   mutable std::mutex mutex_;
   mutable std::condition_variable signalled_;  // an event, or the fd was created

@@ -11,9 +11,11 @@
 // client connecting one connection after another, the server accepting them) stops
 // sleeping between them, and one whose peer is idle spins kMinNs per wait after a few.
 //
-// One budget serves many waiters (every connection's channel of a kind: each connection's
-// is new, and waits for the same kind of answer); updates are relaxed, and two that race
-// leave either one's value, which is as good.
+// One budget may serve many waiters (sim/cm's: every CM event channel of the process, the
+// endpoints' and the connections', since each connection's is new; the long waits among
+// them, for a request on an idle endpoint or for a DISCONNECT, shrink it). Updates are
+// relaxed, and two that race leave either one's value, which is as good. Constant-
+// initialized and trivially destroyed, so one may live at namespace scope.
 #ifndef RPMA_SIM_COMMON_SPIN_BUDGET_H_
 #define RPMA_SIM_COMMON_SPIN_BUDGET_H_
 
@@ -27,6 +29,8 @@ class SpinBudget {
  public:
   static constexpr int64_t kMinNs = 50 * 1000;
   static constexpr int64_t kMaxNs = 500 * 1000;
+
+  constexpr SpinBudget() = default;
 
   // How long the next wait looks again before it sleeps.
   int64_t ns() const { return ns_.load(std::memory_order_relaxed); }

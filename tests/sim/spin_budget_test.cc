@@ -2,12 +2,15 @@
 // it saw, is capped, and shrinks back when waits are long; and that EventFd feeds it.
 #include "sim/common/spin_budget.h"
 
-#include <chrono>
+#include <sys/syscall.h>
+
+#include <atomic>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "sim/common/event_fd.h"
+#include "tests/sim/sim_test_support.h"
 
 namespace rpma_sim {
 namespace {
@@ -61,24 +64,44 @@ TEST(SpinBudgetTest, WaitsLongerThanTheLongestSpinHalveItDownToTheShortest) {
   EXPECT_EQ(375 * kUs, budget.ns());
 }
 
-TEST(SpinBudgetTest, AnEventFdTakeTellsItsBudgetHowLongItWaited) {
+// A taker that slept on the count (its spin ran out first) tells its budget a wait longer
+// than the spin; with the budget at its longest, one longer than kMaxNs, which halves it.
+TEST(SpinBudgetTest, AnEventFdTakeThatSleptTellsItsBudget) {
   SpinBudget budget;
   budget.Record(SpinBudget::kMaxNs);
   ASSERT_EQ(SpinBudget::kMaxNs, budget.ns());
   EventFd event(&budget);
-  // Pending already: a wait of about nothing, which the spin covers.
-  event.Signal();
-  ASSERT_TRUE(event.Take());
-  EXPECT_EQ(SpinBudget::kMaxNs, budget.ns());
-  // Signalled 20 ms later (the signaller's pause makes the wait long; nothing waits on
-  // time): far longer than the longest spin, so the budget halves.
-  std::thread signaller([&event] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    event.Signal();
+  std::atomic<pid_t> tid{0};
+  std::thread taker([&] {
+    tid = rpma_sim_test::CurrentTid();
+    EXPECT_TRUE(event.Take());
   });
-  EXPECT_TRUE(event.Take());
-  signaller.join();
+  while (tid.load() == 0) std::this_thread::yield();
+  // Asleep on the condition variable: its spin of kMaxNs is over. (Signalled either way, so
+  // that the taker ends.)
+  EXPECT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), SYS_futex));
+  event.Signal();
+  taker.join();
   EXPECT_EQ(SpinBudget::kMaxNs / 2, budget.ns());
+}
+
+// Once the kernel fd exists a taker neither spins nor tells its budget anything: it blocks
+// in read(2).
+TEST(SpinBudgetTest, AnEventFdTakeOnTheKernelFdLeavesItsBudget) {
+  SpinBudget budget;
+  budget.Record(SpinBudget::kMaxNs);
+  EventFd event(&budget);
+  ASSERT_GE(event.fd(), 0);
+  std::atomic<pid_t> tid{0};
+  std::thread taker([&] {
+    tid = rpma_sim_test::CurrentTid();
+    EXPECT_TRUE(event.Take());
+  });
+  while (tid.load() == 0) std::this_thread::yield();
+  EXPECT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), SYS_read));
+  event.Signal();
+  taker.join();
+  EXPECT_EQ(SpinBudget::kMaxNs, budget.ns());
 }
 
 }  // namespace
