@@ -64,24 +64,29 @@ TEST(SpinBudgetTest, WaitsLongerThanTheLongestSpinHalveItDownToTheShortest) {
   EXPECT_EQ(375 * kUs, budget.ns());
 }
 
-// A taker that slept on the count (its spin ran out first) tells its budget a wait longer
-// than the spin; with the budget at its longest, one longer than kMaxNs, which halves it.
+// Takes one event of `event` on another thread, signalled once that thread sleeps in
+// system call `syscall_number` (signalled either way, so that the taker ends).
+void TakeSignalledWhileBlockedIn(EventFd* event, long syscall_number) {
+  std::atomic<pid_t> tid{0};
+  std::thread taker([&] {
+    tid = rpma_sim_test::CurrentTid();
+    EXPECT_TRUE(event->Take());
+  });
+  while (tid.load() == 0) std::this_thread::yield();
+  EXPECT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), syscall_number));
+  event->Signal();
+  taker.join();
+}
+
+// A taker that slept on the count (in the condition variable's futex: its spin ran out
+// first) tells its budget a wait longer than the spin; with the budget at its longest, one
+// longer than kMaxNs, which halves it.
 TEST(SpinBudgetTest, AnEventFdTakeThatSleptTellsItsBudget) {
   SpinBudget budget;
   budget.Record(SpinBudget::kMaxNs);
   ASSERT_EQ(SpinBudget::kMaxNs, budget.ns());
   EventFd event(&budget);
-  std::atomic<pid_t> tid{0};
-  std::thread taker([&] {
-    tid = rpma_sim_test::CurrentTid();
-    EXPECT_TRUE(event.Take());
-  });
-  while (tid.load() == 0) std::this_thread::yield();
-  // Asleep on the condition variable: its spin of kMaxNs is over. (Signalled either way, so
-  // that the taker ends.)
-  EXPECT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), SYS_futex));
-  event.Signal();
-  taker.join();
+  TakeSignalledWhileBlockedIn(&event, SYS_futex);
   EXPECT_EQ(SpinBudget::kMaxNs / 2, budget.ns());
 }
 
@@ -92,15 +97,7 @@ TEST(SpinBudgetTest, AnEventFdTakeOnTheKernelFdLeavesItsBudget) {
   budget.Record(SpinBudget::kMaxNs);
   EventFd event(&budget);
   ASSERT_GE(event.fd(), 0);
-  std::atomic<pid_t> tid{0};
-  std::thread taker([&] {
-    tid = rpma_sim_test::CurrentTid();
-    EXPECT_TRUE(event.Take());
-  });
-  while (tid.load() == 0) std::this_thread::yield();
-  EXPECT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), SYS_read));
-  event.Signal();
-  taker.join();
+  TakeSignalledWhileBlockedIn(&event, SYS_read);
   EXPECT_EQ(SpinBudget::kMaxNs, budget.ns());
 }
 
