@@ -117,10 +117,9 @@ struct ShmStream::State : std::enable_shared_from_this<State> {
           again = true;
           yield = idle > kBusySpinNs;
         } else {
-          // A ring that changed since the look above is looked at again, not slept on.
-          if (readable_waiter && !inbound().ArmConsumerDoorbell()) again = true;
-          if (writable_waiter && !outbound().ArmProducerDoorbell()) again = true;
-          if (segment->truncated()) again = true;  // found by the arm: the waits fire next
+          // The decision a wait just begun makes too: a ring that changed since the look
+          // above, or a truncation the arm found, is looked at again, not slept on.
+          again = !SleepLocked();
         }
         poll_posted = again;
       }
