@@ -15,16 +15,12 @@
 
 namespace integration {
 
-bool MapsSharedMemorySegment() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line))
-    if (line.find("/dev/shm/rpma-sim-") != std::string::npos) return true;
-  return false;
-}
+namespace {
 
-int NamedSegmentsMappedBy(int pid) {
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+// How many connection segments the maps file at `path` shows (only those whose name still
+// exists, if `named_only`: a removed one ends in " (deleted)"); -1 if it cannot be read.
+int SegmentMappings(const std::string &path, bool named_only) {
+  std::ifstream maps(path);
   if (!maps) return -1;  // no such process (or not ours to read)
   const std::string deleted = " (deleted)";
   std::string line;
@@ -32,9 +28,18 @@ int NamedSegmentsMappedBy(int pid) {
   while (std::getline(maps, line)) {
     bool removed = line.size() >= deleted.size() &&
                    line.compare(line.size() - deleted.size(), deleted.size(), deleted) == 0;
-    if (line.find("/dev/shm/rpma-sim-") != std::string::npos && !removed) ++count;
+    if (line.find("/dev/shm/rpma-sim-") != std::string::npos && !(named_only && removed))
+      ++count;
   }
   return count;
+}
+
+}  // namespace
+
+bool MapsSharedMemorySegment() { return SegmentMappings("/proc/self/maps", false) > 0; }
+
+int NamedSegmentsMappedBy(int pid) {
+  return SegmentMappings("/proc/" + std::to_string(pid) + "/maps", true);
 }
 
 bool SharedMemoryExpected() {
