@@ -5,6 +5,7 @@
 
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
+#include "api/inherited.h"
 #include "api/librpma_points.h"
 #include "api/status_map.h"
 #include "api/types.h"
@@ -32,6 +33,7 @@ int rpma_conn_get_event_fd(const struct rpma_conn* conn, int* fd) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_get_event_fd");
   if (conn == nullptr || fd == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*conn, __func__, "connection")) return RPMA_E_INVAL;
   *fd = conn->connection->events().fd();
   return 0;
 }
@@ -44,6 +46,7 @@ int rpma_conn_next_event(struct rpma_conn* conn, enum rpma_conn_event* event) {
     return RPMA_E_NO_EVENT;
   }
   if (conn == nullptr || event == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*conn, __func__, "connection")) return RPMA_E_PROVIDER;
   rpma_sim::CmEvent cm_event;
   rpma_sim::Status status = conn->connection->events().Next(&cm_event);
   if (status != rpma_sim::Status::kOk) return ToRpmaError(status);
@@ -125,6 +128,7 @@ int rpma_conn_get_compl_fd(const struct rpma_conn* conn, int* fd) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_get_compl_fd");
   if (conn == nullptr || fd == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*conn, __func__, "connection")) return RPMA_E_INVAL;
   const auto& channel = conn->connection->queues().shared_channel;
   if (!channel) return RPMA_E_NOT_SHARED_CHNL;
   *fd = channel->fd();
@@ -135,6 +139,7 @@ int rpma_conn_wait(struct rpma_conn* conn, int flags, struct rpma_cq** cq, bool*
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_NO_COMPLETION, "rpma_conn_wait");
   if (conn == nullptr || cq == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*conn, __func__, "connection")) return RPMA_E_PROVIDER;
   const auto& channel = conn->connection->queues().shared_channel;
   if (!channel) return RPMA_E_NOT_SHARED_CHNL;
   rpma_sim::CompletionQueue* fired = nullptr;
@@ -162,6 +167,7 @@ int rpma_conn_wait(struct rpma_conn* conn, int flags, struct rpma_cq** cq, bool*
 int rpma_conn_disconnect(struct rpma_conn* conn) {
   RPMA_API_PROLOGUE();
   if (conn == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*conn, __func__, "connection")) return RPMA_E_PROVIDER;
   conn->connection->Disconnect();
   SIM_LOG_NOTICE("Requesting for disconnection");
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_conn_disconnect");
@@ -173,6 +179,11 @@ int rpma_conn_delete(struct rpma_conn** conn_ptr) {
   if (conn_ptr == nullptr) return RPMA_E_INVAL;
   rpma_conn* conn = *conn_ptr;
   if (conn == nullptr) return 0;
+  if (Inherited(*conn, __func__, "connection")) {
+    KeepInherited(conn);  // the parent's connection stays as it is
+    *conn_ptr = nullptr;
+    return RPMA_E_PROVIDER;
+  }
   bool has_rcq = conn->rcq != nullptr;
   bool shared_channel = conn->cq.shared_channel;
   delete conn;

@@ -6,6 +6,7 @@
 
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
+#include "api/inherited.h"
 #include "api/librpma_points.h"
 #include "api/conn_cfg.h"
 #include "api/receive_request.h"
@@ -19,6 +20,9 @@ int rpma_conn_req_new(struct rpma_peer* peer, const char* addr, const char* port
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_req_new");
   if (peer == nullptr || addr == nullptr || port == nullptr || req_ptr == nullptr)
     return RPMA_E_INVAL;
+  if (Inherited(*peer, __func__, "peer") ||
+      (cfg != nullptr && cfg->srq != nullptr && Inherited(*cfg->srq, __func__, "shared RQ")))
+    return RPMA_E_PROVIDER;
   rpma_sim::ConnectionConfig config = ConnConfigOrDefault(cfg);
   // An info, a CM id, the address and the route resolved, then the request's queues.
   (void)RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_conn_cfg_get_timeout");
@@ -55,6 +59,11 @@ int rpma_conn_req_delete(struct rpma_conn_req** req_ptr) {
   if (req_ptr == nullptr) return RPMA_E_INVAL;
   rpma_conn_req* req = *req_ptr;
   if (req == nullptr) return 0;
+  if (Inherited(*req, __func__, "connection request")) {
+    KeepInherited(req);  // the parent's request stays as it is (not rejected from here)
+    *req_ptr = nullptr;
+    return RPMA_E_PROVIDER;
+  }
   bool incoming = req->request->incoming();
   bool has_rcq = req->request->queues().rcq != nullptr;
   delete req;  // an incoming request is rejected by its destructor
@@ -67,6 +76,11 @@ int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
                           struct rpma_conn** conn_ptr) {
   RPMA_API_PROLOGUE();
   if (req_ptr == nullptr || *req_ptr == nullptr) return RPMA_E_INVAL;
+  if (Inherited(**req_ptr, __func__, "connection request")) {
+    KeepInherited(*req_ptr);  // consumed here, as a failed connect's request is
+    *req_ptr = nullptr;
+    return RPMA_E_PROVIDER;
+  }
   if (RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_conn_req_connect")) {
     (void)rpma_conn_req_delete(req_ptr);
     return RPMA_E_INVAL;
@@ -110,6 +124,9 @@ int rpma_conn_req_recv(struct rpma_conn_req* req, struct rpma_mr_local* dst, siz
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_req_recv");
   if (req == nullptr || dst == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*req, __func__, "connection request") ||
+      Inherited(*dst, __func__, "registered memory"))
+    return RPMA_E_PROVIDER;
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_recv");
   return ToRpmaError(
       req->request->queues().qp->PostReceive(MakeReceiveRequest(dst, offset, len, op_context)));

@@ -4,6 +4,7 @@
 
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
+#include "api/inherited.h"
 #include "api/status_map.h"
 #include "api/types.h"
 #include "sim/common/log.h"
@@ -12,6 +13,7 @@ int rpma_cq_get_fd(const struct rpma_cq* cq, int* fd) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_cq_get_fd");
   if (cq == nullptr || fd == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*cq, __func__, "completion queue")) return RPMA_E_INVAL;
   *fd = cq->cq->channel()->fd();
   return 0;
 }
@@ -20,6 +22,7 @@ int rpma_cq_wait(struct rpma_cq* cq) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_cq_wait");
   if (cq == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*cq, __func__, "completion queue")) return RPMA_E_PROVIDER;
   if (cq->shared_channel) return RPMA_E_SHARED_CHANNEL;
   RPMA_FAULT_POINT(RPMA_E_NO_COMPLETION, "rpma_cq_wait");
   rpma_sim::CompletionQueue* fired = nullptr;
@@ -36,6 +39,7 @@ int rpma_cq_get_wc(struct rpma_cq* cq, int num_entries, struct ibv_wc* wc,
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_cq_get_wc");
   if (cq == nullptr || num_entries < 1 || wc == nullptr) return RPMA_E_INVAL;
   if (num_entries > 1 && num_entries_got == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*cq, __func__, "completion queue")) return RPMA_E_PROVIDER;
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_cq_get_wc");
   int got = cq->cq->Poll(num_entries, wc);
   if (got < 0) {

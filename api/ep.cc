@@ -6,6 +6,7 @@
 
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
+#include "api/inherited.h"
 #include "api/librpma_points.h"
 #include "api/conn_cfg.h"
 #include "api/status_map.h"
@@ -19,6 +20,7 @@ int rpma_ep_listen(struct rpma_peer* peer, const char* addr, const char* port,
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_ep_listen");
   if (peer == nullptr || addr == nullptr || port == nullptr || ep_ptr == nullptr)
     return RPMA_E_INVAL;
+  if (Inherited(*peer, __func__, "peer")) return RPMA_E_PROVIDER;
   // An event channel and a CM id, an info bound to the address, then listening.
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_ep_listen");
   int code = PointsInfoNew();
@@ -50,6 +52,11 @@ int rpma_ep_shutdown(struct rpma_ep** ep_ptr) {
   if (ep_ptr == nullptr) return RPMA_E_INVAL;
   rpma_ep* ep = *ep_ptr;
   if (ep == nullptr) return 0;
+  if (Inherited(*ep, __func__, "endpoint")) {
+    KeepInherited(ep);  // the parent's endpoint goes on listening
+    *ep_ptr = nullptr;
+    return RPMA_E_PROVIDER;
+  }
   ep->listener->Shutdown();
   SIM_LOG_NOTICE("Shutting down the endpoint");
   delete ep;
@@ -62,6 +69,7 @@ int rpma_ep_get_fd(const struct rpma_ep* ep, int* fd) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_ep_get_fd");
   if (ep == nullptr || fd == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*ep, __func__, "endpoint")) return RPMA_E_INVAL;
   *fd = ep->listener->channel().fd();
   return 0;
 }
@@ -75,6 +83,9 @@ int rpma_ep_next_conn_req(struct rpma_ep* ep, const struct rpma_conn_cfg* cfg,
     return RPMA_E_NO_EVENT;
   }
   if (ep == nullptr || req_ptr == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*ep, __func__, "endpoint") ||
+      (cfg != nullptr && cfg->srq != nullptr && Inherited(*cfg->srq, __func__, "shared RQ")))
+    return RPMA_E_PROVIDER;
   rpma_sim::CmEvent event;
   rpma_sim::Status status = ep->listener->channel().Next(&event);
   if (status != rpma_sim::Status::kOk) return ToRpmaError(status);

@@ -4,16 +4,19 @@
 
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
+#include "api/inherited.h"
 #include "api/receive_request.h"
 #include "api/status_map.h"
 #include "api/types.h"
 
 namespace {
 
-int PostSendMessage(struct rpma_conn* conn, const struct rpma_mr_local* src, size_t offset,
-                    size_t len, int flags, bool with_imm, uint32_t imm, const void* op_context) {
+int PostSendMessage(const char* call, struct rpma_conn* conn, const struct rpma_mr_local* src,
+                    size_t offset, size_t len, int flags, bool with_imm, uint32_t imm,
+                    const void* op_context) {
   if (conn == nullptr || flags == 0 || (src == nullptr && (offset != 0 || len != 0)))
     return RPMA_E_INVAL;
+  if (InheritedPost(call, *conn, src)) return RPMA_E_PROVIDER;
   RPMA_FAULT_POINT(RPMA_E_NOSUPP, "rpma_mr_send");
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_send");
   rpma_sim::SendRequest request;
@@ -34,14 +37,14 @@ int rpma_send(struct rpma_conn* conn, const struct rpma_mr_local* src, size_t of
               int flags, const void* op_context) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_send");
-  return PostSendMessage(conn, src, offset, len, flags, false, 0, op_context);
+  return PostSendMessage(__func__, conn, src, offset, len, flags, false, 0, op_context);
 }
 
 int rpma_send_with_imm(struct rpma_conn* conn, const struct rpma_mr_local* src, size_t offset,
                        size_t len, int flags, uint32_t imm, const void* op_context) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_send_with_imm");
-  return PostSendMessage(conn, src, offset, len, flags, true, imm, op_context);
+  return PostSendMessage(__func__, conn, src, offset, len, flags, true, imm, op_context);
 }
 
 int rpma_recv(struct rpma_conn* conn, struct rpma_mr_local* dst, size_t offset, size_t len,
@@ -49,6 +52,7 @@ int rpma_recv(struct rpma_conn* conn, struct rpma_mr_local* dst, size_t offset, 
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_recv");
   if (conn == nullptr || (dst == nullptr && (offset != 0 || len != 0))) return RPMA_E_INVAL;
+  if (InheritedPost(__func__, *conn, dst)) return RPMA_E_PROVIDER;
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_recv");
   return ToRpmaError(
       conn->connection->qp().PostReceive(MakeReceiveRequest(dst, offset, len, op_context)));

@@ -7,6 +7,7 @@
 
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
+#include "api/inherited.h"
 #include "api/status_map.h"
 #include "api/types.h"
 
@@ -45,6 +46,7 @@ int rpma_mr_reg(struct rpma_peer* peer, void* ptr, size_t size, int usage,
   RPMA_FAULT_POINT(RPMA_E_NOMEM, "rpma_mr_reg");
   if (peer == nullptr || ptr == nullptr || size == 0 || mr_ptr == nullptr) return RPMA_E_INVAL;
   if (usage == 0 || (usage & ~kUsageAllAllowed) != 0) return RPMA_E_INVAL;
+  if (Inherited(*peer, __func__, "peer")) return RPMA_E_PROVIDER;
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_peer_setup_mr_reg");
   auto* mr = new (std::nothrow) rpma_mr_local;
   if (mr == nullptr) return RPMA_E_NOMEM;
@@ -64,6 +66,11 @@ int rpma_mr_dereg(struct rpma_mr_local** mr_ptr) {
   if (mr_ptr == nullptr) return RPMA_E_INVAL;
   rpma_mr_local* mr = *mr_ptr;
   if (mr == nullptr) return 0;
+  if (Inherited(*mr, __func__, "registered memory")) {
+    KeepInherited(mr);  // stays registered in the parent
+    *mr_ptr = nullptr;
+    return RPMA_E_PROVIDER;
+  }
   mr->pd->DeregisterMemory(mr->region);
   delete mr;
   *mr_ptr = nullptr;
@@ -111,6 +118,7 @@ int rpma_mr_advise(struct rpma_mr_local* mr, size_t offset, size_t len, int advi
                    uint32_t flags) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_advise");
+  if (mr != nullptr && Inherited(*mr, __func__, "registered memory")) return RPMA_E_PROVIDER;
   // Prefetching is a no-op for simulated memory; librpma has no argument checks here.
   return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
+#include "api/inherited.h"
 #include "api/status_map.h"
 #include "api/types.h"
 #include "sim/fabric/device.h"
@@ -51,6 +52,11 @@ int rpma_peer_delete(struct rpma_peer** peer_ptr) {
   if (peer_ptr == nullptr) return RPMA_E_INVAL;
   rpma_peer* peer = *peer_ptr;
   if (peer == nullptr) return 0;
+  if (Inherited(*peer, __func__, "peer")) {
+    KeepInherited(peer);  // the parent's protection domain stays
+    *peer_ptr = nullptr;
+    return RPMA_E_PROVIDER;
+  }
   // Like librpma after ibv_dealloc_pd fails with EBUSY, the peer is freed anyway; objects
   // created from it hold the domain and keep working until they are deleted.
   int ret = peer->pd->Deallocate() == rpma_sim::Status::kOk ? 0 : RPMA_E_PROVIDER;
@@ -62,6 +68,7 @@ int rpma_peer_delete(struct rpma_peer** peer_ptr) {
 
 int rpma_sim_node_fail(struct rpma_peer* peer) {
   if (peer == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*peer, __func__, "peer")) return RPMA_E_PROVIDER;
   peer->pd->node()->Fail();
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <librpma.h>
 #include <rpma_sim.h>
 
+#include "api/inherited.h"
 #include "api/status_map.h"
 #include "api/types.h"
 #include "sim/fault/fault_plan.h"
@@ -10,6 +11,7 @@
 
 int rpma_sim_power_failure_arm(struct rpma_peer* peer) {
   if (peer == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*peer, __func__, "peer")) return RPMA_E_PROVIDER;
   peer->pd->ArmForPowerFailure();
   return 0;
 }
@@ -24,6 +26,7 @@ int rpma_sim_power_failure(struct rpma_peer* peer, enum rpma_sim_loss mode) {
     case RPMA_SIM_LOSS_NONE: loss = rpma_sim::LossMode::kNone; break;
     default: return RPMA_E_INVAL;
   }
+  if (Inherited(*peer, __func__, "peer")) return RPMA_E_PROVIDER;
   return ToRpmaError(peer->pd->PowerFail(loss, rpma_sim::FaultPlan::Get().seed()));
 }
 

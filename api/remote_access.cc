@@ -7,6 +7,7 @@
 
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
+#include "api/inherited.h"
 #include "api/status_map.h"
 #include "api/types.h"
 #include "sim/fabric/config.h"
@@ -57,6 +58,7 @@ int rpma_read(struct rpma_conn* conn, struct rpma_mr_local* dst, size_t dst_offs
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_read");
   if (conn == nullptr || flags == 0 || InvalidTransfer(dst, dst_offset, src, src_offset, len))
     return RPMA_E_INVAL;
+  if (InheritedPost(__func__, *conn, dst)) return RPMA_E_PROVIDER;
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_read");
   rpma_sim::SendRequest request = MakeRequest(rpma_sim::SendOpcode::kRead, flags, op_context);
   SetLocal(&request, dst, dst_offset, len);
@@ -64,11 +66,13 @@ int rpma_read(struct rpma_conn* conn, struct rpma_mr_local* dst, size_t dst_offs
   return Post(conn, request);
 }
 
-static int PostWrite(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_offset,
-                     const struct rpma_mr_local* src, size_t src_offset, size_t len, int flags,
-                     bool with_imm, uint32_t imm, const void* op_context) {
+static int PostWrite(const char* call, struct rpma_conn* conn, struct rpma_mr_remote* dst,
+                     size_t dst_offset, const struct rpma_mr_local* src, size_t src_offset,
+                     size_t len, int flags, bool with_imm, uint32_t imm,
+                     const void* op_context) {
   if (conn == nullptr || flags == 0 || InvalidTransfer(src, src_offset, dst, dst_offset, len))
     return RPMA_E_INVAL;
+  if (InheritedPost(call, *conn, src)) return RPMA_E_PROVIDER;
   RPMA_FAULT_POINT(RPMA_E_NOSUPP, "rpma_mr_write");
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_write");
   rpma_sim::SendRequest request = MakeRequest(rpma_sim::SendOpcode::kWrite, flags, op_context);
@@ -84,7 +88,8 @@ int rpma_write(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_of
                const void* op_context) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_write");
-  return PostWrite(conn, dst, dst_offset, src, src_offset, len, flags, false, 0, op_context);
+  return PostWrite(__func__, conn, dst, dst_offset, src, src_offset, len, flags, false, 0,
+                   op_context);
 }
 
 int rpma_write_with_imm(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_offset,
@@ -92,7 +97,8 @@ int rpma_write_with_imm(struct rpma_conn* conn, struct rpma_mr_remote* dst, size
                         uint32_t imm, const void* op_context) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_write_with_imm");
-  return PostWrite(conn, dst, dst_offset, src, src_offset, len, flags, true, imm, op_context);
+  return PostWrite(__func__, conn, dst, dst_offset, src, src_offset, len, flags, true, imm,
+                   op_context);
 }
 
 int rpma_atomic_write(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_offset,
@@ -101,6 +107,7 @@ int rpma_atomic_write(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_atomic_write");
   if (conn == nullptr || dst == nullptr || src == nullptr || flags == 0) return RPMA_E_INVAL;
   if (dst_offset % RPMA_ATOMIC_WRITE_ALIGNMENT != 0) return RPMA_E_INVAL;
+  if (InheritedPost(__func__, *conn, nullptr)) return RPMA_E_PROVIDER;
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_atomic_write");
   rpma_sim::SendRequest request =
       MakeRequest(rpma_sim::SendOpcode::kAtomicWrite, flags, op_context);
@@ -117,6 +124,7 @@ int rpma_flush(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_of
   if (conn == nullptr || dst == nullptr || flags == 0) return RPMA_E_INVAL;
   if (type != RPMA_FLUSH_TYPE_PERSISTENT && type != RPMA_FLUSH_TYPE_VISIBILITY)
     return RPMA_E_INVAL;  // the man page's rule (librpma's code forgets it)
+  if (InheritedPost(__func__, *conn, nullptr)) return RPMA_E_PROVIDER;
   // librpma reads the target's flush types through rpma_mr_remote_get_flush_type, ignoring
   // its result: when its point fires the types read as none.
   bool no_flush_type = RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_mr_remote_get_flush_type");

@@ -5,6 +5,7 @@
 
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
+#include "api/inherited.h"
 #include "api/librpma_points.h"
 #include "api/receive_request.h"
 #include "api/status_map.h"
@@ -14,6 +15,7 @@ int rpma_srq_new(struct rpma_peer* peer, struct rpma_srq_cfg* cfg, struct rpma_s
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_srq_new");
   if (peer == nullptr || srq_ptr == nullptr) return RPMA_E_INVAL;
+  if (Inherited(*peer, __func__, "peer")) return RPMA_E_PROVIDER;
   rpma_srq_cfg defaults;
   const rpma_srq_cfg& sizes = cfg != nullptr ? *cfg : defaults;
   (void)RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_srq_cfg_get_rq_size");  // librpma ignores these
@@ -49,6 +51,11 @@ int rpma_srq_delete(struct rpma_srq** srq_ptr) {
   if (srq_ptr == nullptr) return RPMA_E_INVAL;
   rpma_srq* srq = *srq_ptr;
   if (srq == nullptr) return 0;
+  if (Inherited(*srq, __func__, "shared RQ")) {
+    KeepInherited(srq);  // the parent's connections still receive through it
+    *srq_ptr = nullptr;
+    return RPMA_E_PROVIDER;
+  }
   // ibv_destroy_srq fails with EBUSY while queue pairs still use the SRQ; freed anyway.
   bool had_rcq = srq->rcq != nullptr;
   int ret = srq->srq->InUse() ? RPMA_E_PROVIDER : 0;
@@ -66,6 +73,9 @@ int rpma_srq_recv(struct rpma_srq* srq, struct rpma_mr_local* dst, size_t offset
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_srq_recv");
   if (srq == nullptr || (dst == nullptr && (offset != 0 || len != 0))) return RPMA_E_INVAL;
+  if (Inherited(*srq, __func__, "shared RQ") ||
+      (dst != nullptr && Inherited(*dst, __func__, "registered memory")))
+    return RPMA_E_PROVIDER;
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_srq_recv");
   return ToRpmaError(srq->srq->PostReceive(MakeReceiveRequest(dst, offset, len, op_context)));
 }

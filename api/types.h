@@ -2,6 +2,7 @@
 //
 // Each object is a thin handle on simulator objects plus the few values librpma itself keeps
 // (usage bits, private-data copies, the direct-write-to-pmem flag). Only api/ sees these.
+// Those on simulator state remember the process that made them (inherited.h).
 #ifndef RPMA_SIM_API_TYPES_H_
 #define RPMA_SIM_API_TYPES_H_
 
@@ -10,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "api/inherited.h"
 #include "sim/cm/connection.h"
 #include "sim/cm/connection_request.h"
 #include "sim/cm/listener.h"
@@ -19,7 +21,7 @@
 #include "sim/verbs/protection_domain.h"
 #include "sim/verbs/shared_receive_queue.h"
 
-struct rpma_peer {
+struct rpma_peer : ProcessOwned {
   std::shared_ptr<rpma_sim::ProtectionDomain> pd;
 };
 
@@ -27,7 +29,7 @@ struct rpma_peer_cfg {
   bool direct_write_to_pmem = false;
 };
 
-struct rpma_mr_local {
+struct rpma_mr_local : ProcessOwned {
   std::shared_ptr<rpma_sim::ProtectionDomain> pd;
   std::shared_ptr<rpma_sim::MemoryRegion> region;
   int usage;
@@ -51,29 +53,29 @@ struct rpma_srq_cfg {
 };
 
 // A completion queue as librpma hands it out: the CQ and whether its channel is shared.
-struct rpma_cq {
+struct rpma_cq : ProcessOwned {
   std::shared_ptr<rpma_sim::CompletionQueue> cq;
   bool shared_channel = false;
 };
 
-struct rpma_srq {
+struct rpma_srq : ProcessOwned {
   rpma_peer* peer;
   std::shared_ptr<rpma_sim::SharedReceiveQueue> srq;
   std::unique_ptr<rpma_cq> rcq;  // nullptr when the SRQ has no receive CQ
 };
 
-struct rpma_ep {
+struct rpma_ep : ProcessOwned {
   rpma_peer* peer;
   std::shared_ptr<rpma_sim::Listener> listener;
 };
 
-struct rpma_conn_req {
+struct rpma_conn_req : ProcessOwned {
   rpma_peer* peer;
   std::unique_ptr<rpma_sim::ConnectionRequest> request;
   struct rpma_conn_private_data data = {nullptr, 0};  // the client's data (incoming only)
 };
 
-struct rpma_conn {
+struct rpma_conn : ProcessOwned {
   std::unique_ptr<rpma_sim::Connection> connection;
   rpma_cq cq;
   std::unique_ptr<rpma_cq> rcq;  // nullptr without a connection RCQ
@@ -81,5 +83,12 @@ struct rpma_conn {
   bool has_private_data = false;
   bool direct_write_to_pmem = false;
 };
+
+// Whether a work request cannot be posted here: its connection or its local region (if
+// any) is this process's parent's (inherited.h; logged with `call`).
+inline bool InheritedPost(const char* call, const rpma_conn& conn, const rpma_mr_local* local) {
+  return Inherited(conn, call, "connection") ||
+         (local != nullptr && Inherited(*local, call, "registered memory"));
+}
 
 #endif  // RPMA_SIM_API_TYPES_H_

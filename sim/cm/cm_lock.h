@@ -4,13 +4,16 @@
 
 #include <mutex>
 
+#include "sim/common/per_process.h"
+
 namespace rpma_sim {
 
 // Held while ids, listeners and their registry change state. Never held while waiting for
-// an event or calling back into user code.
+// an event or calling back into user code. A fork child has its own (per_process.h): the
+// parent's may have been held by a thread the child does not have.
 inline std::mutex& CmMutex() {
-  static std::mutex* mutex = new std::mutex();
-  return *mutex;
+  static PerProcess<std::mutex> mutex;
+  return mutex.Get();
 }
 
 }  // namespace rpma_sim

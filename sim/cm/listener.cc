@@ -18,16 +18,18 @@
 #include "sim/cm/tcp_session.h"
 #include "sim/transport/frame.h"
 #include "sim/transport/socket_stream.h"
+#include "sim/common/fork_generation.h"
 #include "sim/common/log.h"
+#include "sim/common/per_process.h"
 #include "sim/fabric/io_service.h"
 
 namespace rpma_sim {
 namespace {
 
-// Live listeners of this process. Guarded by the CM lock.
+// Live listeners of this process (a fork child's are its own). Guarded by the CM lock.
 std::vector<std::weak_ptr<Listener>>& Registry() {
-  static auto* registry = new std::vector<std::weak_ptr<Listener>>();
-  return *registry;
+  static PerProcess<std::vector<std::weak_ptr<Listener>>> registry;
+  return registry.Get();
 }
 
 // After an accept failed for want of resources and no request could be refused, the
@@ -47,8 +49,9 @@ Listener::Listener(const SocketAddress& address)
       acceptor_(IoContext()),
       spare_fd_(open("/dev/null", O_RDONLY | O_CLOEXEC)) {}
 
-// The owner calls Shutdown() first; the acceptor closes itself.
+// The owner calls Shutdown() first; otherwise the acceptor closes itself.
 Listener::~Listener() {
+  if (acceptor_.is_open()) ForgetCloseOnFork(acceptor_.native_handle());
   if (spare_fd_ >= 0) close(spare_fd_);
 }
 
@@ -69,6 +72,9 @@ Status Listener::Listen(const SocketAddress& address, std::shared_ptr<Listener>*
     SIM_LOG_ERROR("listen on %s: %s", address.ToString().c_str(), error.message().c_str());
     return Status::kProvider;
   }
+  // A fork child closes its copy: the port stays the parent's, and is free when it shuts
+  // the endpoint down.
+  MarkCloseOnFork(listener->acceptor_.native_handle());
   {
     std::lock_guard<std::mutex> lock(CmMutex());
     Registry().push_back(listener);
@@ -144,6 +150,7 @@ void Listener::Shutdown() {
   auto self = shared_from_this();
   boost::asio::post(IoContext(), [self, &closed] {
     boost::system::error_code ignored;
+    ForgetCloseOnFork(self->acceptor_.native_handle());
     self->acceptor_.close(ignored);
     closed.set_value();
   });

@@ -2,14 +2,17 @@
 //
 // A seam (a function every case of something passes through) asks its hook, when one is
 // installed, what to do; fault injection installs them. With none installed, asking costs
-// one atomic load. A hook may be replaced or removed at any time: a caller that already took
-// it keeps it alive until it is done with it.
+// two atomic loads. A hook may be replaced or removed at any time: a caller that already took
+// it keeps it alive until it is done with it. A fork child starts with none installed (its
+// fault plan is its own, per_process.h).
 #ifndef RPMA_SIM_COMMON_GATE_SLOT_H_
 #define RPMA_SIM_COMMON_GATE_SLOT_H_
 
 #include <atomic>
 #include <memory>
 #include <mutex>
+
+#include "sim/common/per_process.h"
 
 namespace rpma_sim {
 
@@ -22,14 +25,14 @@ class GateSlot {
   constexpr GateSlot() = default;
 
   void Set(std::shared_ptr<Gate> gate) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (holder_ == nullptr) holder_ = new std::shared_ptr<Gate>();  // kept for the process
-    installed_.store(gate != nullptr, std::memory_order_release);
-    *holder_ = std::move(gate);
+    Held& held = held_.Get();
+    std::lock_guard<std::mutex> lock(held.mutex);
+    held.installed.store(gate != nullptr, std::memory_order_release);
+    held.gate = std::move(gate);
   }
 
-  // Whether a gate is installed: one atomic load, for the callers' fast paths.
-  bool installed() const { return installed_.load(std::memory_order_acquire); }
+  // Whether a gate is installed, for the callers' fast paths.
+  bool installed() const { return held_.Get().installed.load(std::memory_order_acquire); }
 
   // The installed gate, or null.
   std::shared_ptr<Gate> Get() {
@@ -38,14 +41,19 @@ class GateSlot {
   }
 
  private:
+  struct Held {
+    std::atomic<bool> installed{false};
+    std::mutex mutex;
+    std::shared_ptr<Gate> gate;  // guarded by mutex
+  };
+
   __attribute__((noinline)) std::shared_ptr<Gate> GetInstalled() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return *holder_;
+    Held& held = held_.Get();
+    std::lock_guard<std::mutex> lock(held.mutex);
+    return held.gate;
   }
 
-  std::atomic<bool> installed_{false};
-  std::mutex mutex_;
-  std::shared_ptr<Gate>* holder_ = nullptr;  // guarded by mutex_
+  mutable PerProcess<Held> held_;
 };
 
 }  // namespace rpma_sim

@@ -4,14 +4,17 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include <mutex>
+#include <atomic>
+#include <initializer_list>
 
 #include "sim/common/log.h"
 
 namespace rpma_sim {
 namespace {
 
-std::mutex g_mutex;
+// The settings are atomics, read and written without a lock: a fork child inherits them as
+// they are, and no lock a thread of its parent held can stop it. Each is read from the
+// environment at its first use (a value of -1 / 0: not yet).
 
 DeviceCaps CapsFromEnvironment() {
   DeviceCaps caps;
@@ -30,10 +33,27 @@ DeviceCaps CapsFromEnvironment() {
   return caps;
 }
 
-DeviceCaps& Caps() {
-  static DeviceCaps caps = CapsFromEnvironment();
+// The capabilities as bits, with kCapsSet once they are set.
+constexpr uint32_t kCapsSet = 1u << 31;
+
+uint32_t CapsToBits(const DeviceCaps& caps) {
+  return kCapsSet | (caps.persistent_memory ? 1u : 0) | (caps.native_flush ? 2u : 0) |
+         (caps.native_atomic_write ? 4u : 0) | (caps.on_demand_paging ? 8u : 0) |
+         (caps.eadr ? 16u : 0) | (caps.flush_scope_qp ? 32u : 0);
+}
+
+DeviceCaps CapsFromBits(uint32_t bits) {
+  DeviceCaps caps;
+  caps.persistent_memory = bits & 1u;
+  caps.native_flush = bits & 2u;
+  caps.native_atomic_write = bits & 4u;
+  caps.on_demand_paging = bits & 8u;
+  caps.eadr = bits & 16u;
+  caps.flush_scope_qp = bits & 32u;
   return caps;
 }
+
+std::atomic<uint32_t> g_caps{0};
 
 TransportKind TransportFromEnvironment() {
   const char* value = getenv("RPMA_SIM_TRANSPORT");
@@ -47,21 +67,23 @@ TransportKind TransportFromEnvironment() {
   return TransportKind::kAuto;
 }
 
-TransportKind& Transport() {
-  static TransportKind transport = TransportFromEnvironment();
-  return transport;
-}
+std::atomic<int> g_transport{-1};
 
 }  // namespace
 
 TransportKind GetTransport() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  return Transport();
+  int transport = g_transport.load(std::memory_order_acquire);
+  if (transport < 0) {
+    // Two first readers may both parse the environment; the first value stored stays.
+    int read = static_cast<int>(TransportFromEnvironment());
+    if (g_transport.compare_exchange_strong(transport, read, std::memory_order_acq_rel))
+      transport = read;
+  }
+  return static_cast<TransportKind>(transport);
 }
 
 void SetTransport(TransportKind transport) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  Transport() = transport;
+  g_transport.store(static_cast<int>(transport), std::memory_order_release);
 }
 
 bool ShmProcessVmEnabled() {
@@ -105,13 +127,16 @@ bool EnvFlag(const char* name, bool fallback) {
 }
 
 DeviceCaps GetDeviceCaps() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  return Caps();
+  uint32_t bits = g_caps.load(std::memory_order_acquire);
+  if (bits == 0) {
+    uint32_t read = CapsToBits(CapsFromEnvironment());
+    if (g_caps.compare_exchange_strong(bits, read, std::memory_order_acq_rel)) bits = read;
+  }
+  return CapsFromBits(bits);
 }
 
 void SetDeviceCaps(const DeviceCaps& caps) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  Caps() = caps;
+  g_caps.store(CapsToBits(caps), std::memory_order_release);
 }
 
 }  // namespace rpma_sim

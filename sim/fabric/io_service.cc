@@ -1,63 +1,73 @@
-// io_service.cc -- the process-wide Boost.Asio io_context (never destroyed).
+// io_service.cc -- the process's Boost.Asio io_context and the progress engine's thread, one
+// of each per process (a fork child gets its own: per_process.h). Never destroyed.
 #include "sim/fabric/io_service.h"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <thread>
 
+#include "sim/common/per_process.h"
+
 namespace rpma_sim {
-
-// Keeps the progress engine's run() going until the process exits. Globals with external
-// linkage, so they stay roots that leak checkers see.
-using ProgressGuard = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
-ProgressGuard* g_progress_guard = nullptr;
-std::thread* g_progress_thread = nullptr;
-pid_t g_progress_owner = 0;
-
 namespace {
 
+// Keeps the progress engine's run() going until the process exits.
+using ProgressGuard = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
+
+// One process's engine. A child's io_context is new: the parent's epoll instance is shared
+// with the parent (an epoll fd copied by fork refers to the same one), so the child never
+// registers anything with it.
+struct Engine {
+  boost::asio::io_context context;
+  std::atomic<bool> reactor_made{false};
+  std::once_flag started;
+  std::unique_ptr<ProgressGuard> guard;
+  std::unique_ptr<std::thread> thread;  // set once, by the call_once of `started`
+};
+
+// A global: what it holds stays reachable for leak checkers.
+PerProcess<Engine> g_engine;
+
 // Runs at exit, before the statics Asio's thread uses are destroyed (they were constructed
-// before this was registered): the engine's thread must not be inside run() by then.
+// before this was registered): the engine's thread must not be inside run() by then. A
+// fork child inherits its parent's registration and may add its own: each stops the
+// engine of the process it runs in, if that one started it.
 void StopProgressEngine() {
-  if (getpid() != g_progress_owner) return;  // a fork child: the thread is the parent's
-  IoContext().stop();
-  if (g_progress_thread->joinable()) g_progress_thread->join();
+  Engine& engine = g_engine.Get();
+  if (!engine.thread || !engine.thread->joinable()) return;
+  engine.context.stop();
+  engine.thread->join();
 }
 
 }  // namespace
 
-boost::asio::io_context& IoContext() {
-  static boost::asio::io_context* context = new boost::asio::io_context();
-  return *context;
-}
+boost::asio::io_context& IoContext() { return g_engine.Get().context; }
 
 bool EnsureReactor(std::string* error) {
-  static std::atomic<bool> made{false};
-  if (made.load(std::memory_order_acquire)) return true;
+  Engine& engine = g_engine.Get();
+  if (engine.reactor_made.load(std::memory_order_acquire)) return true;
   try {
-    boost::asio::steady_timer first(IoContext());  // a timer's service needs the reactor
+    boost::asio::steady_timer first(engine.context);  // a timer's service needs the reactor
   } catch (const boost::system::system_error& failure) {
     *error = failure.what();
     return false;
   }
-  made.store(true, std::memory_order_release);
+  engine.reactor_made.store(true, std::memory_order_release);
   return true;
 }
 
 void EnsureProgressEngine() {
-  static const bool started = [] {
-    g_progress_guard = new ProgressGuard(IoContext().get_executor());
-    g_progress_thread = new std::thread([] { IoContext().run(); });
-    g_progress_owner = getpid();
+  Engine& engine = g_engine.Get();
+  std::call_once(engine.started, [&engine] {
+    engine.guard.reset(new ProgressGuard(engine.context.get_executor()));
+    engine.thread.reset(new std::thread([&engine] { engine.context.run(); }));
     atexit(StopProgressEngine);
-    return true;
-  }();
-  (void)started;
+  });
 }
 
 void RunAt(std::chrono::steady_clock::time_point deadline, std::function<void()> task) {

@@ -7,18 +7,28 @@
 #include <atomic>
 #include <random>
 
+#include "sim/common/per_process.h"
+
 namespace rpma_sim {
 namespace {
 
-// The high half is drawn once per process, the low half counts: ids differ between nodes of
-// one process and, but for a 2^-32 chance, between processes and hosts.
-uint64_t NextNodeId() {
-  static const uint64_t process_part = [] {
+// The high half is drawn once per process (a fork child draws its own), the low half counts:
+// ids differ between nodes of one process and, but for a 2^-32 chance, between processes
+// and hosts.
+struct NodeIds {
+  NodeIds() {
     std::random_device random;
-    return (static_cast<uint64_t>(random()) << 32) ^ (static_cast<uint64_t>(getpid()) << 32);
-  }();
-  static std::atomic<uint32_t> counter{0};
-  return process_part | (counter.fetch_add(1) + 1);
+    process_part = (static_cast<uint64_t>(random()) << 32) ^
+                   (static_cast<uint64_t>(getpid()) << 32);
+  }
+  uint64_t process_part;
+  std::atomic<uint32_t> counter{0};
+};
+
+uint64_t NextNodeId() {
+  static PerProcess<NodeIds> ids;
+  NodeIds& mine = ids.Get();
+  return mine.process_part | (mine.counter.fetch_add(1) + 1);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "sim/cm/connect_gate.h"
 #include "sim/common/call_seam.h"
 #include "sim/common/log.h"
+#include "sim/common/per_process.h"
 #include "sim/common/seeded_draw.h"
 #include "sim/common/trace.h"
 #include "sim/fabric/io_service.h"
@@ -76,8 +77,9 @@ class FaultGates : public CallGate, public StageGate, public ConnectGate {
 };
 
 FaultPlan& FaultPlan::Get() {
-  static FaultPlan* plan = new FaultPlan();
-  return *plan;
+  // A fork child's plan is its own, read from the environment again, as a new process's.
+  static PerProcess<FaultPlan> plan;
+  return plan.Get();
 }
 
 FaultPlan::FaultPlan() {
@@ -90,21 +92,23 @@ FaultPlan::FaultPlan() {
 }
 
 Status FaultPlan::LoadEnvironmentOnce() {
-  static const Status loaded = [this] {
-    std::string rules;
-    std::string error;
-    if (!EnvironmentRules(&rules, &error)) {
-      SIM_LOG_ERROR("RPMA_SIM_FAULTS: %s; every rpma_peer_new fails", error.c_str());
-      return Status::kInvalid;
-    }
-    if (rules.empty()) return Status::kOk;
-    if (Add(rules, &error) != Status::kOk) {
-      SIM_LOG_ERROR("RPMA_SIM_FAULTS: %s; every rpma_peer_new fails", error.c_str());
-      return Status::kInvalid;
-    }
-    return Status::kOk;
-  }();
-  return loaded;
+  std::call_once(environment_loaded_, [this] { environment_status_ = LoadEnvironment(); });
+  return environment_status_;
+}
+
+Status FaultPlan::LoadEnvironment() {
+  std::string rules;
+  std::string error;
+  if (!EnvironmentRules(&rules, &error)) {
+    SIM_LOG_ERROR("RPMA_SIM_FAULTS: %s; every rpma_peer_new fails", error.c_str());
+    return Status::kInvalid;
+  }
+  if (rules.empty()) return Status::kOk;
+  if (Add(rules, &error) != Status::kOk) {
+    SIM_LOG_ERROR("RPMA_SIM_FAULTS: %s; every rpma_peer_new fails", error.c_str());
+    return Status::kInvalid;
+  }
+  return Status::kOk;
 }
 
 bool FaultPlan::EnvironmentRules(std::string* rules, std::string* error) {

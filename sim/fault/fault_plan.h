@@ -9,7 +9,9 @@
 // random one that is printed): a work request's decision from its rule, its connection (side
 // and ordinal) and its ordinal among that connection's matching requests, so threads do not
 // change which requests fail. When the first rule comes into force the rules and the seed
-// are printed on stderr once; every firing is logged (NOTICE).
+// are printed on stderr once; every firing is logged (NOTICE). A fork child has a plan of
+// its own, read from the environment again as a new process's is: rules added in code by the
+// parent, the counts and the partitions stay the parent's.
 #ifndef RPMA_SIM_FAULT_FAULT_PLAN_H_
 #define RPMA_SIM_FAULT_FAULT_PLAN_H_
 
@@ -23,6 +25,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sim/common/per_process.h"
 #include "sim/common/status.h"
 #include "sim/fabric/node.h"
 #include "sim/fault/fault_rule.h"
@@ -36,7 +39,7 @@ class FaultPlan {
   static FaultPlan& Get();
 
   // Reads RPMA_SIM_FAULTS (`@path`: the rules are in that file) and RPMA_SIM_SEED once per
-  // process. kInvalid, now and at every later call, if they cannot be understood (logged).
+  // process (a fork child reads them again). kInvalid, now and at every later call, if they cannot be understood (logged).
   Status LoadEnvironmentOnce();
 
   // The rules RPMA_SIM_FAULTS gives, ';'-separated ("" when unset), reading them from the
@@ -60,6 +63,9 @@ class FaultPlan {
  private:
   FaultPlan();
   friend class FaultGates;
+  friend class PerProcess<FaultPlan>;
+
+  Status LoadEnvironment();
 
   // A rule and what it has done.
   struct Active {
@@ -99,6 +105,8 @@ class FaultPlan {
   bool seed_printed_ = false;
   uint64_t fired_ = 0;
   uint64_t generation_ = 0;  // bumped by Clear: rule indexes start again
+  std::once_flag environment_loaded_;
+  Status environment_status_ = Status::kOk;  // set once, under environment_loaded_
 };
 
 }  // namespace rpma_sim

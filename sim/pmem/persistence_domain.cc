@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/common/log.h"
+#include "sim/common/per_process.h"
 #include "sim/common/seeded_draw.h"
 #include "sim/common/trace.h"
 
@@ -22,8 +23,8 @@ struct Registry {
 };
 
 Registry& Domains() {
-  static Registry* registry = new Registry();
-  return *registry;
+  static PerProcess<Registry> registry;  // a fork child's domains are its own
+  return registry.Get();
 }
 
 // The report names at most this many ranges per heading; the rest are counted.

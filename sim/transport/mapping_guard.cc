@@ -2,6 +2,7 @@
 #include "sim/transport/mapping_guard.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -12,13 +13,14 @@
 #include <vector>
 
 #include "sim/common/log.h"
+#include "sim/common/per_process.h"
 
 namespace rpma_sim {
 namespace {
 
-// A slot is in use while start != 0. Written under g_mutex, read by the handler without it,
-// as a sequence lock: `version` is odd while a writer changes the range, so a handler that
-// sees it odd, or changed by the time it read the range, leaves the slot alone (a range
+// A slot is in use while start != 0. Written under the allocator's lock, read by the
+// handler without it, as a sequence lock: `version` is odd while a writer changes the
+// range, so a handler that sees it odd, or changed by the time it read the range, leaves the slot alone (a range
 // half old and half new must never decide what is replaced).
 struct Slot {
   std::atomic<uint32_t> version{0};
@@ -27,7 +29,7 @@ struct Slot {
   std::atomic<bool> truncated{false};
 };
 
-// Under g_mutex: sets the slot's range (start 0: free).
+// Under the allocator's lock: sets the slot's range (start 0: free).
 void SetRange(Slot* slot, uintptr_t start, uintptr_t end) {
   slot->version.fetch_add(1, std::memory_order_relaxed);  // odd
   std::atomic_thread_fence(std::memory_order_release);
@@ -52,11 +54,38 @@ std::atomic<int> g_slots_used{0};  // slots [0, g_slots_used) were ever handed o
 uintptr_t g_page_mask = 0;
 struct sigaction g_previous;
 
-std::mutex g_mutex;
-std::vector<int>& FreeSlots() {  // guarded by g_mutex
-  static auto* free_slots = new std::vector<int>;
-  return *free_slots;
+// The slots handed out and given back, per process (a fork child's are its own).
+struct SlotAllocator {
+  std::mutex mutex;
+  std::vector<int> free_slots;  // guarded by mutex
+};
+PerProcess<SlotAllocator> g_allocator;
+
+// In a fork child, as fork() returns: the parent's mappings of segments and peers' files
+// are the parent's connections; the child unmaps them (so that they end when the parent
+// and its peers let go of them) and starts with an empty table. Single-threaded there.
+void UnmapInForkChild() {
+  const int used = g_slots_used.load(std::memory_order_acquire);
+  for (int i = 0; i < used; ++i) {
+    Slot& slot = g_slots[i];
+    uintptr_t start = slot.start.load(std::memory_order_relaxed);
+    uintptr_t end = slot.end.load(std::memory_order_relaxed);
+    // Both sides of a connection within one process guard one mapping: unmapped once.
+    if (start != 0 && end > start && slot.version.load(std::memory_order_relaxed) % 2 == 0) {
+      for (int j = i + 1; j < used; ++j)
+        if (g_slots[j].start.load(std::memory_order_relaxed) == start)
+          g_slots[j].start.store(0, std::memory_order_relaxed);
+      munmap(reinterpret_cast<void*>(start), end - start);
+    }
+    slot.version.store(0, std::memory_order_relaxed);
+    slot.start.store(0, std::memory_order_relaxed);
+    slot.end.store(0, std::memory_order_relaxed);
+    slot.truncated.store(false, std::memory_order_relaxed);
+  }
+  g_slots_used.store(0, std::memory_order_release);
 }
+
+const bool g_unmaps_in_child = pthread_atfork(nullptr, nullptr, UnmapInForkChild) == 0;
 
 void OnBusError(int signal, siginfo_t* info, void* context) {
   const int saved_errno = errno;
@@ -126,8 +155,9 @@ void InstallHandler() {
 MappingGuard::MappingGuard(const void* start, size_t length) {
   static std::once_flag installed;
   std::call_once(installed, InstallHandler);
-  std::lock_guard<std::mutex> lock(g_mutex);
-  std::vector<int>& free_slots = FreeSlots();
+  SlotAllocator& allocator = g_allocator.Get();
+  std::lock_guard<std::mutex> lock(allocator.mutex);
+  std::vector<int>& free_slots = allocator.free_slots;
   if (!free_slots.empty()) {
     slot_ = free_slots.back();
     free_slots.pop_back();
@@ -148,9 +178,10 @@ MappingGuard::MappingGuard(const void* start, size_t length) {
 
 MappingGuard::~MappingGuard() {
   if (slot_ < 0) return;
-  std::lock_guard<std::mutex> lock(g_mutex);
+  SlotAllocator& allocator = g_allocator.Get();
+  std::lock_guard<std::mutex> lock(allocator.mutex);
   SetRange(&g_slots[slot_], 0, 0);
-  FreeSlots().push_back(slot_);
+  allocator.free_slots.push_back(slot_);
 }
 
 bool MappingGuard::truncated() const {

@@ -12,7 +12,9 @@
 // afterwards replaces this one.
 //
 // Guards are slots of a fixed table (kSlots): the handler looks them up without a lock or an
-// allocation. Past kSlots mappings, new ones are not guarded (logged once).
+// allocation. Past kSlots mappings, new ones are not guarded (logged once). A fork child
+// unmaps every guarded mapping it inherited (they are its parent's connections') and starts
+// with an empty table.
 #ifndef RPMA_SIM_TRANSPORT_MAPPING_GUARD_H_
 #define RPMA_SIM_TRANSPORT_MAPPING_GUARD_H_
 

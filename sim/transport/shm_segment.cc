@@ -18,7 +18,9 @@
 #include <mutex>
 #include <thread>
 
+#include "sim/common/fork_generation.h"
 #include "sim/common/log.h"
+#include "sim/common/per_process.h"
 #include "sim/fabric/config.h"
 #include "sim/transport/process_vm.h"
 
@@ -74,18 +76,19 @@ std::atomic<uint32_t> g_counter{0};
 // and lets a server in the process of its client use the client's mapping (one mapping,
 // the same addresses for both sides: the rings' release and acquire are then on the same
 // atomics for ThreadSanitizer too, not on two aliases it cannot relate).
-std::mutex g_open_mutex;
-std::map<std::pair<std::string, int>, std::weak_ptr<bip::mapped_region>>& OpenSegments() {
-  static auto* open =
-      new std::map<std::pair<std::string, int>, std::weak_ptr<bip::mapped_region>>;
-  return *open;
-}
+struct OpenSegmentTable {
+  std::mutex mutex;
+  std::map<std::pair<std::string, int>, std::weak_ptr<bip::mapped_region>> segments;  // by mutex
+};
+// A fork child's are its own: it inherits the parent's mappings, never its segments.
+PerProcess<OpenSegmentTable> g_open;
 
 // This process's mapping of `name` made by its creator, if it has one.
 std::shared_ptr<bip::mapped_region> MappingInThisProcess(const std::string& name) {
-  std::lock_guard<std::mutex> lock(g_open_mutex);
-  auto it = OpenSegments().find({name, ShmSegment::kClient});
-  return it == OpenSegments().end() ? nullptr : it->second.lock();
+  OpenSegmentTable& open = g_open.Get();
+  std::lock_guard<std::mutex> lock(open.mutex);
+  auto it = open.segments.find({name, ShmSegment::kClient});
+  return it == open.segments.end() ? nullptr : it->second.lock();
 }
 
 // 64 bits from the kernel's random source (getrandom: one short system call; a
@@ -186,14 +189,16 @@ ShmSegment::ShmSegment(std::string name, Side side, std::shared_ptr<bip::mapped_
   header_->pid[side].store(getpid());
   header_->base[side].store(reinterpret_cast<uintptr_t>(base));
   header_->references_open[side].store(1);
-  std::lock_guard<std::mutex> lock(g_open_mutex);
-  OpenSegments()[{name_, side_}] = region_;
+  OpenSegmentTable& open = g_open.Get();
+  std::lock_guard<std::mutex> lock(open.mutex);
+  open.segments[{name_, side_}] = region_;
 }
 
 ShmSegment::~ShmSegment() {
   {
-    std::lock_guard<std::mutex> lock(g_open_mutex);
-    OpenSegments().erase({name_, side_});
+    OpenSegmentTable& open = g_open.Get();
+    std::lock_guard<std::mutex> lock(open.mutex);
+    open.segments.erase({name_, side_});
   }
   // Whoever is still reading our direction learns that nothing more comes.
   outbound_.CloseAsProducer();
@@ -205,10 +210,13 @@ Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out
   if (!ValidRingCapacity(ring_capacity)) return Status::kInvalid;
   RemoveStaleNowAndThen();
   std::string name = NewName();
+  std::unique_ptr<bip::shared_memory_object> object;
   try {
     bip::permissions owner_only(0600);
-    auto object = std::make_unique<bip::shared_memory_object>(bip::create_only, name.c_str(),
-                                                              bip::read_write, owner_only);
+    object = std::make_unique<bip::shared_memory_object>(bip::create_only, name.c_str(),
+                                                         bip::read_write, owner_only);
+    // A fork child must not hold the creator's lock (nor the name alive) for the parent.
+    MarkCloseOnFork(object->get_mapping_handle().handle);
     if (flock(object->get_mapping_handle().handle, LOCK_SH) != 0)
       throw bip::interprocess_exception("cannot lock the new segment");
     // Taken now, so that a full /dev/shm is this call's error and not a SIGBUS later. It
@@ -229,6 +237,8 @@ Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out
     (*out)->object_ = std::move(object);
   } catch (const bip::interprocess_exception& error) {
     SIM_LOG_WARNING("cannot create shared memory segment %s: %s", name.c_str(), error.what());
+    if (object) ForgetCloseOnFork(object->get_mapping_handle().handle);
+    object.reset();
     bip::shared_memory_object::remove(name.c_str());
     return Status::kProvider;
   }
@@ -334,6 +344,7 @@ void ShmSegment::Unlink() {
   if (unlinked_.exchange(true)) return;
   bip::shared_memory_object::remove(name_.c_str());
   std::lock_guard<std::mutex> lock(object_mutex_);
+  if (object_) ForgetCloseOnFork(object_->get_mapping_handle().handle);
   object_.reset();  // closes the fd, and with it the lock
 }
 
@@ -345,8 +356,9 @@ bool ShmSegment::ProbePeer() {
   bool reaches = false;
   bool believable = pid > 0;
   if (pid == getpid()) {
-    std::lock_guard<std::mutex> lock(g_open_mutex);
-    believable = OpenSegments().count({name_, 1 - side_}) != 0;
+    OpenSegmentTable& open = g_open.Get();
+    std::lock_guard<std::mutex> lock(open.mutex);
+    believable = open.segments.count({name_, 1 - side_}) != 0;
   }
   if (believable && ShmProcessVmEnabled()) {
     uint64_t magic = 0;

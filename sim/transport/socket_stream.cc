@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "sim/common/fork_generation.h"
 #include "sim/common/log.h"
 #include "sim/fabric/io_service.h"
 
@@ -78,6 +79,7 @@ Status SocketStream::Connect(const SocketAddress& address, int timeout_ms,
 
 SocketStream::SocketStream(boost::asio::ip::tcp::socket socket)
     : socket_(std::move(socket)), fd_(socket_.native_handle()) {
+  MarkCloseOnFork(fd_);  // the connection is this process's, not a fork child's
   boost::system::error_code error;
   socket_.set_option(boost::asio::ip::tcp::no_delay(true), error);
   auto remote = socket_.remote_endpoint(error);
@@ -88,6 +90,7 @@ SocketStream::SocketStream(boost::asio::ip::tcp::socket socket)
 }
 
 SocketStream::~SocketStream() {
+  ForgetCloseOnFork(fd_);
   boost::system::error_code ignored;
   socket_.close(ignored);
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/common/log.h"
+#include "sim/common/per_process.h"
 #include "sim/verbs/memory_region.h"
 #include "sim/verbs/protection_domain.h"
 #include "sim/verbs/stage_gate.h"
@@ -46,8 +47,8 @@ const FileBacking* CachedFileLocked(Directory& directory, const MemoryRegion& re
 }
 
 Directory& TheDirectory() {
-  static Directory* directory = new Directory;
-  return *directory;
+  static PerProcess<Directory> directory;  // a fork child's targets are its own
+  return directory.Get();
 }
 
 // The live targets, pruning those gone; taken under the directory's lock so that callers

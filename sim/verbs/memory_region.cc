@@ -3,6 +3,8 @@
 
 #include <mutex>
 
+#include "sim/common/per_process.h"
+
 namespace rpma_sim {
 
 bool MemoryRegion::Contains(uint64_t address, uint64_t len) const {
@@ -16,8 +18,8 @@ bool MemoryRegion::ContainsOffset(uint64_t offset, uint64_t len) const {
 }
 
 MemoryRegionTable& MemoryRegionTable::Get() {
-  static MemoryRegionTable* table = new MemoryRegionTable();
-  return *table;
+  static PerProcess<MemoryRegionTable> table;  // a fork child's regions are its own
+  return table.Get();
 }
 
 std::shared_ptr<MemoryRegion> MemoryRegionTable::Register(const ProtectionDomain* pd, void* addr,

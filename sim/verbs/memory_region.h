@@ -18,6 +18,9 @@
 
 namespace rpma_sim {
 
+template <typename T>
+class PerProcess;
+
 class ProtectionDomain;
 
 struct MemoryRegion {
@@ -85,6 +88,7 @@ class MemoryRegionTable {
   bool IsRegisteredLocked(const MemoryRegion& region) const;
 
  private:
+  friend class PerProcess<MemoryRegionTable>;
   MemoryRegionTable() = default;
 
   std::shared_mutex mutex_;

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <librpma.h>
 #include <rpma_sim.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
@@ -242,11 +243,16 @@ class ScribblingPeerTest : public HostilePeerTest {
   void ScribbleRound(uint64_t seed, bool rings_only) {
     Target target;
     ASSERT_NO_FATAL_FAILURE(Handshake(&target));
-    uint8_t *segment =
-        static_cast<uint8_t *>(const_cast<void *>(shm_wire_->segment().mapping()));
     size_t capacity = shm_wire_->ring_capacity();
     size_t size = rpma_sim::ShmSegment::SizeFor(capacity);
     size_t from = rings_only ? size - 2 * capacity : 0;
+    // The scribbler writes through a second mapping of the same pages (mremap of a shared
+    // mapping with an old size of 0): a fork child unmaps the simulator's own mappings it
+    // inherits, as they are its parent's connections'.
+    void *alias = mremap(const_cast<void *>(shm_wire_->segment().mapping()), 0, size,
+                         MREMAP_MAYMOVE);
+    ASSERT_NE(MAP_FAILED, alias) << strerror(errno);
+    uint8_t *segment = static_cast<uint8_t *>(alias);
     // The scribbler goes on until the peer stops writing (a flag in memory both processes
     // share), a yield after every 64 bytes so that the server gets to read between them.
     void *flag_page =
@@ -289,6 +295,7 @@ class ScribblingPeerTest : public HostilePeerTest {
     int status = 0;
     ASSERT_EQ(scribbler, waitpid(scribbler, &status, 0));
     munmap(flag_page, page_);
+    munmap(alias, size);
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     printf("seed %" PRIu64 "%s: the peer wrote %d requests before the ring took no more\n",
            seed, rings_only ? " (the rings' bytes)" : " (the whole segment)", sent);

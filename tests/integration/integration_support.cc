@@ -2,6 +2,7 @@
 #include "tests/integration/integration_support.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -46,6 +47,21 @@ bool SharedMemoryExpected() {
   const char *transport = getenv("RPMA_SIM_TRANSPORT");
   return transport == nullptr || *transport == '\0' || strcmp(transport, "auto") == 0 ||
          strcmp(transport, "shm") == 0;
+}
+
+int OpenSockets() {
+  DIR *dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return -1;
+  int sockets = 0;
+  while (dirent *entry = readdir(dir)) {
+    char target[64] = {};
+    std::string link = std::string("/proc/self/fd/") + entry->d_name;
+    if (readlink(link.c_str(), target, sizeof(target) - 1) > 0 &&
+        strncmp(target, "socket:", 7) == 0)
+      ++sockets;
+  }
+  closedir(dir);
+  return sockets;
 }
 
 long long NowMs() {

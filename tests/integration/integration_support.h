@@ -72,6 +72,9 @@ int NamedSegmentsMappedBy(int pid);
 // this host use shared memory: unset, auto or shm.
 bool SharedMemoryExpected();
 
+// How many sockets this process holds now (-1 if /proc/self/fd cannot be read).
+int OpenSockets();
+
 // Milliseconds on a monotonic clock.
 long long NowMs();
 

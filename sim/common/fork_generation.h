@@ -1,0 +1,37 @@
+// fork_generation.h -- which process of a line of fork() children this is, and the fds a
+// child must not keep.
+//
+// A child made by fork() has one thread (the one that forked) and a copy of everything else:
+// the progress engine's tables, locks another thread held, the parent's sockets. The
+// simulator gives such a child a fresh simulator of its own on its first use
+// (per_process.h) and never touches what it inherited. Every process-wide object is
+// therefore keyed by the fork generation: 0 in the process that loaded the simulator, one
+// more in each child, as fork() returns there.
+//
+// A socket the simulator owns (a listener's, a connection's) is marked close-on-fork: the
+// child closes its copy as fork() returns, so the parent's port and connections end when
+// the parent ends them, not when its last child exits. Fds handed to the application
+// (event and completion fds) are not: they are the application's to close.
+#ifndef RPMA_SIM_COMMON_FORK_GENERATION_H_
+#define RPMA_SIM_COMMON_FORK_GENERATION_H_
+
+#include <stdint.h>
+
+namespace rpma_sim {
+
+// This process's fork generation. One atomic load.
+uint32_t ForkGeneration();
+
+// Marks `fd` (a socket of the simulator) to be closed in a child as fork() returns there;
+// ForgetCloseOnFork before the fd is closed, so that a child never closes a number that
+// was reused meanwhile. Fds from kMaxCloseOnForkFd up are not marked (a child keeps them).
+constexpr int kMaxCloseOnForkFd = 1 << 20;  // Linux's default limit on a process's fds
+void MarkCloseOnFork(int fd);
+void ForgetCloseOnFork(int fd);
+
+// Whether `fd` is marked (for tests).
+bool MarkedCloseOnFork(int fd);
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_COMMON_FORK_GENERATION_H_
