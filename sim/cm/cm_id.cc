@@ -9,6 +9,7 @@
 #include "sim/cm/listener.h"
 #include "sim/cm/tcp_session.h"
 #include "sim/common/log.h"
+#include "sim/common/per_process.h"
 #include "sim/common/trace.h"
 #include "sim/fabric/config.h"
 #include "sim/fabric/io_service.h"
@@ -112,10 +113,15 @@ void CmId::LoseLocked() {
 }
 
 void CmId::TagQueuePairLocked(bool server) {
-  static std::atomic<uint64_t> established[2];
+  // Connections established in this process, per side (a fork child counts its own: its
+  // fault rules' `conn=` selects among them).
+  struct Established {
+    std::atomic<uint64_t> count[2]{};
+  };
+  static PerProcess<Established> established;
   if (!qp_) return;
   ConnectionTag tag;
-  tag.ordinal = established[server ? 1 : 0].fetch_add(1) + 1;
+  tag.ordinal = established.Get().count[server ? 1 : 0].fetch_add(1) + 1;
   tag.server = server;
   tag.established = std::chrono::steady_clock::now();
   tag.timeout_ms = timeout_ms_;
@@ -170,18 +176,17 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
       return Status::kOk;
     }
   }
-  return ConnectOverTcp(destination, private_data);
+  return ConnectOverTcp(destination, private_data, transport);
 }
 
 Status CmId::ConnectOverTcp(const SocketAddress& destination,
-                            const std::vector<uint8_t>& private_data) {
+                            const std::vector<uint8_t>& private_data, TransportKind transport) {
   // Not under the CM lock: connecting and creating a segment take time.
   std::shared_ptr<QueuePair> qp;
   {
     std::lock_guard<std::mutex> lock(CmMutex());
     qp = qp_;
   }
-  TransportKind transport = GetTransport();
   const bool shm_required = transport == TransportKind::kShm;
   Status status = Status::kOk;
   auto failure = SocketStream::ConnectFailure::kNone;

@@ -18,6 +18,7 @@
 #include "sim/cm/event_channel.h"
 #include "sim/common/status.h"
 #include "sim/fabric/address.h"
+#include "sim/fabric/config.h"
 #include "sim/fabric/node.h"
 #include "sim/verbs/queue_pair.h"
 
@@ -102,7 +103,10 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   void OnNodeStopping() override;
 
  private:
-  Status ConnectOverTcp(const SocketAddress& destination, const std::vector<uint8_t>& private_data);
+  // The rest of Connect, over a TCP connection, with the transport Connect read: the setting
+  // is read once per connect, so one changed meanwhile cannot send it another way.
+  Status ConnectOverTcp(const SocketAddress& destination, const std::vector<uint8_t>& private_data,
+                        TransportKind transport);
   // All require the CM lock.
   void PushLocked(CmEvent event);
   void CloseLocked();

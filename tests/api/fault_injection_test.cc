@@ -54,6 +54,9 @@ TEST_F(FaultRulesTest, MalformedRulesAreRefused) {
            "power_failure:exit=300",
            "delay:op=recv,us=5",                              // wc only
            "partition:ms=0",
+           "delay:us=1000000000000000000",                    // not a time: over a year
+           "partition:ms=999999999999999999",
+           "lose:at_ms=31536000001",
            "lose:nth",
            "lose:color=red",
            "reject:conn=1",                                   // a request has no connection yet

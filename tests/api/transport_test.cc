@@ -1,14 +1,16 @@
 // transport_test.cc -- rpma_sim_set_transport / rpma_sim_get_transport: every error code, and
-// that the setting decides how the connections made afterwards travel (as RPMA_SIM_TRANSPORT).
-#include <dirent.h>
+// that the setting decides how the connections made afterwards travel (as RPMA_SIM_TRANSPORT),
+// read once per connect.
 #include <gtest/gtest.h>
 #include <librpma.h>
 #include <rpma_sim.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 
+#include "sim/cm/connect_gate.h"
 #include "tests/common/test_support.h"
 #include "tests/integration/integration_support.h"
 
@@ -49,35 +51,19 @@ TEST_F(TransportTest, GetReturnsWhatWasSet) {
   }
 }
 
-// How many sockets this process holds now.
-int OpenSockets() {
-  int sockets = 0;
-  DIR *dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return -1;
-  while (dirent *entry = readdir(dir)) {
-    char target[64] = {};
-    std::string link = std::string("/proc/self/fd/") + entry->d_name;
-    if (readlink(link.c_str(), target, sizeof(target) - 1) > 0 &&
-        strncmp(target, "socket:", 7) == 0)
-      ++sockets;
-  }
-  closedir(dir);
-  return sockets;
-}
-
 // The listener's socket alone in process; a TCP connection adds one socket on each side.
 TEST_F(TransportTest, TcpConnectionsTravelOverSocketsEvenWithinOneProcess) {
   ASSERT_EQ(0, rpma_sim_set_transport(RPMA_SIM_TRANSPORT_INPROC));
   ASSERT_NO_FATAL_FAILURE(pair_.Listen());
-  const int listening = OpenSockets();
+  const int listening = integration::OpenSockets();
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  EXPECT_EQ(listening, OpenSockets()) << "an in-process connection opened sockets";
+  EXPECT_EQ(listening, integration::OpenSockets()) << "an in-process connection opened sockets";
   ASSERT_NO_FATAL_FAILURE(pair_.Teardown());
   ASSERT_EQ(0, rpma_sim_set_transport(RPMA_SIM_TRANSPORT_TCP));
   ASSERT_NO_FATAL_FAILURE(pair_.Listen());
-  const int listening_again = OpenSockets();
+  const int listening_again = integration::OpenSockets();
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  EXPECT_LE(listening_again + 2, OpenSockets()) << "a TCP connection opened no sockets";
+  EXPECT_LE(listening_again + 2, integration::OpenSockets()) << "a TCP connection opened no sockets";
   EXPECT_FALSE(integration::MapsSharedMemorySegment());
 }
 
@@ -101,6 +87,33 @@ TEST_F(TransportTest, ConnectionsKeepTheTransportTheyWereMadeWith) {
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
   EXPECT_EQ(source->bytes, target->bytes);
   EXPECT_TRUE(integration::MapsSharedMemorySegment());
+}
+
+// Changes the transport setting as a connect passes the connect seam (after the connect
+// read the setting, before it chose how to carry the connection).
+class SwitchTransportGate : public rpma_sim::ConnectGate {
+ public:
+  explicit SwitchTransportGate(rpma_sim_transport to) : to_(to) {}
+  rpma_sim::ConnectVerdict Check(bool server) override {
+    if (!server) EXPECT_EQ(0, rpma_sim_set_transport(to_));
+    return rpma_sim::ConnectVerdict::kProceed;
+  }
+
+ private:
+  const rpma_sim_transport to_;
+};
+
+// The setting is read once per connect: a change while a connect is under way (here, from
+// the connect seam itself) does not send a connection forced to shm over tcp.
+TEST_F(TransportTest, AConnectReadsTheSettingOnce) {
+  ASSERT_EQ(0, rpma_sim_set_transport(RPMA_SIM_TRANSPORT_SHM));
+  rpma_sim::SetConnectGate(std::make_shared<SwitchTransportGate>(RPMA_SIM_TRANSPORT_TCP));
+  ASSERT_NO_FATAL_FAILURE(ConnectPair());
+  rpma_sim::SetConnectGate(nullptr);
+  EXPECT_TRUE(integration::MapsSharedMemorySegment()) << "the connection went over tcp";
+  rpma_sim_transport now = RPMA_SIM_TRANSPORT_AUTO;
+  ASSERT_EQ(0, rpma_sim_get_transport(&now));
+  EXPECT_EQ(RPMA_SIM_TRANSPORT_TCP, now);  // the gate did change it
 }
 
 }  // namespace
