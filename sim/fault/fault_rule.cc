@@ -93,6 +93,25 @@ bool ParseCount(const std::string& text, uint64_t* value) {
   return true;
 }
 
+// A time of `text` in units of which `per_ms` make a millisecond, at most kMaxRuleTimeMs.
+// False with *reason when the text is not a number or not a time.
+bool ParseTime(const std::string& text, uint64_t per_ms, uint64_t* value, std::string* reason) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+    *reason = "'" + text + "' is not a whole number";
+    return false;
+  }
+  const uint64_t limit = kMaxRuleTimeMs * per_ms;
+  const size_t first = text.find_first_not_of('0');
+  const std::string number = first == std::string::npos ? "0" : text.substr(first);
+  // ParseCount takes up to 18 digits; the limit has fewer, so a longer number is over it.
+  if (!ParseCount(number, value) || *value > limit) {
+    *reason = "'" + text + "' is longer than a year (" + std::to_string(limit) +
+              "), which the simulator's clock cannot add to now";
+    return false;
+  }
+  return true;
+}
+
 // One key=value of a rule, and where it starts.
 struct Param {
   std::string key;
@@ -185,7 +204,8 @@ class RuleParser {
     }
     if (key == "at_ms") {
       uint64_t ms;
-      if (!ParseCount(value, &ms)) return Fail(at, "at_ms takes milliseconds, not '" + value + "'");
+      std::string reason;
+      if (!ParseTime(value, 1, &ms, &reason)) return Fail(at, "at_ms takes milliseconds: " + reason);
       rule_->at_ms = static_cast<int64_t>(ms);
       return true;
     }
@@ -200,8 +220,9 @@ class RuleParser {
       return true;
     }
     if (key == "ms" && rule_->kind == FaultKind::kPartition) {
-      if (!ParseCount(value, &rule_->ms) || rule_->ms == 0)
-        return Fail(at, "ms takes milliseconds from 1, not '" + value + "'");
+      std::string reason = "0 is no time";
+      if (!ParseTime(value, 1, &rule_->ms, &reason) || rule_->ms == 0)
+        return Fail(at, "ms takes milliseconds from 1: " + reason);
       return true;
     }
     if (rule_->kind == FaultKind::kPowerFailure) return ApplyPowerFailure(param, at);
@@ -209,9 +230,10 @@ class RuleParser {
       size_t dash = value.find('-');
       std::string low = value.substr(0, dash);
       std::string high = dash == std::string::npos ? low : value.substr(dash + 1);
-      if (!ParseCount(low, &rule_->us_min) || !ParseCount(high, &rule_->us_max) ||
-          rule_->us_max < rule_->us_min)
-        return Fail(at, "us takes microseconds N or MIN-MAX, not '" + value + "'");
+      std::string reason = "'" + value + "' has MIN above MAX";
+      if (!ParseTime(low, 1000, &rule_->us_min, &reason) ||
+          !ParseTime(high, 1000, &rule_->us_max, &reason) || rule_->us_max < rule_->us_min)
+        return Fail(at, "us takes microseconds N or MIN-MAX: " + reason);
       return true;
     }
     return Fail(param.position, "unknown key '" + key + "' for this kind");

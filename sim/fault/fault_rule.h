@@ -40,6 +40,11 @@ inline bool IsConnectKind(FaultKind kind) {
   return kind == FaultKind::kReject || kind == FaultKind::kUnreachable;
 }
 
+// The longest time a rule may name (a delay's us, a partition's ms, at_ms): a year. A longer
+// one is not a time the simulator's clock (64-bit nanoseconds) can add to "now" without
+// overflowing, so it is refused when the rule is parsed, with its position and the reason.
+constexpr uint64_t kMaxRuleTimeMs = 365ull * 24 * 3600 * 1000;
+
 struct FaultRule {
   FaultKind kind = FaultKind::kCall;
   std::string text;  // as written, for log lines

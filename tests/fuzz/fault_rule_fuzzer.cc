@@ -5,7 +5,8 @@
 // Invariants: parsing is all or nothing (a refused plan adds no rule); a refusal says where, at a
 // position within the rule's text (or just past its end); every rule parsed keeps its own text,
 // trimmed and without ';', and that text parses again, alone or as a plan, to an equal rule; a
-// parsed rule is complete for its kind (README, "Fault injection").
+// parsed rule is complete for its kind (README, "Fault injection"), and every time it names is
+// at most a year (kMaxRuleTimeMs), which the clock can add to now.
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -30,6 +31,9 @@ bool SameRule(const FaultRule& a, const FaultRule& b) {
 // What a rule of its kind cannot do without (the parser's CheckComplete, restated).
 void CheckComplete(const FaultRule& rule) {
   FUZZ_CHECK(rule.p > 0.0 && rule.p <= 1.0);
+  // Every time is one the clock can add to now (kMaxRuleTimeMs).
+  FUZZ_CHECK(rule.us_max <= kMaxRuleTimeMs * 1000 && rule.ms <= kMaxRuleTimeMs);
+  FUZZ_CHECK(rule.at_ms <= static_cast<int64_t>(kMaxRuleTimeMs));
   FUZZ_CHECK(rule.side >= -1 && rule.side <= 1);
   switch (rule.kind) {
     case FaultKind::kCall:

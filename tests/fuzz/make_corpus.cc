@@ -379,6 +379,8 @@ void WriteFaultRules(CorpusWriter* out) {
       {"edge_recv_not_alone", "wc:op=recv|write,status=IBV_WC_GENERAL_ERR"},
       {"edge_p_zero", "lose:p=0"},
       {"edge_empty_value", "delay:us="},
+      {"edge_time_a_year", "delay:us=1-31536000000000"},
+      {"edge_time_over_a_year", "partition:ms=31536000001"},
       {"edge_semicolons", ";;"},
       {"edge_cannot_return", "call:fn=rpma_mr_get_ptr,err=RPMA_E_NOMEM"},
   };
