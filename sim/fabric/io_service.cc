@@ -4,12 +4,16 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <pthread.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <thread>
+#include <system_error>
 
 #include "sim/common/per_process.h"
 
@@ -27,8 +31,40 @@ struct Engine {
   std::atomic<bool> reactor_made{false};
   std::once_flag started;
   std::unique_ptr<ProgressGuard> guard;
-  std::unique_ptr<std::thread> thread;  // set once, by the call_once of `started`
+  pthread_t thread{};         // set once, by the call_once of `started`
+  bool thread_made = false;   // likewise
 };
+
+// The engine thread's stack: a mapping of its own, not one from glibc's cache of the stacks
+// of threads that have ended. In a fork child those are its parent's threads, and a thread
+// on one of them has the same id as a thread of the parent, which ThreadSanitizer still
+// counts as alive ("dup thread with used id"). A new mapping gives the child's engine an id
+// no thread of the line ever had. The lowest page is its guard.
+constexpr size_t kEngineStackSize = 8 << 20;
+
+void* EngineMain(void* engine) {
+  static_cast<Engine*>(engine)->context.run();
+  return nullptr;
+}
+
+// Starts `engine`'s thread; throws std::system_error when it cannot (as std::thread does).
+void StartEngineThread(Engine* engine) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* stack = mmap(nullptr, kEngineStackSize, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+  if (stack == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "mmap");
+  mprotect(stack, page, PROT_NONE);
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setstack(&attributes, stack, kEngineStackSize);
+  const int error = pthread_create(&engine->thread, &attributes, EngineMain, engine);
+  pthread_attr_destroy(&attributes);
+  if (error != 0) {
+    munmap(stack, kEngineStackSize);
+    throw std::system_error(error, std::generic_category(), "pthread_create");
+  }
+  engine->thread_made = true;  // the stack stays mapped: the thread runs until exit
+}
 
 // A global: what it holds stays reachable for leak checkers.
 PerProcess<Engine> g_engine;
@@ -39,9 +75,10 @@ PerProcess<Engine> g_engine;
 // engine of the process it runs in, if that one started it.
 void StopProgressEngine() {
   Engine& engine = g_engine.Get();
-  if (!engine.thread || !engine.thread->joinable()) return;
+  if (!engine.thread_made) return;
+  engine.thread_made = false;
   engine.context.stop();
-  engine.thread->join();
+  pthread_join(engine.thread, nullptr);
 }
 
 }  // namespace
@@ -65,7 +102,7 @@ void EnsureProgressEngine() {
   Engine& engine = g_engine.Get();
   std::call_once(engine.started, [&engine] {
     engine.guard.reset(new ProgressGuard(engine.context.get_executor()));
-    engine.thread.reset(new std::thread([&engine] { engine.context.run(); }));
+    StartEngineThread(&engine);
     atexit(StopProgressEngine);
   });
 }
