@@ -29,11 +29,15 @@ enum rpma_conn_event ToConnEvent(rpma_sim::CmEventType type, bool* known) {
 
 }  // namespace
 
+namespace {
+constexpr char kConnection[] = "connection";
+}  // namespace
+
 int rpma_conn_get_event_fd(const struct rpma_conn* conn, int* fd) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_get_event_fd");
   if (conn == nullptr || fd == nullptr) return RPMA_E_INVAL;
-  if (Inherited(*conn, __func__, "connection")) return RPMA_E_INVAL;
+  if (Inherited(*conn, __func__, kConnection)) return RPMA_E_INVAL;
   *fd = conn->connection->events().fd();
   return 0;
 }
@@ -46,7 +50,8 @@ int rpma_conn_next_event(struct rpma_conn* conn, enum rpma_conn_event* event) {
     return RPMA_E_NO_EVENT;
   }
   if (conn == nullptr || event == nullptr) return RPMA_E_INVAL;
-  if (Inherited(*conn, __func__, "connection")) return RPMA_E_PROVIDER;
+  if (Inherited(*conn, __func__, kConnection)) return RPMA_E_PROVIDER;
+  CallOn counted(*conn, __func__, kConnection, Sharing::kAllowed);  // not deleted meanwhile
   rpma_sim::CmEvent cm_event;
   rpma_sim::Status status = conn->connection->events().Next(&cm_event);
   if (status != rpma_sim::Status::kOk) return ToRpmaError(status);
@@ -96,7 +101,8 @@ int rpma_conn_apply_remote_peer_cfg(struct rpma_conn* conn, const struct rpma_pe
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_apply_remote_peer_cfg");
   if (conn == nullptr || pcfg == nullptr) return RPMA_E_INVAL;
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_peer_cfg_get_direct_write_to_pmem");
-  conn->direct_write_to_pmem = pcfg->direct_write_to_pmem;
+  CallOn counted(*pcfg, __func__, "peer configuration", Sharing::kOneThread);
+  conn->direct_write_to_pmem = pcfg->direct_write_to_pmem.load();
   return 0;
 }
 
@@ -128,7 +134,7 @@ int rpma_conn_get_compl_fd(const struct rpma_conn* conn, int* fd) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_get_compl_fd");
   if (conn == nullptr || fd == nullptr) return RPMA_E_INVAL;
-  if (Inherited(*conn, __func__, "connection")) return RPMA_E_INVAL;
+  if (Inherited(*conn, __func__, kConnection)) return RPMA_E_INVAL;
   const auto& channel = conn->connection->queues().shared_channel;
   if (!channel) return RPMA_E_NOT_SHARED_CHNL;
   *fd = channel->fd();
@@ -139,7 +145,8 @@ int rpma_conn_wait(struct rpma_conn* conn, int flags, struct rpma_cq** cq, bool*
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_NO_COMPLETION, "rpma_conn_wait");
   if (conn == nullptr || cq == nullptr) return RPMA_E_INVAL;
-  if (Inherited(*conn, __func__, "connection")) return RPMA_E_PROVIDER;
+  if (Inherited(*conn, __func__, kConnection)) return RPMA_E_PROVIDER;
+  CallOn counted(*conn, __func__, kConnection, Sharing::kAllowed);  // not deleted meanwhile
   const auto& channel = conn->connection->queues().shared_channel;
   if (!channel) return RPMA_E_NOT_SHARED_CHNL;
   rpma_sim::CompletionQueue* fired = nullptr;
@@ -167,7 +174,8 @@ int rpma_conn_wait(struct rpma_conn* conn, int flags, struct rpma_cq** cq, bool*
 int rpma_conn_disconnect(struct rpma_conn* conn) {
   RPMA_API_PROLOGUE();
   if (conn == nullptr) return RPMA_E_INVAL;
-  if (Inherited(*conn, __func__, "connection")) return RPMA_E_PROVIDER;
+  if (Inherited(*conn, __func__, kConnection)) return RPMA_E_PROVIDER;
+  CallOn counted(*conn, __func__, kConnection, Sharing::kAllowed);  // not deleted meanwhile
   conn->connection->Disconnect();
   SIM_LOG_NOTICE("Requesting for disconnection");
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_conn_disconnect");
@@ -179,11 +187,13 @@ int rpma_conn_delete(struct rpma_conn** conn_ptr) {
   if (conn_ptr == nullptr) return RPMA_E_INVAL;
   rpma_conn* conn = *conn_ptr;
   if (conn == nullptr) return 0;
-  if (Inherited(*conn, __func__, "connection")) {
+  if (Inherited(*conn, __func__, kConnection)) {
     KeepInherited(conn);  // the parent's connection stays as it is
     *conn_ptr = nullptr;
     return RPMA_E_PROVIDER;
   }
+  // Not while another thread waits on it (one_thread.h): that thread would wake in freed memory.
+  if (!MayEnd(*conn, __func__, kConnection)) return RPMA_E_INVAL;
   bool has_rcq = conn->rcq != nullptr;
   bool shared_channel = conn->cq.shared_channel;
   delete conn;

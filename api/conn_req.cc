@@ -14,16 +14,21 @@
 #include "api/types.h"
 #include "sim/common/log.h"
 
+namespace {
+constexpr char kRequest[] = "connection request";
+}  // namespace
+
 int rpma_conn_req_new(struct rpma_peer* peer, const char* addr, const char* port,
                       const struct rpma_conn_cfg* cfg, struct rpma_conn_req** req_ptr) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_req_new");
   if (peer == nullptr || addr == nullptr || port == nullptr || req_ptr == nullptr)
     return RPMA_E_INVAL;
+  const rpma_srq* srq = ConnConfigSrq(cfg, __func__);
   if (Inherited(*peer, __func__, "peer") ||
-      (cfg != nullptr && cfg->srq != nullptr && Inherited(*cfg->srq, __func__, "shared RQ")))
+      (srq != nullptr && Inherited(*srq, __func__, "shared RQ")))
     return RPMA_E_PROVIDER;
-  rpma_sim::ConnectionConfig config = ConnConfigOrDefault(cfg);
+  rpma_sim::ConnectionConfig config = ConnConfigOrDefault(cfg, __func__);
   // An info, a CM id, the address and the route resolved, then the request's queues.
   (void)RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_conn_cfg_get_timeout");
   int code = PointsInfoNew();
@@ -59,11 +64,12 @@ int rpma_conn_req_delete(struct rpma_conn_req** req_ptr) {
   if (req_ptr == nullptr) return RPMA_E_INVAL;
   rpma_conn_req* req = *req_ptr;
   if (req == nullptr) return 0;
-  if (Inherited(*req, __func__, "connection request")) {
+  if (Inherited(*req, __func__, kRequest)) {
     KeepInherited(req);  // the parent's request stays as it is (not rejected from here)
     *req_ptr = nullptr;
     return RPMA_E_PROVIDER;
   }
+  if (!MayEnd(*req, __func__, kRequest)) return RPMA_E_INVAL;
   bool incoming = req->request->incoming();
   bool has_rcq = req->request->queues().rcq != nullptr;
   delete req;  // an incoming request is rejected by its destructor
@@ -76,7 +82,7 @@ int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
                           struct rpma_conn** conn_ptr) {
   RPMA_API_PROLOGUE();
   if (req_ptr == nullptr || *req_ptr == nullptr) return RPMA_E_INVAL;
-  if (Inherited(**req_ptr, __func__, "connection request")) {
+  if (Inherited(**req_ptr, __func__, kRequest)) {
     KeepInherited(*req_ptr);  // consumed here, as a failed connect's request is
     *req_ptr = nullptr;
     return RPMA_E_PROVIDER;
@@ -85,6 +91,7 @@ int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
     (void)rpma_conn_req_delete(req_ptr);
     return RPMA_E_INVAL;
   }
+  if (!MayEnd(**req_ptr, __func__, kRequest)) return RPMA_E_INVAL;
   std::unique_ptr<rpma_conn_req> req(*req_ptr);
   *req_ptr = nullptr;
   if (conn_ptr == nullptr || (pdata != nullptr && (pdata->ptr == nullptr || pdata->len == 0)))
@@ -124,9 +131,10 @@ int rpma_conn_req_recv(struct rpma_conn_req* req, struct rpma_mr_local* dst, siz
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_req_recv");
   if (req == nullptr || dst == nullptr) return RPMA_E_INVAL;
-  if (Inherited(*req, __func__, "connection request") ||
+  if (Inherited(*req, __func__, kRequest) ||
       Inherited(*dst, __func__, "registered memory"))
     return RPMA_E_PROVIDER;
+  CallOn counted(*req, __func__, kRequest, Sharing::kOneThread);
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_recv");
   return ToRpmaError(
       req->request->queues().qp->PostReceive(MakeReceiveRequest(dst, offset, len, op_context)));
@@ -137,6 +145,7 @@ int rpma_conn_req_get_private_data(const struct rpma_conn_req* req,
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_req_get_private_data");
   if (req == nullptr || pdata == nullptr) return RPMA_E_INVAL;
+  CallOn counted(*req, __func__, kRequest, Sharing::kOneThread);
   *pdata = req->data;
   return 0;
 }

@@ -14,6 +14,10 @@
 #include "sim/cm/cm_id.h"
 #include "sim/common/log.h"
 
+namespace {
+constexpr char kEndpoint[] = "endpoint";
+}  // namespace
+
 int rpma_ep_listen(struct rpma_peer* peer, const char* addr, const char* port,
                    struct rpma_ep** ep_ptr) {
   RPMA_API_PROLOGUE();
@@ -52,11 +56,12 @@ int rpma_ep_shutdown(struct rpma_ep** ep_ptr) {
   if (ep_ptr == nullptr) return RPMA_E_INVAL;
   rpma_ep* ep = *ep_ptr;
   if (ep == nullptr) return 0;
-  if (Inherited(*ep, __func__, "endpoint")) {
+  if (Inherited(*ep, __func__, kEndpoint)) {
     KeepInherited(ep);  // the parent's endpoint goes on listening
     *ep_ptr = nullptr;
     return RPMA_E_PROVIDER;
   }
+  if (!MayEnd(*ep, __func__, kEndpoint)) return RPMA_E_INVAL;
   ep->listener->Shutdown();
   SIM_LOG_NOTICE("Shutting down the endpoint");
   delete ep;
@@ -69,7 +74,7 @@ int rpma_ep_get_fd(const struct rpma_ep* ep, int* fd) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_ep_get_fd");
   if (ep == nullptr || fd == nullptr) return RPMA_E_INVAL;
-  if (Inherited(*ep, __func__, "endpoint")) return RPMA_E_INVAL;
+  if (Inherited(*ep, __func__, kEndpoint)) return RPMA_E_INVAL;
   *fd = ep->listener->channel().fd();
   return 0;
 }
@@ -83,9 +88,12 @@ int rpma_ep_next_conn_req(struct rpma_ep* ep, const struct rpma_conn_cfg* cfg,
     return RPMA_E_NO_EVENT;
   }
   if (ep == nullptr || req_ptr == nullptr) return RPMA_E_INVAL;
-  if (Inherited(*ep, __func__, "endpoint") ||
-      (cfg != nullptr && cfg->srq != nullptr && Inherited(*cfg->srq, __func__, "shared RQ")))
+  const rpma_srq* srq = ConnConfigSrq(cfg, __func__);
+  if (Inherited(*ep, __func__, kEndpoint) ||
+      (srq != nullptr && Inherited(*srq, __func__, "shared RQ")))
     return RPMA_E_PROVIDER;
+  // One thread at a time may take the endpoint's requests (one_thread.h).
+  CallOn counted(*ep, __func__, kEndpoint, Sharing::kOneThread);
   rpma_sim::CmEvent event;
   rpma_sim::Status status = ep->listener->channel().Next(&event);
   if (status != rpma_sim::Status::kOk) return ToRpmaError(status);
@@ -93,7 +101,7 @@ int rpma_ep_next_conn_req(struct rpma_ep* ep, const struct rpma_conn_cfg* cfg,
   int code = RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_ep_next_conn_req") ? RPMA_E_INVAL : 0;
   if (code == 0 && RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_conn_req_new_from_cm_event"))
     code = RPMA_E_INVAL;
-  rpma_sim::ConnectionConfig config = ConnConfigOrDefault(cfg);
+  rpma_sim::ConnectionConfig config = ConnConfigOrDefault(cfg, __func__);
   bool srq_rcq = config.srq && config.srq->rcq();
   if (code == 0) code = PointsRequestFromId(config, config.srq != nullptr, srq_rcq);
   if (code == 0 && RPMA_FAULT_FIRES(RPMA_E_NOMEM, "rpma_private_data_store")) {

@@ -7,6 +7,11 @@
 #include "api/fault_point.h"
 #include "api/types.h"
 
+namespace {
+// One thread at a time may use a peer configuration (one_thread.h).
+constexpr char kWhat[] = "peer configuration";
+}  // namespace
+
 int rpma_peer_cfg_new(struct rpma_peer_cfg** pcfg_ptr) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_NOMEM, "rpma_peer_cfg_new");
@@ -20,6 +25,7 @@ int rpma_peer_cfg_new(struct rpma_peer_cfg** pcfg_ptr) {
 int rpma_peer_cfg_delete(struct rpma_peer_cfg** pcfg_ptr) {
   RPMA_API_PROLOGUE();
   if (pcfg_ptr == nullptr) return RPMA_E_INVAL;
+  if (*pcfg_ptr != nullptr && !MayEnd(**pcfg_ptr, __func__, kWhat)) return RPMA_E_INVAL;
   delete *pcfg_ptr;
   *pcfg_ptr = nullptr;
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_peer_cfg_delete");
@@ -30,6 +36,7 @@ int rpma_peer_cfg_set_direct_write_to_pmem(struct rpma_peer_cfg* pcfg, bool supp
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_peer_cfg_set_direct_write_to_pmem");
   if (pcfg == nullptr) return RPMA_E_INVAL;
+  CallOn counted(*pcfg, __func__, kWhat, Sharing::kOneThread);
   pcfg->direct_write_to_pmem = supported;
   return 0;
 }
@@ -38,6 +45,7 @@ int rpma_peer_cfg_get_direct_write_to_pmem(const struct rpma_peer_cfg* pcfg, boo
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_peer_cfg_get_direct_write_to_pmem");
   if (pcfg == nullptr || supported == nullptr) return RPMA_E_INVAL;
+  CallOn counted(*pcfg, __func__, kWhat, Sharing::kOneThread);
   *supported = pcfg->direct_write_to_pmem;
   return 0;
 }
@@ -48,6 +56,7 @@ int rpma_peer_cfg_get_descriptor(const struct rpma_peer_cfg* pcfg, void* desc) {
   if (pcfg == nullptr || desc == nullptr) return RPMA_E_INVAL;
   // librpma reads the flag through its own getter, whose result it ignores.
   (void)RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_peer_cfg_get_direct_write_to_pmem");
+  CallOn counted(*pcfg, __func__, kWhat, Sharing::kOneThread);
   *static_cast<uint8_t*>(desc) = pcfg->direct_write_to_pmem ? 1 : 0;
   return 0;
 }

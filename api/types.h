@@ -8,10 +8,13 @@
 
 #include <librpma.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "api/inherited.h"
+#include "api/one_thread.h"
 #include "sim/cm/connection.h"
 #include "sim/cm/connection_request.h"
 #include "sim/cm/listener.h"
@@ -25,8 +28,10 @@ struct rpma_peer : ProcessOwned {
   std::shared_ptr<rpma_sim::ProtectionDomain> pd;
 };
 
-struct rpma_peer_cfg {
-  bool direct_write_to_pmem = false;
+// One thread at a time may use a configuration (one_thread.h); its fields are atomic or
+// under its lock, so that a program that breaks that gets a warning, not a data race.
+struct rpma_peer_cfg : CountedCalls {
+  std::atomic<bool> direct_write_to_pmem{false};
 };
 
 struct rpma_mr_local : ProcessOwned {
@@ -42,9 +47,10 @@ struct rpma_mr_remote {
   int usage;
 };
 
-struct rpma_conn_cfg {
-  rpma_sim::ConnectionConfig config;  // its srq stays empty: see ConnConfigOrDefault
-  struct rpma_srq* srq = nullptr;
+struct rpma_conn_cfg : CountedCalls {
+  mutable std::mutex mutex;
+  rpma_sim::ConnectionConfig config;  // guarded by mutex; its srq stays empty (ConnConfigOrDefault)
+  struct rpma_srq* srq = nullptr;     // guarded by mutex
 };
 
 struct rpma_srq_cfg {
@@ -64,18 +70,18 @@ struct rpma_srq : ProcessOwned {
   std::unique_ptr<rpma_cq> rcq;  // nullptr when the SRQ has no receive CQ
 };
 
-struct rpma_ep : ProcessOwned {
+struct rpma_ep : ProcessOwned, CountedCalls {
   rpma_peer* peer;
   std::shared_ptr<rpma_sim::Listener> listener;
 };
 
-struct rpma_conn_req : ProcessOwned {
+struct rpma_conn_req : ProcessOwned, CountedCalls {
   rpma_peer* peer;
   std::unique_ptr<rpma_sim::ConnectionRequest> request;
   struct rpma_conn_private_data data = {nullptr, 0};  // the client's data (incoming only)
 };
 
-struct rpma_conn : ProcessOwned {
+struct rpma_conn : ProcessOwned, CountedCalls {
   std::unique_ptr<rpma_sim::Connection> connection;
   rpma_cq cq;
   std::unique_ptr<rpma_cq> rcq;  // nullptr without a connection RCQ
