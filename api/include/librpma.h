@@ -4,7 +4,8 @@
  * Same prototypes, constants, enum values and error codes as librpma 1.3 (and Debian's
  * librpma-dev), so a program written for librpma compiles against this header unchanged.
  * The behaviour of every function is described in librpma(7) and the man page of each
- * function; where the simulator differs, docs/librpma-semantics.md says so.
+ * function; where the simulator differs, docs/differences.md says so, and
+ * docs/librpma-compatibility.md lists every function's error conditions.
  */
 #ifndef LIBRPMA_H
 #define LIBRPMA_H 1

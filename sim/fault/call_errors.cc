@@ -1,8 +1,9 @@
 // call_errors.cc -- the error codes each of librpma 1.3's fallible functions can return.
 //
-// From ../shared/docs/librpma-semantics.md, section 2.4 (every error check as librpma codes
-// it); a function whose entry lists none fails only on a NULL argument (RPMA_E_INVAL). A
-// `call` fault rule may only make a function fail the way librpma itself can.
+// From docs/librpma-compatibility.md, "Functions and their error codes" (every error check
+// as librpma codes it); a function whose entry lists none fails only on a NULL argument
+// (RPMA_E_INVAL). A `call` fault rule may only make a function fail the way librpma itself
+// can.
 #include "sim/fault/call_errors.h"
 
 #include <map>

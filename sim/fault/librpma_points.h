@@ -2,7 +2,8 @@
 // fault point the process passes, as a librpma built with DEBUG_FAULT_INJECTION does.
 //
 // The points sit in the API layer (api/fault_point.h) in the same functions, in the same
-// order and with the same error codes as librpma 1.3's (../shared/docs/librpma-fault-points.md).
+// order and with the same error codes as librpma 1.3's (docs/librpma-compatibility.md,
+// "librpma's fault-injection points").
 // Each point passed counts once and prints `[#i]`; the Nth prints
 // `[#N] [FAULT INJECTION: "<rpma_err_2str(code)>"]` and fails; later points count and print
 // but never fail. The lines go to stderr in the default log format at DEBUG, whatever the log

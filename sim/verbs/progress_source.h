@@ -3,7 +3,7 @@
 // read there, and what waits to be sent is sent, instead of waiting for the progress
 // engine's thread to be scheduled.
 //
-// This is how the initiator's own thread does the work (architecture.md): a busy-polling
+// This is how the initiator's own thread does the work (docs/architecture.md): a busy-polling
 // application, as RDMA applications are, finds its completion without a thread hop.
 #ifndef RPMA_SIM_VERBS_PROGRESS_SOURCE_H_
 #define RPMA_SIM_VERBS_PROGRESS_SOURCE_H_
