@@ -3,7 +3,8 @@
 // From docs/librpma-compatibility.md, "Functions and their error codes" (every error check
 // as librpma codes it); a function whose entry lists none fails only on a NULL argument
 // (RPMA_E_INVAL). A `call` fault rule may only make a function fail the way librpma itself
-// can.
+// can, or its man page says it can (rpma_mr_remote_from_descriptor's RPMA_E_NOSUPP). A post
+// whose send queue is full fails with RPMA_E_PROVIDER, whatever its kind.
 #include "sim/fault/call_errors.h"
 
 #include <map>
@@ -85,11 +86,11 @@ const std::map<std::string, std::vector<Status>>& Table() {
     {"rpma_srq_get_rcq", {Status::kInvalid}},
     {"rpma_read", {Status::kInvalid, Status::kProvider}},
     {"rpma_write", {Status::kInvalid, Status::kProvider}},
-    {"rpma_write_with_imm", {Status::kInvalid}},
-    {"rpma_atomic_write", {Status::kInvalid}},
-    {"rpma_flush", {Status::kInvalid, Status::kNotSupported}},
+    {"rpma_write_with_imm", {Status::kInvalid, Status::kProvider}},
+    {"rpma_atomic_write", {Status::kInvalid, Status::kProvider}},
+    {"rpma_flush", {Status::kInvalid, Status::kNotSupported, Status::kProvider}},
     {"rpma_send", {Status::kInvalid, Status::kProvider}},
-    {"rpma_send_with_imm", {Status::kInvalid}},
+    {"rpma_send_with_imm", {Status::kInvalid, Status::kProvider}},
     {"rpma_recv", {Status::kInvalid, Status::kProvider}},
     {"rpma_cq_get_fd", {Status::kInvalid}},
     {"rpma_cq_wait", {Status::kInvalid, Status::kNoCompletion, Status::kProvider, Status::kSharedChannel}},

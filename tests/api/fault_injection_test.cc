@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tests/common/test_support.h"
@@ -71,6 +72,17 @@ TEST_F(FaultRulesTest, MalformedRulesAreRefused) {
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
   EXPECT_EQ(before, Fired());
+}
+
+// A post whose send queue is full fails with RPMA_E_PROVIDER, whatever its kind: a call rule
+// may give it to each of them.
+TEST_F(FaultRulesTest, EveryPostMayFailAsAFullSendQueue) {
+  for (const char *fn : {"rpma_read", "rpma_write", "rpma_write_with_imm", "rpma_atomic_write",
+                         "rpma_flush", "rpma_send", "rpma_send_with_imm", "rpma_recv"}) {
+    std::string rule = std::string("call:fn=") + fn + ",err=RPMA_E_PROVIDER";
+    EXPECT_EQ(0, rpma_sim_fault_add(rule.c_str())) << rule;
+  }
+  EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_add("call:fn=rpma_write_with_imm,err=RPMA_E_NOMEM"));
 }
 
 TEST_F(FaultRulesTest, CallRuleFailsTheNthCallOnly) {
