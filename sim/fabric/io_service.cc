@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,36 @@ struct Engine {
 // no thread of the line ever had. The lowest page is its guard.
 constexpr size_t kEngineStackSize = 8 << 20;
 
+// LeakSanitizer's call, when it is linked in (ASan): memory to scan for pointers at exit.
+extern "C" void __lsan_register_root_region(const void* begin, size_t size)
+    __attribute__((weak));
+
+// The stacks of the engine threads of this process and of the processes it was forked from
+// (at most one per generation; a line deeper than the table goes unrecorded). A fork child
+// has no such threads, but what they held on their stacks (the operations their engine was
+// running) stays the ancestors', never freed: LeakSanitizer is told to scan those stacks so
+// that it does not report it as leaked at the child's exit.
+constexpr int kMaxEngineStacks = 64;
+std::atomic<void*> g_engine_stacks[kMaxEngineStacks];
+std::atomic<int> g_engine_stacks_used{0};
+
+void RecordEngineStack(void* stack) {
+  const int slot = g_engine_stacks_used.fetch_add(1, std::memory_order_acq_rel);
+  if (slot < kMaxEngineStacks) g_engine_stacks[slot].store(stack, std::memory_order_release);
+}
+
+// In a fork child, as fork() returns.
+void ScanAncestorsEngineStacks() {
+  if (__lsan_register_root_region == nullptr) return;
+  const int used = std::min(g_engine_stacks_used.load(std::memory_order_acquire), kMaxEngineStacks);
+  for (int slot = 0; slot < used; ++slot) {
+    void* stack = g_engine_stacks[slot].load(std::memory_order_acquire);
+    if (stack != nullptr) __lsan_register_root_region(stack, kEngineStackSize);
+  }
+}
+
+const bool g_scans_in_child = pthread_atfork(nullptr, nullptr, ScanAncestorsEngineStacks) == 0;
+
 void* EngineMain(void* engine) {
   static_cast<Engine*>(engine)->context.run();
   return nullptr;
@@ -64,6 +95,7 @@ void StartEngineThread(Engine* engine) {
     throw std::system_error(error, std::generic_category(), "pthread_create");
   }
   engine->thread_made = true;  // the stack stays mapped: the thread runs until exit
+  RecordEngineStack(stack);
 }
 
 // A global: what it holds stays reachable for leak checkers.
