@@ -3,7 +3,7 @@
  * capabilities, node failure, fault injection and the persistence model.
  *
  * Every setting here can also be given by an environment variable, so unmodified binaries
- * can be configured (README.md lists them). Under the real librpma backend these functions
+ * can be configured (rpma_sim(7) lists them). Under the real librpma backend these functions
  * return RPMA_E_NOSUPP.
  */
 #ifndef RPMA_SIM_H
@@ -49,7 +49,7 @@ enum rpma_sim_device_cap {
 int rpma_sim_set_device_cap(enum rpma_sim_device_cap cap, bool enabled);
 int rpma_sim_get_device_cap(enum rpma_sim_device_cap cap, bool *enabled);
 
-/* how connections reach their peer (RPMA_SIM_TRANSPORT; README, "Transports") */
+/* how connections reach their peer (RPMA_SIM_TRANSPORT; docs/transports.md) */
 enum rpma_sim_transport {
 	/* in process to a listener of this process, shared memory to this host, else TCP */
 	RPMA_SIM_TRANSPORT_AUTO,
@@ -82,7 +82,7 @@ int rpma_sim_get_transport(enum rpma_sim_transport *transport);
 int rpma_sim_node_fail(struct rpma_peer *peer);
 
 /*
- * Fault injection (README, "Fault injection"). rpma_sim_fault_add() puts one or more rules
+ * Fault injection (docs/fault-injection.md). rpma_sim_fault_add() puts one or more rules
  * (separated by ';') in force for the whole process, as RPMA_SIM_FAULTS does; a rule that
  * is not understood is refused with RPMA_E_INVAL and a log line giving its position and the
  * reason, and then none of them is added. rpma_sim_fault_clear() removes every rule.
@@ -106,7 +106,7 @@ int rpma_sim_fault_seed(uint64_t *seed);
 int rpma_sim_fault_set_seed(uint64_t seed);
 
 /*
- * librpma's own fault injection from code (README, "Fault injection"), as
+ * librpma's own fault injection from code (docs/fault-injection.md), as
  * RPMA_FAULT_INJECTION=N sets it: from now on the Nth librpma fault point passed fails, the
  * count starting again at 0; n == 0 turns it off (no point counts or prints).
  * rpma_sim_fault_point_passed() gives how many points were passed since the last
@@ -118,7 +118,7 @@ int rpma_sim_fault_point_set(int64_t n);
 int rpma_sim_fault_point_passed(int64_t *passed);
 
 /*
- * The persistence model (README, "Persistence and power failure"). Bytes that a remote
+ * The persistence model (docs/persistence.md). Bytes that a remote
  * operation places in a peer's registered memory are not durable until a completed flush
  * makes them so: on persistent memory a PERSISTENT flush of their range (more with
  * RPMA_SIM_CAP_EADR or RPMA_SIM_CAP_FLUSH_SCOPE_QP); on DRAM (RPMA_SIM_PMEM=0) never.

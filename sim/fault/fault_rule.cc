@@ -214,7 +214,7 @@ class RuleParser {
     if (key == "status" && rule_->kind == FaultKind::kWc) {
       int status;
       if (!Lookup(kStatuses, value, &status))
-        return Fail(at, "status '" + value + "' cannot be injected (README lists those that can)");
+        return Fail(at, "status '" + value + "' cannot be injected (rpma_sim(7) lists those that can)");
       rule_->status = static_cast<ibv_wc_status>(status);
       status_at_ = at;
       return true;

@@ -1,6 +1,6 @@
 // fault_rule.h -- one fault-injection rule, parsed from its text.
 //
-// A rule is `kind:key=value,...` (README, "Fault injection"). Kinds: `call` (a public call
+// A rule is `kind:key=value,...` (rpma_sim(7), docs/fault-injection.md). Kinds: `call` (a public call
 // returns an error), `wc` (a work request completes with an error status), `delay` (a work
 // request's completion is late), `lose` (the connection is lost), `reject` (a connection
 // request is rejected), `unreachable` (a connection request's address never answers),

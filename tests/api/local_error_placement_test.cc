@@ -3,7 +3,7 @@
 // its bytes may land at the target, and neither may those of the requests after it.
 //
 // The soak found that these statuses were once injected when the request completed, after it
-// had executed at the target (README, "Soak").
+// had executed at the target (docs/testing-the-project.md, "Soak").
 #include <gtest/gtest.h>
 #include <librpma.h>
 #include <rpma_sim.h>

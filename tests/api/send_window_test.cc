@@ -30,7 +30,7 @@ constexpr int kReads = 2;
 
 // Over shared memory with process_vm the responder fetches a large payload from the
 // requester's process by address; a buffer deregistered but still mapped is read as it is
-// (README, "Where rpma-sim differs from librpma on purpose").
+// (docs/differences.md).
 bool FetchedByAddress() {
   const char *transport = getenv("RPMA_SIM_TRANSPORT");
   const char *process_vm = getenv("RPMA_SIM_SHM_PROCESS_VM");

@@ -5,7 +5,7 @@
 // Invariants: parsing is all or nothing (a refused plan adds no rule); a refusal says where, at a
 // position within the rule's text (or just past its end); every rule parsed keeps its own text,
 // trimmed and without ';', and that text parses again, alone or as a plan, to an equal rule; a
-// parsed rule is complete for its kind (README, "Fault injection"), and every time it names is
+// parsed rule is complete for its kind (rpma_sim(7)), and every time it names is
 // at most a year (kMaxRuleTimeMs), which the clock can add to now.
 #include <stdint.h>
 #include <stdlib.h>

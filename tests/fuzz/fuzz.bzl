@@ -1,4 +1,4 @@
-"""rpma_fuzz_target(): one libFuzzer target, built three ways (README, "Fuzzing")."""
+"""rpma_fuzz_target(): one libFuzzer target, built three ways (docs/testing-the-project.md)."""
 
 def rpma_fuzz_target(name, deps, fuzz_seconds = 5):
     """`<name>_fuzzer.cc` (LLVMFuzzerTestOneInput) and its seed corpus `corpus/<name>/`.

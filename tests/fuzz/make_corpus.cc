@@ -353,7 +353,7 @@ void WriteSegments(CorpusWriter* out) {
 
 void WriteFaultRules(CorpusWriter* out) {
   out->Target("fault_rule");
-  // The README's examples and one of each kind and selector.
+  // The documented examples and one of each kind and selector.
   const char* const kRules[][2] = {
       {"call", "call:fn=rpma_mr_reg,err=RPMA_E_NOMEM,nth=2"},
       {"call_any", "call:fn=*,err=RPMA_E_PROVIDER,p=0.5,times=3"},

@@ -10,7 +10,7 @@
 # -t: seconds per target (default 10); -r: at most this many inputs per target (default: no
 # limit); -j: fuzzers run at once (default 1). With no FUZZER, builds every target with
 # `bazel build --config=fuzz --jobs=2 //tests/fuzz/...` and runs them all (from the source
-# tree: the long run of README "Fuzzing"). Each target's seeds are tests/fuzz/corpus/<name>/
+# tree: the long run of docs/testing-the-project.md). Each target's seeds are tests/fuzz/corpus/<name>/
 # (relative to the current directory: the workspace, or a Bazel test's runfiles); what a run
 # adds goes to a scratch directory, not to the repository.
 set -u
