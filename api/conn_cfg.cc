@@ -9,20 +9,11 @@
 
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
+#include "api/conn_cfg.h"
 #include "api/types.h"
 
 namespace {
-
 constexpr char kWhat[] = "connection configuration";
-
-// Sets or reads one field of `cfg` for `call`: counted, under the configuration's lock.
-template <typename Access>
-void WithConfig(const rpma_conn_cfg& cfg, const char* call, Access access) {
-  CallOn counted(cfg, call, kWhat, Sharing::kOneThread);
-  std::lock_guard<std::mutex> lock(cfg.mutex);
-  access();
-}
-
 }  // namespace
 
 int rpma_conn_cfg_new(struct rpma_conn_cfg** cfg_ptr) {
@@ -50,14 +41,16 @@ int rpma_conn_cfg_set_timeout(struct rpma_conn_cfg* cfg, int timeout_ms) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_set_timeout");
   if (cfg == nullptr || timeout_ms < 0) return RPMA_E_INVAL;
-  WithConfig(*cfg, __func__, [&] { cfg->config.timeout_ms = timeout_ms; });
+  ConnConfigAccess access(*cfg, __func__);
+  cfg->config.timeout_ms = timeout_ms;
   return 0;
 }
 
 int rpma_conn_cfg_get_timeout(const struct rpma_conn_cfg* cfg, int* timeout_ms) {
   RPMA_API_PROLOGUE();
   if (cfg == nullptr || timeout_ms == nullptr) return RPMA_E_INVAL;
-  WithConfig(*cfg, __func__, [&] { *timeout_ms = cfg->config.timeout_ms; });
+  ConnConfigAccess access(*cfg, __func__);
+  *timeout_ms = cfg->config.timeout_ms;
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_get_timeout");
   return 0;
 }
@@ -68,13 +61,15 @@ int rpma_conn_cfg_get_timeout(const struct rpma_conn_cfg* cfg, int* timeout_ms) 
     RPMA_API_PROLOGUE();                                                            \
     RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_set_" #name);                     \
     if (cfg == nullptr) return RPMA_E_INVAL;                                        \
-    WithConfig(*cfg, __func__, [&] { cfg->config.name = name; });                   \
+    ConnConfigAccess access(*cfg, __func__);                                        \
+    cfg->config.name = name;                                                        \
     return 0;                                                                       \
   }                                                                                 \
   int rpma_conn_cfg_get_##name(const struct rpma_conn_cfg* cfg, uint32_t* name) {   \
     RPMA_API_PROLOGUE();                                                            \
     if (cfg == nullptr || name == nullptr) return RPMA_E_INVAL;                     \
-    WithConfig(*cfg, __func__, [&] { *name = cfg->config.name; });                  \
+    ConnConfigAccess access(*cfg, __func__);                                        \
+    *name = cfg->config.name;                                                       \
     RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_get_" #name);                     \
     return 0;                                                                       \
   }
@@ -88,14 +83,16 @@ int rpma_conn_cfg_set_compl_channel(struct rpma_conn_cfg* cfg, bool shared) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_set_compl_channel");
   if (cfg == nullptr) return RPMA_E_INVAL;
-  WithConfig(*cfg, __func__, [&] { cfg->config.shared_channel = shared; });
+  ConnConfigAccess access(*cfg, __func__);
+  cfg->config.shared_channel = shared;
   return 0;
 }
 
 int rpma_conn_cfg_get_compl_channel(const struct rpma_conn_cfg* cfg, bool* shared) {
   RPMA_API_PROLOGUE();
   if (cfg == nullptr || shared == nullptr) return RPMA_E_INVAL;
-  WithConfig(*cfg, __func__, [&] { *shared = cfg->config.shared_channel; });
+  ConnConfigAccess access(*cfg, __func__);
+  *shared = cfg->config.shared_channel;
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_get_compl_channel");
   return 0;
 }
@@ -104,14 +101,16 @@ int rpma_conn_cfg_set_srq(struct rpma_conn_cfg* cfg, struct rpma_srq* srq) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_set_srq");
   if (cfg == nullptr || srq == nullptr) return RPMA_E_INVAL;
-  WithConfig(*cfg, __func__, [&] { cfg->srq = srq; });
+  ConnConfigAccess access(*cfg, __func__);
+  cfg->srq = srq;
   return 0;
 }
 
 int rpma_conn_cfg_get_srq(const struct rpma_conn_cfg* cfg, struct rpma_srq** srq_ptr) {
   RPMA_API_PROLOGUE();
   if (cfg == nullptr || srq_ptr == nullptr) return RPMA_E_INVAL;
-  WithConfig(*cfg, __func__, [&] { *srq_ptr = cfg->srq; });
+  ConnConfigAccess access(*cfg, __func__);
+  *srq_ptr = cfg->srq;
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_get_srq");
   return 0;
 }

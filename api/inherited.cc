@@ -1,18 +1,18 @@
 // inherited.cc -- refusing the handles a fork child inherited, and keeping those it let go.
 #include "api/inherited.h"
 
-#include <mutex>
 #include <vector>
 
 #include "sim/common/log.h"
+#include "sim/common/mutex.h"
 #include "sim/common/per_process.h"
 
 namespace {
 
 // The handles this process let go of that its parent made.
 struct KeptHandles {
-  std::mutex mutex;
-  std::vector<const ProcessOwned*> handles;  // guarded by mutex
+  rpma_sim::Mutex mutex;
+  std::vector<const ProcessOwned*> handles GUARDED_BY(mutex);
 };
 
 rpma_sim::PerProcess<KeptHandles> g_kept;
@@ -28,6 +28,6 @@ bool NoteInherited(const char* call, const char* what) {
 
 void KeepInherited(const ProcessOwned* handle) {
   KeptHandles& kept = g_kept.Get();
-  std::lock_guard<std::mutex> lock(kept.mutex);
+  rpma_sim::MutexLock lock(&kept.mutex);
   kept.handles.push_back(handle);
 }

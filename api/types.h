@@ -10,11 +10,11 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "api/inherited.h"
 #include "api/one_thread.h"
+#include "sim/common/mutex.h"
 #include "sim/cm/connection.h"
 #include "sim/cm/connection_request.h"
 #include "sim/cm/listener.h"
@@ -48,9 +48,10 @@ struct rpma_mr_remote {
 };
 
 struct rpma_conn_cfg : CountedCalls {
-  mutable std::mutex mutex;
-  rpma_sim::ConnectionConfig config;  // guarded by mutex; its srq stays empty (ConnConfigOrDefault)
-  struct rpma_srq* srq = nullptr;     // guarded by mutex
+  mutable rpma_sim::Mutex mutex;
+  // Its srq stays empty (ConnConfigOrDefault).
+  rpma_sim::ConnectionConfig config GUARDED_BY(mutex);
+  struct rpma_srq* srq GUARDED_BY(mutex) = nullptr;
 };
 
 struct rpma_srq_cfg {

@@ -6,6 +6,10 @@ NO_GNU_UNIQUE = select({
     "//conditions:default": ["-fno-gnu-unique"],
 })
 
+# Warnings are errors in the simulator, the API and the testing kit (.bazelrc turns on -Wall
+# -Wextra; under ThreadSanitizer, GCC's -Wtsan about Boost.Asio's fences stays a warning).
+WERROR = ["-Werror"]
+
 def sim_layer(name, deps = []):
     """All the folder's sources and headers; `deps` are the layers below it (and libraries).
 
@@ -17,7 +21,7 @@ def sim_layer(name, deps = []):
         name = name,
         srcs = native.glob(["*.cc"]),
         hdrs = native.glob(["*.h"]),
-        copts = NO_GNU_UNIQUE,
+        copts = NO_GNU_UNIQUE + WERROR,
         visibility = ["//sim:__subpackages__"],
         deps = deps,
     )

@@ -1,4 +1,5 @@
 // cm_id.cc -- the connection manager's state machine for one id and its remote side.
+#include "sim/common/mutex.h"
 #include "sim/cm/cm_id.h"
 
 #include <atomic>
@@ -40,17 +41,17 @@ std::shared_ptr<CmId> CmId::NewIncomingOverWire(std::shared_ptr<TcpSession> sess
 }
 
 void CmId::Migrate(std::shared_ptr<EventChannel> channel) {
-  std::lock_guard<std::mutex> lock(CmMutex());
+  MutexLock lock(&CmMutex());
   channel_ = std::move(channel);
 }
 
 void CmId::set_queue_pair(std::shared_ptr<QueuePair> qp) {
-  std::lock_guard<std::mutex> lock(CmMutex());
+  MutexLock lock(&CmMutex());
   qp_ = std::move(qp);
 }
 
 CmId::State CmId::state() {
-  std::lock_guard<std::mutex> lock(CmMutex());
+  MutexLock lock(&CmMutex());
   return state_;
 }
 
@@ -99,7 +100,7 @@ Status CmId::FailRequestLocked(ConnectVerdict verdict) {
   RunAt(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_), [self] {
     std::shared_ptr<CmId> id = self.lock();
     if (!id) return;
-    std::lock_guard<std::mutex> lock(CmMutex());
+    MutexLock lock(&CmMutex());
     if (id->state_ == State::kConnecting) id->EndRequestLocked(CmEventType::kUnreachable);
   });
   return Status::kOk;
@@ -109,7 +110,7 @@ void CmId::LoseLocked() {
   state_ = State::kClosed;
   if (qp_) qp_->EnterError();
   PushLocked(CmEvent{CmEventType::kConnectError, nullptr, {}});
-  disconnect_answered_.notify_all();
+  disconnect_answered_.SignalAll();
 }
 
 void CmId::TagQueuePairLocked(bool server) {
@@ -152,7 +153,7 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
   TransportKind transport = GetTransport();
   ConnectVerdict verdict = CheckConnect(false);
   {
-    std::lock_guard<std::mutex> lock(CmMutex());
+    MutexLock lock(&CmMutex());
     if (state_ != State::kIdle) return Status::kProvider;
     state_ = State::kConnecting;
     JoinNodeLocked();
@@ -184,7 +185,7 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
   // Not under the CM lock: connecting and creating a segment take time.
   std::shared_ptr<QueuePair> qp;
   {
-    std::lock_guard<std::mutex> lock(CmMutex());
+    MutexLock lock(&CmMutex());
     qp = qp_;
   }
   const bool shm_required = transport == TransportKind::kShm;
@@ -222,11 +223,11 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
       session->Start();  // its first wait begins on this thread: no engine wake-up
     }
   }
-  std::unique_lock<std::mutex> lock(CmMutex());
+  ReleasableMutexLock lock(&CmMutex());
   if (state_ != State::kConnecting) {
     // Destroyed meanwhile, or the server closed the connection at once (the wire's end
     // ended the request).
-    lock.unlock();
+    lock.Release();
     if (session) session->Abort();
     return Status::kOk;
   }
@@ -252,7 +253,7 @@ Status CmId::Accept(const std::vector<uint8_t>& private_data) {
   std::shared_ptr<FrameWire> shm_wire;
   Status status;
   {
-    std::lock_guard<std::mutex> lock(CmMutex());
+    MutexLock lock(&CmMutex());
     status = AcceptLocked(private_data, &session, &shm_wire);
   }
   // After the CM lock, which a wire's read lock comes before: the data path over shared
@@ -303,14 +304,14 @@ Status CmId::AcceptLocked(const std::vector<uint8_t>& private_data,
 }
 
 void CmId::Reject() {
-  std::lock_guard<std::mutex> lock(CmMutex());
+  MutexLock lock(&CmMutex());
   if (state_ != State::kIncoming) return;
   state_ = State::kRejected;
   RejectClientLocked(remote_.lock());
 }
 
 void CmId::Disconnect() {
-  std::unique_lock<std::mutex> lock(CmMutex());
+  MutexLock lock(&CmMutex());
   if (state_ != State::kConnected) return;
   if (!session_) {
     CloseLocked();
@@ -322,10 +323,11 @@ void CmId::Disconnect() {
   // received before; only then does this queue pair go to the error state.
   state_ = State::kDisconnecting;
   session_->Send(FrameType::kDisconnect);
-  bool answered = disconnect_answered_.wait_for(
-      lock, std::chrono::milliseconds(kDisconnectTimeoutMs),
-      [this] { return state_ != State::kDisconnecting; });
-  if (!answered) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kDisconnectTimeoutMs);
+  while (state_ == State::kDisconnecting && disconnect_answered_.WaitUntil(&CmMutex(), deadline)) {
+  }
+  if (state_ == State::kDisconnecting) {
     SIM_LOG_WARNING("%s did not answer the disconnect in time", session_->peer().c_str());
     CloseLocked();
     session_->Close();
@@ -333,17 +335,17 @@ void CmId::Disconnect() {
 }
 
 void CmId::Destroy() {
-  std::unique_lock<std::mutex> lock(CmMutex());
+  ReleasableMutexLock lock(&CmMutex());
   State previous = state_;
   state_ = State::kDestroyed;
   if (qp_) qp_->EnterError();
   if (session_) {
-    disconnect_answered_.notify_all();
+    disconnect_answered_.SignalAll();
     if (previous == State::kConnected) session_->Send(FrameType::kDisconnect);
     if (previous == State::kIncoming) session_->Send(FrameType::kReject);
     session_->Close();
     std::shared_ptr<TcpSession> session = session_;
-    lock.unlock();
+    lock.Release();
     session->Flush();
     return;
   }
@@ -357,7 +359,7 @@ void CmId::Destroy() {
 }
 
 void CmId::OnPeerAccepted(std::vector<uint8_t> private_data, uint64_t remote_node) {
-  std::lock_guard<std::mutex> lock(CmMutex());
+  MutexLock lock(&CmMutex());
   if (state_ != State::kConnecting || !session_) return;
   remote_node_ = remote_node;
   TagQueuePairLocked(false);
@@ -367,31 +369,31 @@ void CmId::OnPeerAccepted(std::vector<uint8_t> private_data, uint64_t remote_nod
 }
 
 void CmId::OnPeerRejected() {
-  std::lock_guard<std::mutex> lock(CmMutex());
+  MutexLock lock(&CmMutex());
   if (state_ != State::kConnecting) return;
   EndRequestLocked(CmEventType::kRejected);
   if (session_) session_->Close();
 }
 
 void CmId::OnPeerDisconnected() {
-  std::lock_guard<std::mutex> lock(CmMutex());
+  MutexLock lock(&CmMutex());
   if (state_ == State::kConnected) {
     // DREP: answered after the responses this side queued before.
     session_->Send(FrameType::kDisconnect);
     CloseLocked();
   } else if (state_ == State::kDisconnecting) {
     CloseLocked();
-    disconnect_answered_.notify_all();
+    disconnect_answered_.SignalAll();
   }
   if (session_) session_->Close();
 }
 
 void CmId::OnWireClosed() {
-  std::lock_guard<std::mutex> lock(CmMutex());
+  MutexLock lock(&CmMutex());
   switch (state_) {
     case State::kDisconnecting:
       CloseLocked();  // the peer closed instead of answering: closed all the same
-      disconnect_answered_.notify_all();
+      disconnect_answered_.SignalAll();
       break;
     case State::kConnected:
       // The peer vanished without a goodbye (killed, its node failed, or the link broke).
@@ -410,14 +412,14 @@ void CmId::OnWireClosed() {
 }
 
 void CmId::OnNodeStopping() {
-  std::lock_guard<std::mutex> lock(CmMutex());
+  MutexLock lock(&CmMutex());
   if (qp_) qp_->EnterError();
 }
 
 void CmId::OnNodeFailed() {
   std::shared_ptr<TcpSession> session;
   {
-    std::lock_guard<std::mutex> lock(CmMutex());
+    MutexLock lock(&CmMutex());
     std::shared_ptr<CmId> remote = remote_.lock();
     switch (state_) {
       case State::kConnected:

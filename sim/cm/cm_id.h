@@ -10,10 +10,10 @@
 
 #include <stdint.h>
 
-#include <condition_variable>
 #include <memory>
 #include <vector>
 
+#include "sim/cm/cm_lock.h"
 #include "sim/cm/connect_gate.h"
 #include "sim/cm/event_channel.h"
 #include "sim/common/status.h"
@@ -51,10 +51,10 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   CmId& operator=(const CmId&) = delete;
 
   // An incoming id, created by a listener for a client of this process.
-  static std::shared_ptr<CmId> NewIncoming(const std::shared_ptr<CmId>& client);
+  static std::shared_ptr<CmId> NewIncoming(const std::shared_ptr<CmId>& client) REQUIRES(CmMutex());
   // An incoming id for a client at the other end of `session`. Requires the CM lock.
   static std::shared_ptr<CmId> NewIncomingOverWire(std::shared_ptr<TcpSession> session,
-                                                   uint64_t remote_node);
+                                                   uint64_t remote_node) REQUIRES(CmMutex());
 
   // Routes this id's future events to `channel` (rdma_migrate_id).
   void Migrate(std::shared_ptr<EventChannel> channel);
@@ -107,36 +107,36 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   // is read once per connect, so one changed meanwhile cannot send it another way.
   Status ConnectOverTcp(const SocketAddress& destination, const std::vector<uint8_t>& private_data,
                         TransportKind transport);
-  // All require the CM lock.
-  void PushLocked(CmEvent event);
-  void CloseLocked();
+  // The ...Locked functions require the CM lock.
+  void PushLocked(CmEvent event) REQUIRES(CmMutex());
+  void CloseLocked() REQUIRES(CmMutex());
   // A connect request ends without a connection: REJECTED or UNREACHABLE for the owner.
-  void EndRequestLocked(CmEventType outcome);
+  void EndRequestLocked(CmEventType outcome) REQUIRES(CmMutex());
   // The one way a connection is lost, whatever ended it (the wire, a node failure): the
   // queue pair goes to the error state, flushing what is outstanding after what already
   // completed, and the owner reads RPMA_CONN_LOST.
-  void LoseLocked();
-  // Joins the node of the queue pair (see OnNodeFailed). Requires the CM lock.
-  void JoinNodeLocked();
+  void LoseLocked() REQUIRES(CmMutex());
+  // Joins the node of the queue pair (see OnNodeFailed).
+  void JoinNodeLocked() REQUIRES(CmMutex());
   // Ends a request the connect seam (connect_gate.h) turned down: rejected now, or
   // unreachable after the timeout.
-  Status FailRequestLocked(ConnectVerdict verdict);
+  Status FailRequestLocked(ConnectVerdict verdict) REQUIRES(CmMutex());
   // Tags the queue pair with this connection (verbs/connection_tag.h), once established.
-  void TagQueuePairLocked(bool server);
-  void RejectClientLocked(const std::shared_ptr<CmId>& client);
+  void TagQueuePairLocked(bool server) REQUIRES(CmMutex());
+  void RejectClientLocked(const std::shared_ptr<CmId>& client) REQUIRES(CmMutex());
   // Accept's work under the lock. Over TCP it gives the session and, if the data path
   // moved to shared memory, the wire there, which Accept starts after the lock.
   Status AcceptLocked(const std::vector<uint8_t>& private_data,
-                      std::shared_ptr<TcpSession>* session, std::shared_ptr<FrameWire>* shm_wire);
+                      std::shared_ptr<TcpSession>* session, std::shared_ptr<FrameWire>* shm_wire) REQUIRES(CmMutex());
 
   std::shared_ptr<EventChannel> channel_;
-  std::shared_ptr<QueuePair> qp_;
-  std::weak_ptr<CmId> remote_;             // the other side, in this process
-  std::shared_ptr<TcpSession> session_;    // or the wire to it
-  uint64_t remote_node_ = 0;               // the other side's node, once known
-  State state_ = State::kIdle;
-  int timeout_ms_ = 1000;
-  std::condition_variable disconnect_answered_;  // with the CM lock
+  std::shared_ptr<QueuePair> qp_ GUARDED_BY(CmMutex());
+  std::weak_ptr<CmId> remote_ GUARDED_BY(CmMutex());           // the other side, in this process
+  std::shared_ptr<TcpSession> session_ GUARDED_BY(CmMutex());  // or the wire to it
+  uint64_t remote_node_ GUARDED_BY(CmMutex()) = 0;  // the other side's node, once known
+  State state_ GUARDED_BY(CmMutex()) = State::kIdle;
+  int timeout_ms_ = 1000;  // set by the owner before it connects or accepts
+  CondVar disconnect_answered_;  // with the CM lock
 };
 
 }  // namespace rpma_sim

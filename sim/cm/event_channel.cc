@@ -1,4 +1,5 @@
 // event_channel.cc -- the event queue behind a CM event channel's fd.
+#include "sim/common/mutex.h"
 #include "sim/cm/event_channel.h"
 
 #include "sim/cm/cm_id.h"
@@ -16,7 +17,7 @@ SpinBudget& EventChannel::CmEventSpin() { return g_cm_event_spin; }
 
 void EventChannel::Push(CmEvent event) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     events_.push_back(std::move(event));
   }
   // After the unlock, so that the woken taker does not block on mutex_ at once; a count
@@ -27,7 +28,7 @@ void EventChannel::Push(CmEvent event) {
 Status EventChannel::Next(CmEvent* event) {
   for (;;) {
     if (!event_fd_.Take()) return Status::kNoEvent;
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     if (events_.empty()) continue;  // taken by TakeAll meanwhile
     *event = std::move(events_.front());
     events_.pop_front();
@@ -36,12 +37,12 @@ Status EventChannel::Next(CmEvent* event) {
 }
 
 size_t EventChannel::pending() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return events_.size();
 }
 
 std::deque<CmEvent> EventChannel::TakeAll() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   std::deque<CmEvent> all;
   all.swap(events_);
   event_fd_.Drain();  // nothing is pending any more: the fd must not look readable

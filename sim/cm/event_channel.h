@@ -9,9 +9,9 @@
 
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "sim/common/mutex.h"
 #include "sim/common/event_fd.h"
 #include "sim/common/spin_budget.h"
 #include "sim/common/status.h"
@@ -57,8 +57,8 @@ class EventChannel {
   static SpinBudget& CmEventSpin();
 
   EventFd event_fd_{&CmEventSpin()};
-  std::mutex mutex_;
-  std::deque<CmEvent> events_;
+  Mutex mutex_;
+  std::deque<CmEvent> events_ GUARDED_BY(mutex_);
 };
 
 }  // namespace rpma_sim

@@ -1,4 +1,5 @@
 // listener.cc -- binding the TCP listener and the in-process listener registry.
+#include "sim/common/mutex.h"
 #include "sim/cm/listener.h"
 
 #include <errno.h>
@@ -26,8 +27,8 @@
 namespace rpma_sim {
 namespace {
 
-// Live listeners of this process (a fork child's are its own). Guarded by the CM lock.
-std::vector<std::weak_ptr<Listener>>& Registry() {
+// Live listeners of this process (a fork child's are its own).
+std::vector<std::weak_ptr<Listener>>& Registry() REQUIRES(CmMutex()) {
   static PerProcess<std::vector<std::weak_ptr<Listener>>> registry;
   return registry.Get();
 }
@@ -76,7 +77,7 @@ Status Listener::Listen(const SocketAddress& address, std::shared_ptr<Listener>*
   // the endpoint down.
   MarkCloseOnFork(listener->acceptor_.native_handle());
   {
-    std::lock_guard<std::mutex> lock(CmMutex());
+    MutexLock lock(&CmMutex());
     Registry().push_back(listener);
   }
   EnsureProgressEngine();
@@ -133,7 +134,7 @@ bool Listener::RefuseOneRequest() {
 void Listener::Shutdown() {
   std::deque<CmEvent> pending;
   {
-    std::lock_guard<std::mutex> lock(CmMutex());
+    MutexLock lock(&CmMutex());
     if (shut_down_.exchange(true)) return;
     auto& registry = Registry();
     registry.erase(std::remove_if(registry.begin(), registry.end(),

@@ -12,6 +12,7 @@
 #include <future>
 #include <memory>
 
+#include "sim/cm/cm_lock.h"
 #include "sim/cm/event_channel.h"
 #include "sim/common/status.h"
 #include "sim/fabric/address.h"
@@ -35,16 +36,16 @@ class Listener : public std::enable_shared_from_this<Listener> {
   // dropping its reference (the destructor does not take the CM lock).
   void Shutdown();
 
-  // The live listener for `destination`, or nullptr. Requires the CM lock.
-  static std::shared_ptr<Listener> FindLocked(const SocketAddress& destination);
+  // The live listener for `destination`, or nullptr.
+  static std::shared_ptr<Listener> FindLocked(const SocketAddress& destination) REQUIRES(CmMutex());
 
-  // Queues a connect request. Requires the CM lock.
-  void DeliverLocked(CmEvent event);
+  // Queues a connect request.
+  void DeliverLocked(CmEvent event) REQUIRES(CmMutex());
 
   // Whether kBacklog connect requests wait to be taken already (logged): a new one is then
   // rejected, as rdma_cm rejects past a listen backlog (librpma listens with backlog 0, the
-  // kernel's default, net.rdma_ucm.max_backlog, 1024). Requires the CM lock.
-  bool BacklogFullLocked();
+  // kernel's default, net.rdma_ucm.max_backlog, 1024).
+  bool BacklogFullLocked() REQUIRES(CmMutex());
   static constexpr size_t kBacklog = 1024;
 
   bool shut_down() const { return shut_down_; }

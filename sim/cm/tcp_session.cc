@@ -1,5 +1,6 @@
 // tcp_session.cc -- routing a connection's frames to the CM id and the queue pair, and
 // moving its data path to shared memory.
+#include "sim/common/mutex.h"
 #include "sim/cm/tcp_session.h"
 
 #include "sim/cm/cm_id.h"
@@ -40,10 +41,13 @@ TcpSession::TcpSession(std::shared_ptr<FrameWire> wire, std::weak_ptr<Listener> 
 
 void TcpSession::Start() { wire_->Start(std::make_shared<FrameRouter>(shared_from_this(), link_)); }
 
-void TcpSession::BindId(const std::shared_ptr<CmId>& id) { id_ = id; }
+void TcpSession::BindId(const std::shared_ptr<CmId>& id) {
+  MutexLock lock(&CmMutex());
+  id_ = id;
+}
 
 std::shared_ptr<FrameWire> TcpSession::shm_wire() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return shm_wire_;
 }
 
@@ -55,7 +59,7 @@ void TcpSession::SendHello(std::vector<uint8_t> private_data, std::shared_ptr<Sh
   if (segment) {
     hello.has_offer = true;
     hello.offer = ShmOffer{segment->name(), segment->nonce(), required};
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     segment_ = std::move(segment);
   }
   wire_->Send(FrameType::kHello, EncodeHello(hello));
@@ -65,7 +69,7 @@ std::shared_ptr<FrameWire> TcpSession::SendAccept(std::vector<uint8_t> private_d
                                                   uint64_t node) {
   std::shared_ptr<ShmSegment> segment;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     segment = segment_;
   }
   AcceptMessage accept{std::move(private_data), segment != nullptr, node};
@@ -113,7 +117,7 @@ void TcpSession::OnFrame(Frame frame) {
   if (from_server || from_client) {
     bool second;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(&mutex_);
       bool& seen = from_server ? answered_ : hello_seen_;
       second = seen;
       seen = true;
@@ -140,7 +144,7 @@ void TcpSession::OnFrame(Frame frame) {
   }
   std::shared_ptr<CmId> id;
   {
-    std::lock_guard<std::mutex> lock(CmMutex());
+    MutexLock lock(&CmMutex());
     id = id_.lock();
   }
   if (!id) return;  // the id is gone: nobody to tell
@@ -154,7 +158,7 @@ void TcpSession::OnFrame(Frame frame) {
 void TcpSession::OnDoorbell(const Frame& frame) {
   ShmStream* shm_stream;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     shm_stream = shm_stream_;
   }
   if (!shm_stream || !frame.body.empty()) return Malformed("a doorbell where no rings are");
@@ -178,7 +182,7 @@ void TcpSession::OnHello(Frame frame) {
   std::shared_ptr<ShmSegment> segment = TakeOffer(hello);  // not under the CM lock
   std::shared_ptr<Listener> listener = listener_.lock();
   bool turned_down = CheckConnect(true) == ConnectVerdict::kReject;  // fault injection
-  std::lock_guard<std::mutex> lock(CmMutex());
+  MutexLock lock(&CmMutex());
   if (!listener || listener->shut_down() || (hello.offer.required && !segment) || turned_down ||
       listener->BacklogFullLocked()) {
     if (listener && hello.offer.required && !segment)
@@ -189,7 +193,7 @@ void TcpSession::OnHello(Frame frame) {
     return;
   }
   {
-    std::lock_guard<std::mutex> session_lock(mutex_);
+    MutexLock session_lock(&mutex_);
     segment_ = segment;
   }
   std::shared_ptr<CmId> incoming = CmId::NewIncomingOverWire(shared_from_this(), hello.node);
@@ -204,7 +208,7 @@ void TcpSession::OnAccept(Frame frame) {
   if (!DecodeAccept(frame.body, kMaxAcceptPrivateData, &accept, &error)) return Malformed(error);
   std::shared_ptr<ShmSegment> segment;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     segment = segment_;
     if (!accept.shared_memory) segment_.reset();
   }
@@ -217,7 +221,7 @@ void TcpSession::OnAccept(Frame frame) {
   }
   std::shared_ptr<CmId> id;
   {
-    std::lock_guard<std::mutex> lock(CmMutex());
+    MutexLock lock(&CmMutex());
     id = id_.lock();
   }
   if (id) id->OnPeerAccepted(std::move(accept.private_data), accept.node);
@@ -240,7 +244,7 @@ std::shared_ptr<FrameWire> TcpSession::MoveToSharedMemory(std::shared_ptr<ShmSeg
   bool tcp_closed;
   {
     // Before the data path can use the rings: the first doorbell must find the stream.
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     shm_wire_ = shm_wire;
     shm_stream_ = raw_stream;
     tcp_closed = tcp_closed_;
@@ -266,7 +270,7 @@ void TcpSession::OnWireClosed(const std::string& reason) {
   ShmStream* shm_stream;
   std::shared_ptr<ShmSegment> offered;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     tcp_closed_ = true;
     shm_stream = shm_stream_;
     if (!shm_stream) offered = segment_;
@@ -281,7 +285,7 @@ void TcpSession::OnWireClosed(const std::string& reason) {
 void TcpSession::Ended(const std::string& reason) {
   std::shared_ptr<CmId> id;
   {
-    std::lock_guard<std::mutex> lock(CmMutex());
+    MutexLock lock(&CmMutex());
     id = id_.lock();
   }
   SIM_LOG_INFO("connection with %s closed: %s", peer().c_str(), reason.c_str());

@@ -13,9 +13,10 @@
 #define RPMA_SIM_CM_TCP_SESSION_H_
 
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "sim/common/mutex.h"
+#include "sim/cm/cm_lock.h"
 #include "sim/cm/connect_messages.h"
 #include "sim/transport/frame_wire.h"
 #include "sim/transport/shm_segment.h"
@@ -94,15 +95,17 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   // A server's session takes HELLO; a client's takes one ACCEPT or REJECT. Anything else is
   // a peer that lies, and ends the connection.
   const bool server_;
-  std::weak_ptr<CmId> id_;        // guarded by the CM lock
+  std::weak_ptr<CmId> id_ GUARDED_BY(CmMutex());
 
-  std::mutex mutex_;
-  std::shared_ptr<ShmSegment> segment_;     // offered (client) or taken (server)
-  std::shared_ptr<FrameWire> shm_wire_;     // once the data path moved to the segment
-  ShmStream* shm_stream_ = nullptr;         // owned by shm_wire_
-  bool tcp_closed_ = false;
-  bool answered_ = false;  // a client's: its ACCEPT or REJECT came
-  bool hello_seen_ = false;  // a server's: its HELLO came
+  Mutex mutex_ ACQUIRED_AFTER(CmMutex());
+  // Offered (client) or taken (server).
+  std::shared_ptr<ShmSegment> segment_ GUARDED_BY(mutex_);
+  // Once the data path moved to the segment.
+  std::shared_ptr<FrameWire> shm_wire_ GUARDED_BY(mutex_);
+  ShmStream* shm_stream_ GUARDED_BY(mutex_) = nullptr;  // owned by shm_wire_
+  bool tcp_closed_ GUARDED_BY(mutex_) = false;
+  bool answered_ GUARDED_BY(mutex_) = false;    // a client's: its ACCEPT or REJECT came
+  bool hello_seen_ GUARDED_BY(mutex_) = false;  // a server's: its HELLO came
 };
 
 }  // namespace rpma_sim

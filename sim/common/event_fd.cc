@@ -31,7 +31,7 @@ EventFd::~EventFd() {
 }
 
 int EventFd::fd() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   if (fd_ >= 0) return fd_;
   // Created with the count so far (eventfd(2) is one system call that cannot block).
   fd_ = eventfd(static_cast<unsigned int>(pending_), EFD_SEMAPHORE | EFD_CLOEXEC);
@@ -40,20 +40,20 @@ int EventFd::fd() const {
     return -1;
   }
   pending_ = 0;
-  signalled_.notify_all();  // waiters move to the fd
+  signalled_.SignalAll();  // waiters move to the fd
   return fd_;
 }
 
 void EventFd::Signal() {
   int fd;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     fd = fd_;
     if (fd < 0) ++pending_;
   }
   if (fd < 0) {
     // After the unlock: a taker woken under the lock would only block on it again.
-    signalled_.notify_one();
+    signalled_.Signal();
     return;
   }
   uint64_t one = 1;
@@ -69,8 +69,8 @@ bool EventFd::Take() {
     sched_yield();
   int fd;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
-    signalled_.wait(lock, [this] { return pending_ > 0 || fd_ >= 0; });
+    MutexLock lock(&mutex_);
+    while (pending_ == 0 && fd_ < 0) signalled_.Wait(&mutex_);
     fd = fd_;
     if (fd < 0) --pending_;
   }
@@ -85,7 +85,7 @@ bool EventFd::Take() {
 void EventFd::Drain() {
   int fd;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     pending_ = 0;
     fd = fd_;
   }

@@ -13,9 +13,8 @@
 #include <stdint.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 
+#include "sim/common/mutex.h"
 #include "sim/common/spin_budget.h"
 
 namespace rpma_sim {
@@ -55,9 +54,9 @@ class EventFd {
   static constexpr int64_t kSpinNs = 50 * 1000;
 
   SpinBudget* const spin_;
-  mutable std::mutex mutex_;
-  mutable std::condition_variable signalled_;  // an event, or the fd was created
-  // Written under mutex_; read without it only to know whether to stop spinning.
+  mutable Mutex mutex_;
+  mutable CondVar signalled_;  // an event, or the fd was created
+  // Atomics written under mutex_, read without it only to know whether to stop spinning.
   mutable std::atomic<uint64_t> pending_{0};  // while fd_ < 0
   mutable std::atomic<int> fd_{-1};           // set once
 };

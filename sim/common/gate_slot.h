@@ -10,8 +10,7 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
-
+#include "sim/common/mutex.h"
 #include "sim/common/per_process.h"
 
 namespace rpma_sim {
@@ -26,7 +25,7 @@ class GateSlot {
 
   void Set(std::shared_ptr<Gate> gate) {
     Held& held = held_.Get();
-    std::lock_guard<std::mutex> lock(held.mutex);
+    MutexLock lock(&held.mutex);
     held.installed.store(gate != nullptr, std::memory_order_release);
     held.gate = std::move(gate);
   }
@@ -43,13 +42,13 @@ class GateSlot {
  private:
   struct Held {
     std::atomic<bool> installed{false};
-    std::mutex mutex;
-    std::shared_ptr<Gate> gate;  // guarded by mutex
+    Mutex mutex;
+    std::shared_ptr<Gate> gate GUARDED_BY(mutex);
   };
 
   __attribute__((noinline)) std::shared_ptr<Gate> GetInstalled() {
     Held& held = held_.Get();
-    std::lock_guard<std::mutex> lock(held.mutex);
+    MutexLock lock(&held.mutex);
     return held.gate;
   }
 

@@ -18,6 +18,8 @@
 #include <thread>
 #include <unordered_set>
 
+#include "sim/common/thread_annotations.h"
+
 namespace rpma_sim {
 namespace trace {
 
@@ -32,12 +34,13 @@ constexpr uint64_t kReserve = 512;
 constexpr uint64_t kChunk = 1 << 20;
 
 // A lock of a few instructions (the set of named tracks); a forked child can reset it.
-class SpinLock {
+class CAPABILITY("spin lock") SpinLock {
  public:
-  void lock() {
+  void Lock() ACQUIRE() {
     while (flag_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
   }
-  void unlock() { flag_.clear(std::memory_order_release); }
+  void Unlock() RELEASE() { flag_.clear(std::memory_order_release); }
+  // In a fork child, which has only the thread that forked.
   void Reset() { flag_.clear(); }
 
  private:
@@ -99,12 +102,16 @@ class TraceFile {
   }
 
   bool MarkNamed(uint64_t track) {
-    std::lock_guard<SpinLock> lock(named_lock_);
-    return named_.insert(track).second;
+    named_lock_.Lock();
+    const bool added = named_.insert(track).second;
+    named_lock_.Unlock();
+    return added;
   }
   bool Named(uint64_t track) {
-    std::lock_guard<SpinLock> lock(named_lock_);
-    return named_.count(track) != 0;
+    named_lock_.Lock();
+    const bool named = named_.count(track) != 0;
+    named_lock_.Unlock();
+    return named;
   }
 
   // One event as a line of the array: `head` is the event's opening up to its name.
@@ -215,7 +222,9 @@ class TraceFile {
     extending_.clear();
     if (map_ == nullptr) return;
     Unmap();  // the parent's file stays as the parent writes it
+    named_lock_.Lock();
     named_.clear();
+    named_lock_.Unlock();
     if (pattern_.find("%p") != std::string::npos) Open();
   }
 
@@ -238,7 +247,7 @@ class TraceFile {
   std::atomic<uint64_t> bytes_{0};     // how much of it is reserved for events
   std::atomic<int> writers_{0};
   SpinLock named_lock_;
-  std::unordered_set<uint64_t> named_;
+  std::unordered_set<uint64_t> named_ GUARDED_BY(named_lock_);
 };
 
 TraceFile& TraceFile::Get() {

@@ -1,4 +1,5 @@
 // node.cc -- node identities and failing a node's members.
+#include "sim/common/mutex.h"
 #include "sim/fabric/node.h"
 
 #include <unistd.h>
@@ -36,7 +37,7 @@ uint64_t NextNodeId() {
 Node::Node() : id_(NextNodeId()) {}
 
 void Node::Join(const std::weak_ptr<NodeMember>& member) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   // Members that ended are dropped whenever the list doubled since the last time, so it
   // stays within twice the live ones at a constant cost per join.
   if (members_.size() >= prune_at_) {
@@ -51,7 +52,7 @@ void Node::Join(const std::weak_ptr<NodeMember>& member) {
 int Node::Fail(const std::function<void()>& while_stopped) {
   std::vector<std::weak_ptr<NodeMember>> members;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     members.swap(members_);
   }
   if (while_stopped) {

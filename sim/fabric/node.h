@@ -12,8 +12,9 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
+
+#include "sim/common/mutex.h"
 
 namespace rpma_sim {
 
@@ -48,9 +49,9 @@ class Node {
 
  private:
   const uint64_t id_;
-  std::mutex mutex_;
-  std::vector<std::weak_ptr<NodeMember>> members_;  // guarded by mutex_
-  size_t prune_at_ = 16;                             // guarded by mutex_
+  Mutex mutex_;
+  std::vector<std::weak_ptr<NodeMember>> members_ GUARDED_BY(mutex_);
+  size_t prune_at_ GUARDED_BY(mutex_) = 16;
 };
 
 }  // namespace rpma_sim

@@ -1,4 +1,5 @@
 // fault_plan.cc -- matching events against the rules, the seed, and the gates in the seams.
+#include "sim/common/mutex.h"
 #include "sim/fault/fault_plan.h"
 
 #include <stdio.h>
@@ -137,7 +138,7 @@ Status FaultPlan::Add(const std::string& text, std::string* error) {
     if (rule.kind == FaultKind::kPowerFailure) ArmAllForPowerFailure(true);
   std::string banner;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     for (const FaultRule& rule : rules) rules_.push_back(Active{rule});
     if (rules_.empty()) return Status::kOk;
     if (!seed_printed_) {
@@ -156,7 +157,7 @@ Status FaultPlan::Add(const std::string& text, std::string* error) {
 
 void FaultPlan::Clear() {
   ArmAllForPowerFailure(false);  // nodes created from now on are not armed by rules
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   rules_.clear();
   per_connection_.clear();
   ++generation_;
@@ -166,17 +167,17 @@ void FaultPlan::Clear() {
 }
 
 uint64_t FaultPlan::fired() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return fired_;
 }
 
 uint64_t FaultPlan::seed() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return seed_;
 }
 
 void FaultPlan::set_seed(uint64_t seed) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   seed_ = seed;
   // Rules added from now on draw as the first rules of a process started with
   // RPMA_SIM_SEED=seed do, so a test that sets the seed replays its choices.
@@ -212,7 +213,7 @@ Status FaultGates::Check(const char* function) {
   std::string message;
   Status error = Status::kOk;
   {
-    std::lock_guard<std::mutex> lock(plan.mutex_);
+    MutexLock lock(&plan.mutex_);
     for (FaultPlan::Active& active : plan.rules_) {
       const FaultRule& rule = active.rule;
       if (rule.kind != FaultKind::kCall) continue;
@@ -236,6 +237,7 @@ Status FaultGates::Check(const char* function) {
 
 std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
   FaultPlan& plan = FaultPlan::Get();
+  point.qp->execution().AssertHeld();  // the stage seam runs under it (stage_gate.h)
   const ConnectionTag& tag = point.qp->tag_locked();
   int side = tag.server ? 1 : 0;
   int64_t since_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -248,7 +250,7 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
   std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
   FaultPlan::PartitionHold cut;  // at a cut link: the hold, and when it gives up
   {
-    std::lock_guard<std::mutex> lock(plan.mutex_);
+    MutexLock lock(&plan.mutex_);
     ConnectionTag::Link link = Undirected(tag.link);
     auto partition = plan.partitions_.find(link);
     if (partition != plan.partitions_.end() && now >= partition->second.end)
@@ -390,7 +392,7 @@ ConnectVerdict FaultGates::Check(bool server) {
   std::string message;
   ConnectVerdict verdict = ConnectVerdict::kProceed;
   {
-    std::lock_guard<std::mutex> lock(plan.mutex_);
+    MutexLock lock(&plan.mutex_);
     for (FaultPlan::Active& active : plan.rules_) {
       const FaultRule& rule = active.rule;
       if (!IsConnectKind(rule.kind) || rule.side != side) continue;

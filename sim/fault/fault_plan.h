@@ -20,11 +20,11 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "sim/common/mutex.h"
 #include "sim/common/per_process.h"
 #include "sim/common/status.h"
 #include "sim/fabric/node.h"
@@ -76,14 +76,14 @@ class FaultPlan {
   // Per rule and connection (side, ordinal): how many matching work requests it has seen.
   using ConnectionKey = std::tuple<size_t, int, uint64_t>;
 
-  void InstallLocked();
+  void InstallLocked() REQUIRES(mutex_);
   // Whether `active`'s `event`th matching event fires (1-based), drawing from the seed with
   // `stream` (what the event belongs to) when the rule has a probability.
-  bool FiresLocked(Active& active, uint64_t event, uint64_t stream);
+  bool FiresLocked(Active& active, uint64_t event, uint64_t stream) REQUIRES(mutex_);
 
-  std::mutex mutex_;
-  std::vector<Active> rules_;                         // guarded by mutex_
-  std::map<ConnectionKey, uint64_t> per_connection_;  // guarded by mutex_
+  Mutex mutex_;
+  std::vector<Active> rules_ GUARDED_BY(mutex_);
+  std::map<ConnectionKey, uint64_t> per_connection_ GUARDED_BY(mutex_);
   // A link between two nodes that carries nothing until `end`: every stage of every queue
   // pair of a connection between them waits. A queue pair whose connection's timeout ends
   // first gives up then (its requester's retries are exceeded) and its connection is lost;
@@ -99,12 +99,14 @@ class FaultPlan {
   };
   PartitionHold HoldAtPartitionLocked(Partition& cut, const QueuePair* qp,
                                       const ConnectionTag& tag,
-                                      std::chrono::steady_clock::time_point now);
-  std::map<ConnectionTag::Link, Partition> partitions_;  // lower node id first; by mutex_
-  uint64_t seed_ = 0;
-  bool seed_printed_ = false;
-  uint64_t fired_ = 0;
-  uint64_t generation_ = 0;  // bumped by Clear: rule indexes start again
+                                      std::chrono::steady_clock::time_point now)
+      REQUIRES(mutex_);
+  // Lower node id first.
+  std::map<ConnectionTag::Link, Partition> partitions_ GUARDED_BY(mutex_);
+  uint64_t seed_ GUARDED_BY(mutex_) = 0;
+  bool seed_printed_ GUARDED_BY(mutex_) = false;
+  uint64_t fired_ GUARDED_BY(mutex_) = 0;
+  uint64_t generation_ GUARDED_BY(mutex_) = 0;  // bumped by Clear: rule indexes start again
   std::once_flag environment_loaded_;
   Status environment_status_ = Status::kOk;  // set once, under environment_loaded_
 };

@@ -2,6 +2,8 @@
 #include "sim/pmem/persistence_domain.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 
 #include <algorithm>
 #include <set>
@@ -17,9 +19,9 @@ namespace {
 
 // Every domain of the process, for ArmAll and ReportAll.
 struct Registry {
-  std::mutex mutex;
-  std::set<PersistenceDomain*> domains;  // guarded by mutex
-  bool arm_new = false;                  // guarded by mutex
+  Mutex mutex;
+  std::set<PersistenceDomain*> domains GUARDED_BY(mutex);
+  bool arm_new GUARDED_BY(mutex) = false;
 };
 
 Registry& Domains() {
@@ -45,19 +47,19 @@ const char* LossModeName(LossMode mode) {
 PersistenceDomain::PersistenceDomain(const DeviceCaps& caps)
     : caps_(caps), report_(caps.persistent_memory && PersistenceReportEnabled()) {
   Registry& registry = Domains();
-  std::lock_guard<std::mutex> lock(registry.mutex);
+  MutexLock lock(&registry.mutex);
   registry.domains.insert(this);
   if (registry.arm_new) armed_.store(true, std::memory_order_relaxed);
 }
 
 PersistenceDomain::~PersistenceDomain() {
   Registry& registry = Domains();
-  std::lock_guard<std::mutex> lock(registry.mutex);
+  MutexLock lock(&registry.mutex);
   registry.domains.erase(this);
 }
 
 void PersistenceDomain::Arm() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   if (armed()) return;
   armed_.store(true, std::memory_order_relaxed);
   // What was placed before has no earlier value kept: it keeps the one it has now.
@@ -70,7 +72,7 @@ void PersistenceDomain::Arm() {
 
 void PersistenceDomain::ArmAll(bool on) {
   Registry& registry = Domains();
-  std::lock_guard<std::mutex> lock(registry.mutex);
+  MutexLock lock(&registry.mutex);
   registry.arm_new = on;
   if (on)
     for (PersistenceDomain* domain : registry.domains) domain->Arm();
@@ -78,7 +80,7 @@ void PersistenceDomain::ArmAll(bool on) {
 
 void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset,
                                      uint64_t length, const Placement& placement) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   if (last_key_ != region.key || last_state_ == nullptr) {
     last_state_ = &regions_[region.key];  // unordered_map: the element stays where it is
     last_key_ = region.key;
@@ -95,7 +97,7 @@ void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset
 void PersistenceDomain::Flush(const PlacedRegion& region, uint64_t offset, uint64_t length,
                               bool persistent, uint64_t placer) {
   if (!tracking()) return;
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   bool durable = caps_.persistent_memory && (persistent || caps_.eadr);
   auto found = regions_.find(region.key);
   if (found != regions_.end()) {
@@ -119,7 +121,7 @@ void PersistenceDomain::Flush(const PlacedRegion& region, uint64_t offset, uint6
 
 void PersistenceDomain::Persist(const PlacedRegion& region, uint64_t offset, uint64_t length) {
   if (!tracking() || !caps_.persistent_memory) return;
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   auto found = regions_.find(region.key);
   if (found == regions_.end()) return;
   found->second.placed.MakeDurable(offset, offset + length);
@@ -139,8 +141,24 @@ std::string PersistenceDomain::RemedyLocked() const {
   return remedy + " or rpma_sim_persist() by the target";
 }
 
+// A report's line, formatted.
+std::string Formatted(const char* format, ...) __attribute__((format(printf, 1, 2)));
+std::string Formatted(const char* format, ...) {
+  char line[512];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(line, sizeof(line), format, args);
+  va_end(args);
+  return line;
+}
+
+void LogReport(const std::vector<std::string>& lines) {
+  for (const std::string& line : lines) SIM_LOG_WARNING("%s", line.c_str());
+}
+
 template <typename Select>
-size_t PersistenceDomain::ReportLocked(const char* heading, Select select, uint64_t placer) {
+size_t PersistenceDomain::ReportLocked(const char* heading, Select select, uint64_t placer,
+                                       std::vector<std::string>* report) {
   struct Line {
     uint32_t key;
     const RegionState* state;
@@ -165,12 +183,12 @@ size_t PersistenceDomain::ReportLocked(const char* heading, Select select, uint6
     }
   }
   if (count == 0) return 0;
-  SIM_LOG_WARNING("persistence: %s: %" PRIu64 " bytes in %zu range%s placed and never made "
-                  "durable",
-                  heading, bytes, count, count == 1 ? "" : "s");
+  report->push_back(Formatted("persistence: %s: %" PRIu64 " bytes in %zu range%s placed and never "
+                              "made durable",
+                              heading, bytes, count, count == 1 ? "" : "s"));
   for (const Line& line : lines) {
     const Placement& placement = line.range->placement;
-    SIM_LOG_WARNING(
+    report->push_back(Formatted(
         "persistence:   region rkey 0x%" PRIx32 " at %p (%" PRIu64 " bytes): offset %" PRIu64
         ", %" PRIu64 " bytes, placed by work request %" PRIu64 "%s%s; %s would have made it "
         "durable%s",
@@ -181,53 +199,75 @@ size_t PersistenceDomain::ReportLocked(const char* heading, Select select, uint6
         RemedyLocked().c_str(),
         placement.visibility_flushed && !caps_.eadr
             ? " (its RPMA_FLUSH_TYPE_VISIBILITY flush does not make it durable)"
-            : "");
+            : ""));
   }
   if (count > lines.size())
-    SIM_LOG_WARNING("persistence:   ... and %zu more ranges", count - lines.size());
+    report->push_back(Formatted("persistence:   ... and %zu more ranges", count - lines.size()));
   return count;
 }
 
 void PersistenceDomain::EndPlacer(uint64_t placer, const std::string& connection) {
   if (!tracking() || placer == 0) return;  // 0 is nobody: no connection places as it
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (report_) {
-    std::string heading = connection + " ended";
-    ReportLocked(heading.c_str(), [](uint32_t, const Placement&) { return true; }, placer);
+  std::vector<std::string> report;  // logged after the lock (a system call)
+  {
+    MutexLock lock(&mutex_);
+    if (report_) {
+      std::string heading = connection + " ended";
+      ReportLocked(heading.c_str(), [](uint32_t, const Placement&) { return true; }, placer,
+                   &report);
+    }
+    for (auto& entry : regions_) entry.second.placed.Disown(placer);
   }
-  for (auto& entry : regions_) entry.second.placed.Disown(placer);
+  LogReport(report);
+}
+
+size_t PersistenceDomain::Report(std::vector<std::string>* report) {
+  if (!caps_.persistent_memory) return 0;  // on DRAM nothing can be made durable
+  MutexLock lock(&mutex_);
+  return ReportLocked("report", [](uint32_t, const Placement&) { return true; }, 0, report);
 }
 
 size_t PersistenceDomain::Report() {
-  if (!caps_.persistent_memory) return 0;  // on DRAM nothing can be made durable
-  std::lock_guard<std::mutex> lock(mutex_);
-  return ReportLocked("report", [](uint32_t, const Placement&) { return true; });
+  std::vector<std::string> report;
+  size_t count = Report(&report);
+  LogReport(report);
+  return count;
 }
 
 size_t PersistenceDomain::ReportAll() {
-  Registry& registry = Domains();
-  std::lock_guard<std::mutex> lock(registry.mutex);
+  std::vector<std::string> report;
   size_t count = 0;
-  for (PersistenceDomain* domain : registry.domains) count += domain->Report();
+  {
+    Registry& registry = Domains();
+    MutexLock lock(&registry.mutex);
+    for (PersistenceDomain* domain : registry.domains) count += domain->Report(&report);
+  }
+  LogReport(report);
   return count;
 }
 
 void PersistenceDomain::ForgetRegion(uint32_t key) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto found = regions_.find(key);
-  if (found == regions_.end()) return;
-  if (last_key_ == key) last_state_ = nullptr;
-  if (report_) {
-    // What a connection still open placed there: its own report would no longer find it.
-    ReportLocked("a region deregistered", [key](uint32_t region, const Placement& p) {
-      return region == key && p.placer != 0;
-    });
+  std::vector<std::string> report;  // logged after the lock (a system call)
+  {
+    MutexLock lock(&mutex_);
+    auto found = regions_.find(key);
+    if (found == regions_.end()) return;
+    if (last_key_ == key) last_state_ = nullptr;
+    if (report_) {
+      // What a connection still open placed there: its own report would no longer find it.
+      ReportLocked("a region deregistered",
+                   [key](uint32_t region, const Placement& p) {
+                     return region == key && p.placer != 0;
+                   },
+                   0, &report);
+    }
+    regions_.erase(key);
   }
-  regions_.erase(key);
+  LogReport(report);
 }
 
 uint64_t PersistenceDomain::PowerFail(LossMode mode, uint64_t seed) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   ++failures_;
   uint64_t placed = 0;
   uint64_t reverted = 0;

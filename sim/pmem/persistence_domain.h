@@ -28,10 +28,10 @@
 #include <stdint.h>
 
 #include <atomic>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
+#include "sim/common/mutex.h"
 #include "sim/fabric/config.h"
 #include "sim/pmem/placed_ranges.h"
 #include "sim/pmem/pre_images.h"
@@ -105,23 +105,28 @@ class PersistenceDomain {
   bool tracking() const { return report_ || armed(); }
   void PlaceTracked(const PlacedRegion& region, uint64_t offset, uint64_t length,
                     const Placement& placement);
-  // Logs the ranges that `select(key, placement)` picks (of `placer` alone, if not 0: found
-  // without looking at the others); returns how many.
+  // The report of the ranges that `select(key, placement)` picks (of `placer` alone, if not
+  // 0: found without looking at the others): its lines (at most kReportLines ranges) are
+  // added to *report, for the caller to log once it let go of the lock (a log line is a
+  // system call). Returns how many ranges there are.
   template <typename Select>
-  size_t ReportLocked(const char* heading, Select select, uint64_t placer = 0);
+  size_t ReportLocked(const char* heading, Select select, uint64_t placer,
+                      std::vector<std::string>* report) REQUIRES(mutex_);
+  // Report's lines, for the caller to log.
+  size_t Report(std::vector<std::string>* report) EXCLUDES(mutex_);
   // What the report says would have made a range durable.
-  std::string RemedyLocked() const;
-  void DropPreImagesIfDurableLocked(RegionState* state);
+  std::string RemedyLocked() const REQUIRES(mutex_);
+  void DropPreImagesIfDurableLocked(RegionState* state) REQUIRES(mutex_);
 
   const DeviceCaps caps_;
   const bool report_;  // persistent memory, report on
   std::atomic<bool> armed_{false};
-  std::mutex mutex_;
-  std::unordered_map<uint32_t, RegionState> regions_;  // by key; guarded by mutex_
+  Mutex mutex_;
+  std::unordered_map<uint32_t, RegionState> regions_ GUARDED_BY(mutex_);
   // The region placed in last, found again without hashing (null: look it up).
-  uint32_t last_key_ = 0;                // guarded by mutex_
-  RegionState* last_state_ = nullptr;    // guarded by mutex_
-  uint64_t failures_ = 0;                              // guarded by mutex_
+  uint32_t last_key_ GUARDED_BY(mutex_) = 0;
+  RegionState* last_state_ GUARDED_BY(mutex_) = nullptr;
+  uint64_t failures_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace rpma_sim

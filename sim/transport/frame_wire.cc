@@ -23,7 +23,7 @@ bool FrameWire::Send(FrameType type, std::vector<uint8_t> body,
   SIM_HAPPENS_BEFORE(&g_frames_handed_over);
   size_t body_size = body.size() + (payload ? payload->size() : 0);
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     if (closing_) return false;
     bool first = outbound_.empty();
     queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) + body_size,
@@ -56,7 +56,7 @@ void FrameWire::BreakLocked() {
 void FrameWire::Close() {
   bool shut_down = false;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     closing_ = true;
     // An idle wire closes at once; a busy one once its queue drained.
     if (!writing_ && !writer_done_) shut_down = FinishWritingLocked();
@@ -67,7 +67,7 @@ void FrameWire::Close() {
 bool FrameWire::FinishWritingLocked() {
   writing_ = false;
   if (closing_) writer_done_ = true;
-  drained_.notify_all();
+  drained_.SignalAll();
   return closing_;
 }
 
@@ -77,17 +77,20 @@ void FrameWire::Abort() {
   stream_->Shutdown();
 }
 
-void FrameWire::EndReading(std::unique_lock<std::mutex>* read_lock, const std::string& reason) {
-  std::shared_ptr<WireHandler> handler = std::move(handler_);
-  read_lock->unlock();
+std::shared_ptr<WireHandler> FrameWire::TakeHandlerLocked() { return std::move(handler_); }
+
+void FrameWire::EndReading(const std::shared_ptr<WireHandler>& handler, const std::string& reason) {
   Abort();  // the writer stops too
-  handler->OnWireClosed(reason);
+  if (handler) handler->OnWireClosed(reason);
 }
 
 bool FrameWire::Flush(int timeout_ms) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  return drained_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                           [this] { return writer_done_ || (outbound_.empty() && !writing_); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  MutexLock lock(&mutex_);
+  while (!writer_done_ && !(outbound_.empty() && !writing_)) {
+    if (!drained_.WaitUntil(&mutex_, deadline)) return writer_done_ || (outbound_.empty() && !writing_);
+  }
+  return true;
 }
 
 }  // namespace rpma_sim

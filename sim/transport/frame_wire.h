@@ -12,12 +12,11 @@
 #define RPMA_SIM_TRANSPORT_FRAME_WIRE_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "sim/common/mutex.h"
 #include "sim/transport/byte_stream.h"
 #include "sim/transport/frame.h"
 #include "sim/transport/frame_payload.h"
@@ -113,13 +112,15 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   void OnReadable();
   // Reads what arrived into incoming_ until a frame is whole (kFrame), nothing more is
   // there (kWouldBlock), `budget` bytes of bodies were read (kPaused; it counts them down),
-  // or the stream ended or sent a malformed header (kEnd, `reason`). Requires read_mutex_.
-  ReadResult ReadSome(size_t* budget, std::string* reason);
-  // Gives the whole frame in incoming_ to the handler. Requires read_mutex_.
-  void HandOver();
-  // The stream ended (`reason`): the wire is aborted and the handler told, once. Takes
-  // the held `read_lock` and releases it.
-  void EndReading(std::unique_lock<std::mutex>* read_lock, const std::string& reason);
+  // or the stream ended or sent a malformed header (kEnd, `reason`).
+  ReadResult ReadSome(size_t* budget, std::string* reason) REQUIRES(read_mutex_);
+  // Gives the whole frame in incoming_ to the handler.
+  void HandOver() REQUIRES(read_mutex_);
+  // The stream ended: the handler, taken so that nothing reads on (null if it was taken).
+  std::shared_ptr<WireHandler> TakeHandlerLocked() REQUIRES(read_mutex_);
+  // ... then, without read_mutex_: the wire is aborted and `handler` told `reason`.
+  void EndReading(const std::shared_ptr<WireHandler>& handler, const std::string& reason)
+      EXCLUDES(read_mutex_);
   // Waits (on the engine) until the stream takes bytes again, then OnWritable.
   void ArmWrite();
   void OnWritable();
@@ -129,17 +130,17 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // The same, with out->payload's bytes as `payload_count` parts.
   bool WriteParts(Outgoing* out, const iovec* payload, int payload_count);
   // Sends the queued frames in order as far as the stream takes them: all of them
-  // (kDrained), until it is full (kFull), or until it broke (kBroken). Requires mutex_.
+  // (kDrained), until it is full (kFull), or until it broke (kBroken).
   enum class WriteResult { kDrained, kFull, kBroken };
-  WriteResult WriteQueuedLocked();
+  WriteResult WriteQueuedLocked() REQUIRES(mutex_);
   // The stream broke, or the wire was aborted: nothing more goes out, what is queued is
-  // forgotten. Requires mutex_; the caller then shuts the stream down (after unlocking), so
-  // that the reader sees the end and tells the handler (a corrupt ring does not end the
-  // stream by itself, as a broken socket does).
-  void BreakLocked();
-  // Everything queued was sent (or dropped): a closing wire shuts its stream down. Requires
-  // mutex_; returns whether the caller must call stream_->Shutdown() (after unlocking).
-  bool FinishWritingLocked();
+  // forgotten. The caller then shuts the stream down (after unlocking), so that the reader
+  // sees the end and tells the handler (a corrupt ring does not end the stream by itself, as
+  // a broken socket does).
+  void BreakLocked() REQUIRES(mutex_);
+  // Everything queued was sent (or dropped): a closing wire shuts its stream down. Returns
+  // whether the caller must call stream_->Shutdown() (after unlocking).
+  bool FinishWritingLocked() REQUIRES(mutex_);
 
   // A frame being read, as far as it arrived.
   struct Incoming {
@@ -154,9 +155,9 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
 
   // Held while a frame is read and handled, so frames are handled one at a time, in order,
   // whichever thread takes them.
-  std::mutex read_mutex_;
-  std::shared_ptr<WireHandler> handler_;  // guarded by read_mutex_; reset when reading ends
-  Incoming incoming_;                     // guarded by read_mutex_
+  Mutex read_mutex_;
+  std::shared_ptr<WireHandler> handler_ GUARDED_BY(read_mutex_);  // reset when reading ends
+  Incoming incoming_ GUARDED_BY(read_mutex_);
   uint64_t polls_seen_ = 0;               // the engine's thread only
   // How often DeliverArrived read something: while an application polls and reads, the
   // engine leaves the stream to it instead of spinning beside it for the same cores.
@@ -165,15 +166,15 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // rather than taking the lock again and again before the engine's thread gets to run.
   std::atomic<bool> engine_waiting_{false};
 
-  std::mutex mutex_;
-  std::deque<Outgoing> outbound_;
+  Mutex mutex_ ACQUIRED_AFTER(read_mutex_);
+  std::deque<Outgoing> outbound_ GUARDED_BY(mutex_);
   std::atomic<size_t> queued_frames_{0};  // outbound_.size(), changed with it
   std::atomic<size_t> queued_bytes_{0};   // their bodies' sizes, changed with it
-  bool closing_ = false;
+  bool closing_ GUARDED_BY(mutex_) = false;
   // The engine waits to send what is queued (always, while something is).
-  bool writing_ = false;
-  bool writer_done_ = false;
-  std::condition_variable drained_;
+  bool writing_ GUARDED_BY(mutex_) = false;
+  bool writer_done_ GUARDED_BY(mutex_) = false;
+  CondVar drained_;  // with mutex_
   std::atomic<bool> aborted_{false};
 };
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "sim/common/mutex.h"
 #include "sim/common/happens_before.h"
 #include "sim/common/log.h"
 #include "sim/fabric/io_service.h"
@@ -67,7 +68,7 @@ void FrameWire::StartOnEngine(std::shared_ptr<WireHandler> handler) {
 
 void FrameWire::BeginReading(std::shared_ptr<WireHandler> handler) {
   {
-    std::lock_guard<std::mutex> lock(read_mutex_);
+    MutexLock lock(&read_mutex_);
     handler_ = std::move(handler);
   }
   // The stream's first wait; every later one begins on the engine, after the one before
@@ -87,7 +88,7 @@ void FrameWire::OnReadable() {
     return;
   }
   engine_waiting_.store(true, std::memory_order_relaxed);
-  std::unique_lock<std::mutex> lock(read_mutex_);
+  ReleasableMutexLock lock(&read_mutex_);
   engine_waiting_.store(false, std::memory_order_relaxed);
   if (!handler_) return;  // the wire ended already
   std::string reason;
@@ -95,25 +96,28 @@ void FrameWire::OnReadable() {
   for (int frames = 0; frames < kFramesPerTurn; ++frames) {
     ReadResult result = ReadSome(&budget, &reason);
     if (result == ReadResult::kWouldBlock) {
-      lock.unlock();
+      lock.Release();
       auto self = shared_from_this();
       stream_->AsyncWaitReadable([self] { self->OnReadable(); });
       return;
     }
-    if (result == ReadResult::kEnd) return EndReading(&lock, reason);
+    if (result == ReadResult::kEnd) {
+      std::shared_ptr<WireHandler> handler = TakeHandlerLocked();
+      lock.Release();
+      return EndReading(handler, reason);
+    }
     if (result == ReadResult::kPaused) break;
     HandOver();
   }
   // More may be there: after the other connections' turn.
-  lock.unlock();
+  lock.Release();
   auto self = shared_from_this();
   boost::asio::post(IoContext(), [self] { self->OnReadable(); });
 }
 
 void FrameWire::DeliverArrived() {
   if (engine_waiting_.load(std::memory_order_relaxed)) return;
-  std::unique_lock<std::mutex> lock(read_mutex_, std::try_to_lock);
-  if (!lock.owns_lock()) return;
+  if (!read_mutex_.TryLock()) return;
   // A frame still arriving (a large one over TCP is, for most of its time) is read as far as
   // it came; the engine or the next call goes on from there.
   std::string reason;
@@ -123,11 +127,16 @@ void FrameWire::DeliverArrived() {
     size_t before = incoming_.header_got + incoming_.body_got;
     ReadResult result = ReadSome(&budget, &reason);
     progressed |= incoming_.header_got + incoming_.body_got != before;
-    if (result == ReadResult::kEnd) return EndReading(&lock, reason);
+    if (result == ReadResult::kEnd) {
+      std::shared_ptr<WireHandler> handler = TakeHandlerLocked();
+      read_mutex_.Unlock();
+      return EndReading(handler, reason);
+    }
     if (result != ReadResult::kFrame) break;
     progressed = true;
     HandOver();
   }
+  read_mutex_.Unlock();
   // A poller that reads makes the engine step aside. (A server busy-polling during 1 MiB
   // writes over TCP otherwise had the engine's thread beside it for the same cores, or,
   // when it left frames still arriving to the engine, waited 1 ms for each: 0.2-0.3 GiB/s
@@ -181,12 +190,15 @@ FrameWire::ReadResult FrameWire::ReadSome(size_t* budget, std::string* reason) {
 void FrameWire::SendQueued() {
   if (queued_frames() == 0) return;
   {
-    std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
-    if (!lock.owns_lock() || aborted_) return;
+    if (!mutex_.TryLock()) return;
     // The engine still waits for the stream to take more (writing_), and finds the queue
     // as this leaves it.
-    if (WriteQueuedLocked() != WriteResult::kBroken) return;
+    if (aborted_ || WriteQueuedLocked() != WriteResult::kBroken) {
+      mutex_.Unlock();
+      return;
+    }
     BreakLocked();
+    mutex_.Unlock();
   }
   stream_->Shutdown();
 }
@@ -270,7 +282,7 @@ void FrameWire::ArmWrite() {
 void FrameWire::OnWritable() {
   bool shut_down = false;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     WriteResult result = aborted_ ? WriteResult::kBroken : WriteQueuedLocked();
     if (result == WriteResult::kFull) {
       // The stream is full again: wait for it.

@@ -1,4 +1,5 @@
 // mapping_guard.cc -- the guard table and the SIGBUS handler that consults it.
+#include "sim/common/mutex.h"
 #include "sim/transport/mapping_guard.h"
 
 #include <errno.h>
@@ -9,7 +10,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <mutex>
 #include <vector>
 
 #include "sim/common/log.h"
@@ -56,8 +56,8 @@ struct sigaction g_previous;
 
 // The slots handed out and given back, per process (a fork child's are its own).
 struct SlotAllocator {
-  std::mutex mutex;
-  std::vector<int> free_slots;  // guarded by mutex
+  Mutex mutex;
+  std::vector<int> free_slots GUARDED_BY(mutex);
 };
 PerProcess<SlotAllocator> g_allocator;
 
@@ -156,7 +156,7 @@ MappingGuard::MappingGuard(const void* start, size_t length) {
   static std::once_flag installed;
   std::call_once(installed, InstallHandler);
   SlotAllocator& allocator = g_allocator.Get();
-  std::lock_guard<std::mutex> lock(allocator.mutex);
+  MutexLock lock(&allocator.mutex);
   std::vector<int>& free_slots = allocator.free_slots;
   if (!free_slots.empty()) {
     slot_ = free_slots.back();
@@ -179,7 +179,7 @@ MappingGuard::MappingGuard(const void* start, size_t length) {
 MappingGuard::~MappingGuard() {
   if (slot_ < 0) return;
   SlotAllocator& allocator = g_allocator.Get();
-  std::lock_guard<std::mutex> lock(allocator.mutex);
+  MutexLock lock(&allocator.mutex);
   SetRange(&g_slots[slot_], 0, 0);
   allocator.free_slots.push_back(slot_);
 }

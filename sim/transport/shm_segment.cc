@@ -1,4 +1,5 @@
 // shm_segment.cc -- creating, opening, checking and removing connection segments.
+#include "sim/common/mutex.h"
 #include "sim/transport/shm_segment.h"
 
 #include <dirent.h>
@@ -15,7 +16,6 @@
 #include <atomic>
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "sim/common/fork_generation.h"
@@ -77,7 +77,7 @@ std::atomic<uint32_t> g_counter{0};
 // the same addresses for both sides: the rings' release and acquire are then on the same
 // atomics for ThreadSanitizer too, not on two aliases it cannot relate).
 struct OpenSegmentTable {
-  std::mutex mutex;
+  Mutex mutex;
   std::map<std::pair<std::string, int>, std::weak_ptr<bip::mapped_region>> segments;  // by mutex
 };
 // A fork child's are its own: it inherits the parent's mappings, never its segments.
@@ -86,7 +86,7 @@ PerProcess<OpenSegmentTable> g_open;
 // This process's mapping of `name` made by its creator, if it has one.
 std::shared_ptr<bip::mapped_region> MappingInThisProcess(const std::string& name) {
   OpenSegmentTable& open = g_open.Get();
-  std::lock_guard<std::mutex> lock(open.mutex);
+  MutexLock lock(&open.mutex);
   auto it = open.segments.find({name, ShmSegment::kClient});
   return it == open.segments.end() ? nullptr : it->second.lock();
 }
@@ -190,14 +190,14 @@ ShmSegment::ShmSegment(std::string name, Side side, std::shared_ptr<bip::mapped_
   header_->base[side].store(reinterpret_cast<uintptr_t>(base));
   header_->references_open[side].store(1);
   OpenSegmentTable& open = g_open.Get();
-  std::lock_guard<std::mutex> lock(open.mutex);
+  MutexLock lock(&open.mutex);
   open.segments[{name_, side_}] = region_;
 }
 
 ShmSegment::~ShmSegment() {
   {
     OpenSegmentTable& open = g_open.Get();
-    std::lock_guard<std::mutex> lock(open.mutex);
+    MutexLock lock(&open.mutex);
     open.segments.erase({name_, side_});
   }
   // Whoever is still reading our direction learns that nothing more comes.
@@ -234,7 +234,9 @@ Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out
     out->reset(new ShmSegment(name, kClient,
                               std::make_shared<bip::mapped_region>(std::move(region)),
                               ring_capacity));
-    (*out)->object_ = std::move(object);
+    ShmSegment& made = **out;
+    MutexLock lock(&made.object_mutex_);
+    made.object_ = std::move(object);
   } catch (const bip::interprocess_exception& error) {
     SIM_LOG_WARNING("cannot create shared memory segment %s: %s", name.c_str(), error.what());
     if (object) ForgetCloseOnFork(object->get_mapping_handle().handle);
@@ -343,7 +345,7 @@ int ShmSegment::RemoveStale() {
 void ShmSegment::Unlink() {
   if (unlinked_.exchange(true)) return;
   bip::shared_memory_object::remove(name_.c_str());
-  std::lock_guard<std::mutex> lock(object_mutex_);
+  MutexLock lock(&object_mutex_);
   if (object_) ForgetCloseOnFork(object_->get_mapping_handle().handle);
   object_.reset();  // closes the fd, and with it the lock
 }
@@ -357,7 +359,7 @@ bool ShmSegment::ProbePeer() {
   bool believable = pid > 0;
   if (pid == getpid()) {
     OpenSegmentTable& open = g_open.Get();
-    std::lock_guard<std::mutex> lock(open.mutex);
+    MutexLock lock(&open.mutex);
     believable = open.segments.count({name_, 1 - side_}) != 0;
   }
   if (believable && ShmProcessVmEnabled()) {

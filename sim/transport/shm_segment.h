@@ -24,9 +24,9 @@
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "sim/common/mutex.h"
 #include "sim/common/status.h"
 #include "sim/transport/direct_area.h"
 #include "sim/transport/mapping_guard.h"
@@ -137,8 +137,8 @@ class ShmSegment {
              std::shared_ptr<boost::interprocess::mapped_region> region, size_t ring_capacity);
 
   // The creator's handle on the named object, whose fd holds the flock; closed by Unlink.
-  std::unique_ptr<boost::interprocess::shared_memory_object> object_;
-  std::mutex object_mutex_;
+  Mutex object_mutex_;
+  std::unique_ptr<boost::interprocess::shared_memory_object> object_ GUARDED_BY(object_mutex_);
 
   // Runs `copy` while the peer allows references to its buffers (see RevokeReferences).
   template <typename Copy>

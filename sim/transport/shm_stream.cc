@@ -1,5 +1,6 @@
 // shm_stream.cc -- reading and writing a connection's rings, waiting for them on the
 // progress engine (a short spin, then a doorbell), and ending them.
+#include "sim/common/mutex.h"
 #include "sim/transport/shm_stream.h"
 
 #include <sched.h>
@@ -7,7 +8,6 @@
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <chrono>
-#include <mutex>
 
 #include "sim/common/log.h"
 #include "sim/fabric/io_service.h"
@@ -38,10 +38,10 @@ struct ShmStream::State : std::enable_shared_from_this<State> {
   std::atomic<bool> shutdown_done{false};
   std::atomic<int64_t> last_activity_ns{0};
 
-  std::mutex mutex;
-  std::function<void()> readable_waiter;  // guarded by mutex
-  std::function<void()> writable_waiter;  // guarded by mutex
-  bool poll_posted = false;               // guarded by mutex
+  Mutex mutex;
+  std::function<void()> readable_waiter GUARDED_BY(mutex);
+  std::function<void()> writable_waiter GUARDED_BY(mutex);
+  bool poll_posted GUARDED_BY(mutex) = false;
 
   ShmRing& inbound() { return segment->inbound(); }
   ShmRing& outbound() { return segment->outbound(); }
@@ -62,7 +62,7 @@ struct ShmStream::State : std::enable_shared_from_this<State> {
   // Has Poll run on the engine soon, once however often it is asked.
   void Kick() {
     {
-      std::lock_guard<std::mutex> lock(mutex);
+      MutexLock lock(&mutex);
       if (poll_posted) return;
       poll_posted = true;
     }
@@ -80,7 +80,7 @@ struct ShmStream::State : std::enable_shared_from_this<State> {
   // whose client writes nothing before it has the server's accept).
   void BeginWait(std::function<void()>* waiter, std::function<void()> ready) {
     {
-      std::lock_guard<std::mutex> lock(mutex);
+      MutexLock lock(&mutex);
       *waiter = std::move(ready);
       if (poll_posted || SleepLocked()) return;
       poll_posted = true;
@@ -90,8 +90,7 @@ struct ShmStream::State : std::enable_shared_from_this<State> {
 
   // Whether every wait may sleep until a doorbell now: none is ready, the last activity is
   // older than the spin, and each ring took the request (it did not change meanwhile).
-  // Requires mutex.
-  bool SleepLocked() {
+  bool SleepLocked() REQUIRES(mutex) {
     if ((readable_waiter && ReadReady()) || (writable_waiter && WriteReady())) return false;
     if (NowNs() - last_activity_ns.load(std::memory_order_relaxed) < kSpinNs) return false;
     bool armed = (!readable_waiter || inbound().ArmConsumerDoorbell()) &&
@@ -107,7 +106,7 @@ struct ShmStream::State : std::enable_shared_from_this<State> {
     std::function<void()> on_readable, on_writable;
     bool again = false, yield = false;
     {
-      std::lock_guard<std::mutex> lock(mutex);
+      MutexLock lock(&mutex);
       poll_posted = false;
       if (readable_waiter && ReadReady()) on_readable.swap(readable_waiter);
       if (writable_waiter && WriteReady()) on_writable.swap(writable_waiter);

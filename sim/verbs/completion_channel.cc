@@ -1,4 +1,5 @@
 // completion_channel.cc -- event queue of a completion channel.
+#include "sim/common/mutex.h"
 #include "sim/verbs/completion_channel.h"
 
 #include <algorithm>
@@ -7,7 +8,7 @@ namespace rpma_sim {
 
 void CompletionChannel::Notify(CompletionQueue* cq) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     events_.push_back(cq);
   }
   // After the unlock, so that the woken taker does not block on mutex_ at once; a count
@@ -18,7 +19,7 @@ void CompletionChannel::Notify(CompletionQueue* cq) {
 Status CompletionChannel::GetEvent(CompletionQueue** cq) {
   for (;;) {
     if (!event_fd_.Take()) return Status::kNoCompletion;
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     // A forgotten CQ's event leaves its count in the fd; skip such stale counts.
     if (events_.empty()) continue;
     *cq = events_.front();
@@ -28,7 +29,7 @@ Status CompletionChannel::GetEvent(CompletionQueue** cq) {
 }
 
 void CompletionChannel::Forget(CompletionQueue* cq) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   events_.erase(std::remove(events_.begin(), events_.end(), cq), events_.end());
 }
 

@@ -7,8 +7,8 @@
 #define RPMA_SIM_VERBS_COMPLETION_CHANNEL_H_
 
 #include <deque>
-#include <mutex>
 
+#include "sim/common/mutex.h"
 #include "sim/common/event_fd.h"
 #include "sim/common/status.h"
 
@@ -31,8 +31,8 @@ class CompletionChannel {
 
  private:
   EventFd event_fd_;
-  std::mutex mutex_;
-  std::deque<CompletionQueue*> events_;
+  Mutex mutex_;
+  std::deque<CompletionQueue*> events_ GUARDED_BY(mutex_);
 };
 
 }  // namespace rpma_sim

@@ -1,4 +1,5 @@
 // completion_queue.cc -- pushing, polling and arming a completion queue.
+#include "sim/common/mutex.h"
 #include "sim/verbs/completion_queue.h"
 
 #include "sim/verbs/send_queue_slots.h"
@@ -17,7 +18,7 @@ bool CompletionQueue::Push(const ibv_wc& wc, std::shared_ptr<SendQueueSlots> slo
   bool notify = false;
   bool fits;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     fits = lost_ == 0 && entries_.size() < depth_;
     if (fits)
       entries_.push_back(Entry{wc, std::move(slots), sequence});
@@ -35,7 +36,7 @@ bool CompletionQueue::Push(const ibv_wc& wc, std::shared_ptr<SendQueueSlots> slo
 int CompletionQueue::Poll(int max, ibv_wc* out) {
   std::shared_ptr<const Sources> sources;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     int count = TakeLocked(max, out);
     if (count > 0) return count;
     if (lost_ > 0) return -1;
@@ -45,25 +46,25 @@ int CompletionQueue::Poll(int max, ibv_wc* out) {
   // Nothing yet: let the connections handle what already arrived, then look again.
   for (const auto& source : *sources)
     if (std::shared_ptr<ProgressSource> live = source.lock()) live->Progress();
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   int count = TakeLocked(max, out);
   return count == 0 && lost_ > 0 ? -1 : count;
 }
 
 bool CompletionQueue::TakeOverflowReport() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   if (lost_ == 0 || overflow_reported_) return false;
   overflow_reported_ = true;
   return true;
 }
 
 uint64_t CompletionQueue::lost() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return lost_;
 }
 
 void CompletionQueue::AddProgressSource(std::weak_ptr<ProgressSource> source) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   auto sources = std::make_shared<Sources>();
   if (sources_)
     for (const auto& kept : *sources_)
@@ -85,7 +86,7 @@ int CompletionQueue::TakeLocked(int max, ibv_wc* out) {
 
 void CompletionQueue::Arm() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     armed_ = lost_ == 0;
     if (armed_) return;
   }

@@ -18,9 +18,9 @@
 
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "sim/common/mutex.h"
 #include "sim/verbs/completion_channel.h"
 #include "sim/verbs/progress_source.h"
 
@@ -74,17 +74,17 @@ class CompletionQueue {
 
   const uint32_t depth_;
   const std::shared_ptr<CompletionChannel> channel_;
-  std::mutex mutex_;
-  std::deque<Entry> entries_;
-  bool armed_ = false;
-  uint64_t lost_ = 0;  // completions that found the queue full
-  bool overflow_reported_ = false;
+  Mutex mutex_;
+  std::deque<Entry> entries_ GUARDED_BY(mutex_);
+  bool armed_ GUARDED_BY(mutex_) = false;
+  uint64_t lost_ GUARDED_BY(mutex_) = 0;  // completions that found the queue full
+  bool overflow_reported_ GUARDED_BY(mutex_) = false;
   // Replaced, never changed in place: a poll takes the current list under mutex_ and runs
   // it without, with no allocation.
   using Sources = std::vector<std::weak_ptr<ProgressSource>>;
-  std::shared_ptr<const Sources> sources_;  // guarded by mutex_
+  std::shared_ptr<const Sources> sources_ GUARDED_BY(mutex_);
 
-  int TakeLocked(int max, ibv_wc* out);
+  int TakeLocked(int max, ibv_wc* out) REQUIRES(mutex_);
 };
 
 }  // namespace rpma_sim

@@ -81,9 +81,8 @@ bool ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const SendReques
       __atomic_store_n(reinterpret_cast<uint64_t*>(remote), value, __ATOMIC_SEQ_CST);
       done = true;
     } else {
-      MemoryRegionTable& table = MemoryRegionTable::Get();
-      auto table_lock = table.LockShared();  // this side's buffer stays registered meanwhile
-      if (table.IsRegisteredLocked(*request.local)) {
+      ReaderLock table_lock(&MemoryRegionTable::Get().mutex());  // this side's buffer stays registered meanwhile
+      if (MemoryRegionTable::Get().IsRegisteredLocked(*request.local)) {
         uint8_t* local = request.local->addr + request.local_offset;
         if (remote != nullptr) {
           if (places) memcpy(remote, local, request.length);

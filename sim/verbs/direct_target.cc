@@ -1,5 +1,6 @@
 // direct_target.cc -- publishing a domain's regions to a connection's peer, opening and
 // closing direct access, and taking the peer's placement records.
+#include "sim/common/mutex.h"
 #include "sim/verbs/direct_target.h"
 
 #include <algorithm>
@@ -23,9 +24,9 @@ constexpr std::chrono::milliseconds kIdleTimeout{1000};
 // Every DirectTarget of the process that is not closed, and the file each registered region
 // maps (if it maps one), found once.
 struct Directory {
-  std::mutex mutex;
-  std::vector<std::weak_ptr<DirectTarget>> targets;  // guarded by mutex
-  std::unordered_map<uint32_t, std::shared_ptr<const FileBacking>> files;  // guarded by mutex
+  Mutex mutex;
+  std::vector<std::weak_ptr<DirectTarget>> targets GUARDED_BY(mutex);
+  std::unordered_map<uint32_t, std::shared_ptr<const FileBacking>> files GUARDED_BY(mutex);
 };
 
 // The longest path a DirectArea entry holds.
@@ -38,8 +39,9 @@ std::shared_ptr<const FileBacking> FindFile(const MemoryRegion& region) {
   return file;
 }
 
-// The file of a region registered before, from the directory's cache. Requires its lock.
-const FileBacking* CachedFileLocked(Directory& directory, const MemoryRegion& region) {
+// The file of a region registered before, from the directory's cache.
+const FileBacking* CachedFileLocked(Directory& directory, const MemoryRegion& region)
+    REQUIRES(directory.mutex) {
   auto it = directory.files.find(region.rkey);
   if (it == directory.files.end())
     it = directory.files.emplace(region.rkey, FindFile(region)).first;
@@ -55,7 +57,7 @@ Directory& TheDirectory() {
 // act on them without it (their work waits).
 std::vector<std::shared_ptr<DirectTarget>> LiveTargets() {
   Directory& directory = TheDirectory();
-  std::lock_guard<std::mutex> lock(directory.mutex);
+  MutexLock lock(&directory.mutex);
   std::vector<std::shared_ptr<DirectTarget>> live;
   live.reserve(directory.targets.size());
   auto gone = std::remove_if(directory.targets.begin(), directory.targets.end(),
@@ -91,10 +93,11 @@ std::shared_ptr<DirectTarget> DirectTarget::Start(std::shared_ptr<ShmSegment> se
   Directory& directory = TheDirectory();
   // Under the directory's lock: a region registered meanwhile is published by the scan
   // below or by Registered (Publish is idempotent), never by neither.
-  std::lock_guard<std::mutex> lock(directory.mutex);
+  MutexLock lock(&directory.mutex);
   directory.targets.push_back(target);
-  std::lock_guard<std::mutex> target_lock(target->mutex_);
+  MutexLock target_lock(&target->mutex_);
   MemoryRegionTable::Get().ForEachOf(pd, [&](const MemoryRegion& region) {
+    directory.mutex.AssertHeld();  // ForEachOf calls back within `lock`
     if (!ReachableDirectly(region)) return;
     target->area_.Publish(region.rkey, reinterpret_cast<uintptr_t>(region.addr), region.length,
                           Access(region), CachedFileLocked(directory, region));
@@ -104,7 +107,7 @@ std::shared_ptr<DirectTarget> DirectTarget::Start(std::shared_ptr<ShmSegment> se
 
 void DirectTarget::SetConnected() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     connected_ = true;
   }
   Refresh();
@@ -113,7 +116,7 @@ void DirectTarget::SetConnected() {
 void DirectTarget::Refresh() {
   // No wait for accesses under way: one that began before a gate or an arming counts as
   // executed before it (its placement is taken with the next request, before that executes).
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   bool open = connected_ && !closed_ && !g_stage_gate_slot.installed() &&
               !pd_->persistence().armed();
   area_.open.store(open ? 1 : 0);
@@ -121,13 +124,13 @@ void DirectTarget::Refresh() {
 
 void DirectTarget::Close() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     if (closed_) return;
     area_.open.store(0);
   }
   WaitIdle();
   TakePlacements();  // the last ones: the connection's report comes next
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   closed_ = true;
 }
 
@@ -141,15 +144,15 @@ void DirectTarget::TakePlacements(const MemoryRegion* going) {
   // Every request the peer sends comes here first: with nothing to take, no lock and no
   // std::function (its captures do not fit its inline buffer: an allocation).
   if (!area_.HasUnreadPlacements()) return;
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   if (!connected_ || closed_) return;
-  MemoryRegionTable& table = MemoryRegionTable::Get();
-  auto table_lock = table.LockShared();
+  ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
   PersistenceDomain& persistence = pd_->persistence();
   bool believable = area_.ReadPlacements(
       [&](uint32_t rkey, uint64_t offset, uint64_t length, uint64_t first, uint64_t last) {
         // Checked like a request: a record the peer made up places nothing.
-        const MemoryRegion* region = table.FindLocked(rkey);
+        MemoryRegionTable::Get().mutex().AssertReaderHeld();  // ReadPlacements calls back within table_lock
+        const MemoryRegion* region = MemoryRegionTable::Get().FindLocked(rkey);
         if (region == nullptr && going != nullptr && going->rkey == rkey) region = going;
         if (region == nullptr || region->pd != pd_ || !region->ContainsOffset(offset, length))
           return;
@@ -172,10 +175,10 @@ void DirectTarget::Registered(const MemoryRegion& region) {
       file = FindFile(region);
       found = true;
       Directory& directory = TheDirectory();
-      std::lock_guard<std::mutex> lock(directory.mutex);
+      MutexLock lock(&directory.mutex);
       directory.files[region.rkey] = file;
     }
-    std::lock_guard<std::mutex> lock(target->mutex_);
+    MutexLock lock(&target->mutex_);
     if (!target->closed_)
       target->area_.Publish(region.rkey, reinterpret_cast<uintptr_t>(region.addr), region.length,
                             Access(region), file.get());
@@ -188,12 +191,12 @@ void DirectTarget::Deregister(const std::shared_ptr<MemoryRegion>& region) {
     // Under the directory's lock, with the region's removal from the table: a target that
     // starts meanwhile either is withdrawn from here or does not find the region.
     Directory& directory = TheDirectory();
-    std::lock_guard<std::mutex> lock(directory.mutex);
+    MutexLock lock(&directory.mutex);
     directory.files.erase(region->rkey);
     for (const std::weak_ptr<DirectTarget>& weak : directory.targets) {
       std::shared_ptr<DirectTarget> target = weak.lock();
       if (!target || target->pd_ != region->pd) continue;
-      std::lock_guard<std::mutex> target_lock(target->mutex_);
+      MutexLock target_lock(&target->mutex_);
       if (target->area_.Withdraw(region->rkey)) withdrawn.push_back(std::move(target));
     }
     MemoryRegionTable::Get().Deregister(region);

@@ -18,8 +18,8 @@
 #include <stdint.h>
 
 #include <memory>
-#include <mutex>
 
+#include "sim/common/mutex.h"
 #include "sim/transport/shm_segment.h"
 
 namespace rpma_sim {
@@ -72,9 +72,9 @@ class DirectTarget {
   ProtectionDomain* const pd_;  // only while not closed: a closed target touches no domain
   const uint32_t qp_num_;
   // Guards the area's table and opening, the flags, and taking placements.
-  std::mutex mutex_;
-  bool connected_ = false;
-  bool closed_ = false;
+  Mutex mutex_;
+  bool connected_ GUARDED_BY(mutex_) = false;
+  bool closed_ GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace rpma_sim

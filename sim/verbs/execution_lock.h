@@ -17,10 +17,43 @@
 
 #include <mutex>
 
+#include "sim/common/thread_annotations.h"
+
 namespace rpma_sim {
 
+// Which mutexes a queue pair's work takes changes (QueuePair::ConnectInProcess), so the
+// thread-safety analysis knows the execution lock by a stand-in: each queue pair (and each
+// object that runs under its lock, its link) has an ExecutionCapability, held from the
+// moment the queue pair's ExecutionScope took the mutexes until it gives them back. It has
+// no state and costs nothing.
+class CAPABILITY("execution lock") ExecutionCapability {
+ public:
+  // Tells the analysis the caller holds it, where it cannot see that: an object that runs
+  // under another's execution lock (its queue pair's, or an in-process peer's that shares
+  // the lock). Checks nothing at run time.
+  void AssertHeld() const ASSERT_CAPABILITY(this) {}
+};
+
+// The mutex of one domain. A plain std::mutex: only ExecutionLock takes it (with std::lock,
+// for two at once); the analysis sees the ExecutionCapability instead.
 struct ExecutionDomain {
   std::mutex mutex;
+};
+
+// Holds one domain's mutex for its scope, known to the analysis as `capability` (an
+// object's own stand-in for its domain's lock: a shared receive queue's).
+class SCOPED_CAPABILITY ExecutionDomainLock {
+ public:
+  ExecutionDomainLock(const ExecutionCapability& capability, ExecutionDomain* domain)
+      ACQUIRE(capability)
+      : lock_(domain->mutex) {}
+  ~ExecutionDomainLock() RELEASE() {}
+
+  ExecutionDomainLock(const ExecutionDomainLock&) = delete;
+  ExecutionDomainLock& operator=(const ExecutionDomainLock&) = delete;
+
+ private:
+  std::lock_guard<std::mutex> lock_;
 };
 
 // Holds one domain's lock, or two (taken at once, in whatever order avoids a deadlock).

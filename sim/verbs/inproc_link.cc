@@ -15,8 +15,11 @@ class RequesterSink : public ResponseSink {
 
   void RespondLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
                      size_t length) override {
-    if (auto requester = requester_.lock())
+    if (auto requester = requester_.lock()) {
+      // In process, the responder's execution lock covers its requester's (ConnectInProcess).
+      requester->execution().AssertHeld();
       requester->OnResponseLocked(sequence, outcome, read_data, length);
+    }
   }
 
  private:
@@ -30,13 +33,15 @@ class RequesterMemory : public InitiatorBuffer {
   RequesterMemory(std::shared_ptr<MemoryRegion> region, uint64_t offset)
       : region_(std::move(region)), offset_(offset) {}
 
-  bool CopyTo(uint8_t* target, size_t length) override {
+  bool CopyTo(uint8_t* target, size_t length) override
+      REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
     if (!MemoryRegionTable::Get().IsRegisteredLocked(*region_)) return false;
     memcpy(target, region_->addr + offset_, length);
     return true;
   }
 
-  bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) override {
+  bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) override
+      REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
     if (!MemoryRegionTable::Get().IsRegisteredLocked(*region_)) return false;
     memcpy(region_->addr + offset_, source, length);
     return true;
@@ -55,7 +60,10 @@ InprocLink::InprocLink(const std::shared_ptr<QueuePair>& requester,
 
 bool InprocLink::ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence) {
   std::shared_ptr<QueuePair> responder = responder_.lock();
-  return responder && responder->ExecuteFromPeerLocked(request, sequence);
+  if (!responder) return false;
+  // The requester's execution lock covers its in-process responder's (ConnectInProcess).
+  responder->execution().AssertHeld();
+  return responder->ExecuteFromPeerLocked(request, sequence);
 }
 
 void InprocLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
@@ -71,7 +79,9 @@ void InprocLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
   if (request.local)
     inbound.initiator = std::make_unique<RequesterMemory>(request.local, request.local_offset);
   // Never refused in practice (the requester's send queue holds at most as many); if it
-  // were, the requester hears what an unanswered request ends with.
+  // were, the requester hears what an unanswered request ends with. The requester's
+  // execution lock covers its in-process responder's (ConnectInProcess).
+  responder->execution().AssertHeld();
   if (!responder->DeliverLocked(std::move(inbound)))
     reply_->RespondLocked(sequence, Outcome{IBV_WC_RETRY_EXC_ERR}, nullptr, 0);
 }

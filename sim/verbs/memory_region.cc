@@ -29,7 +29,7 @@ std::shared_ptr<MemoryRegion> MemoryRegionTable::Register(const ProtectionDomain
   region->addr = static_cast<uint8_t*>(addr);
   region->length = length;
   region->access = access;
-  std::unique_lock<std::shared_mutex> lock(mutex_);
+  WriterLock lock(&mutex_);
   // Keys look like hardware keys: an index in the high bits and a variant in the low byte.
   uint32_t key = next_key_;
   next_key_ += 0x100;
@@ -50,7 +50,7 @@ bool MemoryRegionTable::IsRegisteredLocked(const MemoryRegion& region) const {
 }
 
 void MemoryRegionTable::Deregister(const std::shared_ptr<MemoryRegion>& region) {
-  std::unique_lock<std::shared_mutex> lock(mutex_);
+  WriterLock lock(&mutex_);
   regions_.erase(region->rkey);
 }
 

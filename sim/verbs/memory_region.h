@@ -13,8 +13,9 @@
 
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <unordered_map>
+
+#include "sim/common/mutex.h"
 
 namespace rpma_sim {
 
@@ -49,22 +50,17 @@ class MemoryRegionTable {
   // Removes the region; waits for any operation currently copying to or from it.
   void Deregister(const std::shared_ptr<MemoryRegion>& region);
 
-  // Holds the table shared: regions found meanwhile stay registered (Deregister waits).
-  std::shared_lock<std::shared_mutex> LockShared() {
-    return std::shared_lock<std::shared_mutex>(mutex_);
-  }
-
-  // Holds the table exclusively: no operation copies to or from any region meanwhile.
-  std::unique_lock<std::shared_mutex> LockExclusive() {
-    return std::unique_lock<std::shared_mutex>(mutex_);
-  }
+  // The table's lock. Held shared (ReaderLock): regions found meanwhile stay registered
+  // (Deregister waits). Held exclusively (WriterLock): no operation copies to or from any
+  // region meanwhile.
+  SharedMutex& mutex() const RETURN_CAPABILITY(mutex_) { return mutex_; }
   // Returns once no operation that found a region before this call is still copying.
-  void WaitForCopies() { LockExclusive(); }
+  void WaitForCopies() EXCLUDES(mutex_) { WriterLock wait(&mutex_); }
 
   // Calls `visit` for each registered region overlapping [addr, addr + length).
   template <typename Visit>
   void ForEachOverlapping(const void* addr, size_t length, Visit visit) {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
+    ReaderLock lock(&mutex_);
     uintptr_t begin = reinterpret_cast<uintptr_t>(addr);
     uintptr_t end = begin + length < begin ? UINTPTR_MAX : begin + length;
     for (const auto& entry : regions_) {
@@ -76,24 +72,24 @@ class MemoryRegionTable {
   // Calls `visit` for each region registered in `pd`. Takes the table shared.
   template <typename Visit>
   void ForEachOf(const ProtectionDomain* pd, Visit visit) {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
+    ReaderLock lock(&mutex_);
     for (const auto& entry : regions_)
       if (entry.second->pd == pd) visit(*entry.second);
   }
 
-  // The region with `rkey`, or nullptr. Requires LockShared().
-  const MemoryRegion* FindLocked(uint32_t rkey) const;
+  // The region with `rkey`, or nullptr.
+  const MemoryRegion* FindLocked(uint32_t rkey) const REQUIRES_SHARED(mutex_);
 
-  // True if `region` is still registered. Requires LockShared().
-  bool IsRegisteredLocked(const MemoryRegion& region) const;
+  // True if `region` is still registered.
+  bool IsRegisteredLocked(const MemoryRegion& region) const REQUIRES_SHARED(mutex_);
 
  private:
   friend class PerProcess<MemoryRegionTable>;
   MemoryRegionTable() = default;
 
-  std::shared_mutex mutex_;
-  std::unordered_map<uint32_t, std::shared_ptr<MemoryRegion>> regions_;
-  uint32_t next_key_ = 0x1000;
+  mutable SharedMutex mutex_;
+  std::unordered_map<uint32_t, std::shared_ptr<MemoryRegion>> regions_ GUARDED_BY(mutex_);
+  uint32_t next_key_ GUARDED_BY(mutex_) = 0x1000;
 };
 
 }  // namespace rpma_sim

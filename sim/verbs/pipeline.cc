@@ -28,7 +28,7 @@ bool QueuePair::PassHeldOrGatedLocked(Stage stage, const SendRequest& request, u
 }
 
 void QueuePair::ResumeHeld() {
-  ExecutionLock lock = LockExecution();
+  ExecutionScope lock(this);
   SubmitHeldLocked();
   ReceivePostedLocked();  // the inbound line: held executions and RNR waits alike
   CompleteHeldLocked();

@@ -81,7 +81,7 @@ void ProtectionDomain::DeregisterMemory(const std::shared_ptr<MemoryRegion>& reg
 
 void ProtectionDomain::ArmForPowerFailure() {
   {
-    auto copies_wait = MemoryRegionTable::Get().LockExclusive();
+    WriterLock copies_wait(&MemoryRegionTable::Get().mutex());
     persistence_->Arm();
   }
   // Placements save what they cover from now on, which a peer's direct access cannot do:
@@ -91,7 +91,7 @@ void ProtectionDomain::ArmForPowerFailure() {
 
 void ArmAllForPowerFailure(bool on) {
   {
-    auto copies_wait = MemoryRegionTable::Get().LockExclusive();
+    WriterLock copies_wait(&MemoryRegionTable::Get().mutex());
     PersistenceDomain::ArmAll(on);
   }
   DirectTarget::RefreshAll();

@@ -47,7 +47,7 @@ ExecutionLock QueuePair::LockExecution() {
 }
 
 void QueuePair::Destroy() {
-  ExecutionLock lock = LockExecution();
+  ExecutionScope lock(this);
   EnterErrorLocked();
   if (destroyed_) return;
   destroyed_ = true;
@@ -55,7 +55,7 @@ void QueuePair::Destroy() {
 }
 
 bool QueuePair::destroyed() {
-  ExecutionLock lock = LockExecution();
+  ExecutionScope lock(this);
   return destroyed_;
 }
 
@@ -64,7 +64,7 @@ void QueuePair::AttachToSharedReceiveQueue() {
 }
 
 QueuePair::State QueuePair::state() {
-  ExecutionLock lock = LockExecution();
+  ExecutionScope lock(this);
   return state_;
 }
 
@@ -73,7 +73,7 @@ Status QueuePair::PostReceive(const ReceiveRequest& request) {
     SIM_LOG_ERROR("ibv_post_recv: the queue pair uses a shared receive queue");
     return Status::kProvider;
   }
-  ExecutionLock lock = LockExecution();
+  ExecutionScope lock(this);
   if (state_ == State::kError) {
     CompleteReceiveLocked(request, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, nullptr);
     return Status::kOk;
@@ -97,7 +97,7 @@ void QueuePair::AddProgressSource(const std::weak_ptr<ProgressSource>& source) {
 }
 
 void QueuePair::Connect(std::shared_ptr<RemoteLink> link) {
-  ExecutionLock lock = LockExecution();
+  ExecutionScope lock(this);
   if (state_ != State::kInit) return;
   link_ = std::move(link);
   state_ = State::kReadyToSend;
@@ -107,7 +107,7 @@ void QueuePair::Connect(std::shared_ptr<RemoteLink> link) {
 void QueuePair::ConnectInProcess(const std::shared_ptr<QueuePair>& a,
                                  const std::shared_ptr<QueuePair>& b) {
   // Neither is connected yet, so neither has a peer's lock to take.
-  ExecutionLock lock(a->domain_.get(), b->domain_.get());
+  ExecutionScope lock(a.get(), b.get());
   if (a->state_ == State::kInit && b->state_ == State::kInit && !a->config_.srq &&
       !b->config_.srq) {
     // One lock for the pair: b moves to a's domain.
@@ -119,28 +119,29 @@ void QueuePair::ConnectInProcess(const std::shared_ptr<QueuePair>& a,
     a->peer_domain_seen_.store(b->domain_.get(), std::memory_order_release);
     b->peer_domain_seen_.store(a->domain_.get(), std::memory_order_release);
   }
-  for (QueuePair* side : {a.get(), b.get()}) {
-    if (side->state_ != State::kInit) continue;  // destroyed or failed meanwhile
-    QueuePair* other = side == a.get() ? b.get() : a.get();
-    side->link_ = std::make_shared<InprocLink>(side->shared_from_this(),
-                                               other->shared_from_this());
-    side->state_ = State::kReadyToSend;
-  }
+  a->BecomeReadyInProcessLocked(b.get());
+  b->BecomeReadyInProcessLocked(a.get());
+}
+
+void QueuePair::BecomeReadyInProcessLocked(QueuePair* other) {
+  if (state_ != State::kInit) return;  // destroyed or failed meanwhile
+  link_ = std::make_shared<InprocLink>(shared_from_this(), other->shared_from_this());
+  state_ = State::kReadyToSend;
 }
 
 void QueuePair::SetTag(ConnectionTag tag) {
-  ExecutionLock lock = LockExecution();
+  ExecutionScope lock(this);
   tag_ = std::move(tag);
   WorkRequestTrace::NameConnection(qp_num_, tag_);
 }
 
 void QueuePair::EnterError(ibv_wc_status first) {
-  ExecutionLock lock = LockExecution();
+  ExecutionScope lock(this);
   EnterErrorLocked(first);
 }
 
 void QueuePair::ReceivePosted() {
-  ExecutionLock lock = LockExecution();
+  ExecutionScope lock(this);
   ReceivePostedLocked();
 }
 

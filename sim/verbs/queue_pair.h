@@ -82,10 +82,28 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   // The connection this queue pair belongs to (connection_tag.h): set by the connection
   // manager once it is established; read under the execution lock (a gate does).
   void SetTag(ConnectionTag tag);
-  const ConnectionTag& tag_locked() const { return tag_; }
+  const ConnectionTag& tag_locked() const REQUIRES(execution_) { return tag_; }
 
-  // Takes this queue pair's execution lock, and its in-process peer's (execution_lock.h).
-  ExecutionLock LockExecution();
+  // The execution lock as the thread-safety analysis knows it (execution_lock.h).
+  const ExecutionCapability& execution() const RETURN_CAPABILITY(execution_) {
+    return execution_;
+  }
+
+  // Holds a queue pair's execution lock, and its in-process peer's, for its scope
+  // (execution_lock.h); with two queue pairs, both of theirs at once.
+  class SCOPED_CAPABILITY ExecutionScope {
+   public:
+    explicit ExecutionScope(QueuePair* qp) ACQUIRE(qp->execution_) : lock_(qp->LockExecution()) {}
+    ExecutionScope(QueuePair* a, QueuePair* b) ACQUIRE(a->execution_, b->execution_)
+        : lock_(a->domain_.get(), b->domain_.get()) {}
+    ~ExecutionScope() RELEASE() {}
+
+    ExecutionScope(const ExecutionScope&) = delete;
+    ExecutionScope& operator=(const ExecutionScope&) = delete;
+
+   private:
+    ExecutionLock lock_;
+  };
 
   // Polling any completion queue of this queue pair may drive `source` (progress_source.h).
   void AddProgressSource(const std::weak_ptr<ProgressSource>& source);
@@ -102,83 +120,90 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
 
   // requester.cc: the responder finished `sequence` (see ResponseSink).
   void OnResponseLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
-                        size_t length);
+                        size_t length) REQUIRES(execution_);
 
   // responder.cc: executes a work request from the remote queue pair, in arrival order; a
   // message that finds no receive posted waits (RNR), and so does everything after it.
   // False, with nothing done, if more are waiting than any send queue holds (max_qp_wr):
   // only a peer that lies sends that many, and its link must end the connection.
-  [[nodiscard]] bool DeliverLocked(InboundRequest inbound);
+  [[nodiscard]] bool DeliverLocked(InboundRequest inbound) REQUIRES(execution_);
 
   // responder.cc: an in-process peer's write or read (no immediate data, at least a byte),
   // executed at once against this side's memory if it succeeds here now, as DeliverLocked
   // would execute it; false (nothing done) otherwise, and it is delivered as usual. The
   // peer's buffer is the caller's to check.
-  bool ExecuteFromPeerLocked(const SendRequest& request, uint64_t sequence);
+  bool ExecuteFromPeerLocked(const SendRequest& request, uint64_t sequence) REQUIRES(execution_);
 
   // A receive was posted where this queue pair takes them from: messages that waited for
   // one go on. Requires the execution lock (ReceivePosted takes it).
-  void ReceivePostedLocked();
+  void ReceivePostedLocked() REQUIRES(execution_);
   void ReceivePosted();
 
   // pipeline.cc: a hold this queue pair waited for was released: what waited goes on.
   void ResumeHeld();
 
  private:
+  // Takes this queue pair's execution lock, and its in-process peer's (for ExecutionScope).
+  ExecutionLock LockExecution();
+
+  // ConnectInProcess, for each side: its link to `other`, and RTS.
+  void BecomeReadyInProcessLocked(QueuePair* other) REQUIRES(execution_);
+
   // Whether the request first in line at `stage` may go on: asks the gate unless that
   // request already waited for a hold that is now released. False if it must wait. The
   // gate may also set *fail (StagePoint::fail; null at kSubmit). Inline: with no hold and
   // no gate it is two loads.
   bool PassLocked(Stage stage, const SendRequest& request, uint64_t sequence,
-                  ibv_wc_status* fail = nullptr) {
+                  ibv_wc_status* fail = nullptr) REQUIRES(execution_) {
     if (!holds_[static_cast<int>(stage)] && !g_stage_gate_slot.installed()) return true;
     return PassHeldOrGatedLocked(stage, request, sequence, fail);
   }
   // pipeline.cc
   bool PassHeldOrGatedLocked(Stage stage, const SendRequest& request, uint64_t sequence,
-                             ibv_wc_status* fail);
+                             ibv_wc_status* fail) REQUIRES(execution_);
   // Submits the requests held at kSubmit, in order, until one is held again.
-  void SubmitHeldLocked();
+  void SubmitHeldLocked() REQUIRES(execution_);
   // Completes the answered requests held at kComplete, in order, until one is held again.
-  void CompleteHeldLocked();
+  void CompleteHeldLocked() REQUIRES(execution_);
 
   // requester.cc
   // Carries `request` over the link; `injected` (StagePoint::fail at kSubmit) may make it
   // carry a key no region has.
-  void SubmitLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status injected);
+  void SubmitLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status injected) REQUIRES(execution_);
   // The request first in line got `outcome` and may complete now. FinishLocked is for
   // pipeline.cc; the requester's own fast path uses the inline FinishInlineLocked.
   void FinishLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status,
-                    const uint8_t* read_data, size_t length);
+                    const uint8_t* read_data, size_t length) REQUIRES(execution_);
   inline void FinishInlineLocked(const SendRequest& request, uint64_t sequence,
-                                 ibv_wc_status status, const uint8_t* read_data, size_t length);
-  void CompleteSendLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status);
+                                 ibv_wc_status status, const uint8_t* read_data, size_t length) REQUIRES(execution_);
+  void CompleteSendLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status) REQUIRES(execution_);
   // A completion of this queue pair did not fit `cq` (completion_queue.h): the queue pair
   // goes to error and its connection is lost on both sides, as a NIC's CQ overflow ends
   // them. Both happen on the progress engine (the connection manager's lock comes before
   // the execution lock held here); the completions are lost meanwhile all the same.
-  void CompletionLostLocked(const CompletionQueue& cq);
+  void CompletionLostLocked(const CompletionQueue& cq) REQUIRES(execution_);
   // Completes the request that failed at submission if it is first in line now, and moves
   // to the error state (flushing what was posted after it).
-  void CompleteFailedLocallyLocked();
-  void EnterErrorLocked(ibv_wc_status first = IBV_WC_WR_FLUSH_ERR);
+  void CompleteFailedLocallyLocked() REQUIRES(execution_);
+  void EnterErrorLocked(ibv_wc_status first = IBV_WC_WR_FLUSH_ERR) REQUIRES(execution_);
   ibv_wc_opcode SendCompletionOpcode(SendOpcode opcode) const;
 
   // responder.cc
   // Executes `inbound` unless it must wait for a receive; returns false if it waits.
-  bool ExecuteInboundLocked(InboundRequest& inbound);
-  Outcome ExecuteOneSided(const InboundRequest& inbound, std::vector<uint8_t>* read_data);
+  bool ExecuteInboundLocked(InboundRequest& inbound) REQUIRES(execution_);
+  Outcome ExecuteOneSided(const InboundRequest& inbound, std::vector<uint8_t>* read_data)
+      REQUIRES(execution_);
   // Places a message in `receive`; *receiver_status is what the receive completes with.
   Outcome ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive,
-                         ibv_wc_status* receiver_status);
+                         ibv_wc_status* receiver_status) REQUIRES(execution_);
   // Tells the node's persistence model that `len` bytes at `offset` of `region` are about
   // to be placed by the requester's work request `sequence` (in a receive buffer if
   // `receive`).
   void NotePlacementLocked(const MemoryRegion& region, uint64_t offset, uint64_t len,
-                           uint64_t sequence, bool receive);
-  bool TakeReceiveLocked(ReceiveRequest* request);
+                           uint64_t sequence, bool receive) REQUIRES(execution_);
+  bool TakeReceiveLocked(ReceiveRequest* request) REQUIRES(execution_);
   void CompleteReceiveLocked(const ReceiveRequest& request, ibv_wc_status status,
-                             ibv_wc_opcode opcode, uint32_t byte_len, const SendRequest* sender);
+                             ibv_wc_opcode opcode, uint32_t byte_len, const SendRequest* sender) REQUIRES(execution_);
 
   const std::shared_ptr<ProtectionDomain> pd_;
   const QueuePairConfig config_;
@@ -198,12 +223,12 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   std::atomic<ExecutionDomain*> domain_seen_;
   std::atomic<ExecutionDomain*> peer_domain_seen_{nullptr};
 
-  // Guarded by the execution lock.
-  ConnectionTag tag_;
-  State state_ = State::kInit;
-  bool destroyed_ = false;
-  bool completion_lost_ = false;  // CompletionLostLocked ran
-  std::shared_ptr<RemoteLink> link_;
+  ExecutionCapability execution_;
+  ConnectionTag tag_ GUARDED_BY(execution_);
+  State state_ GUARDED_BY(execution_) = State::kInit;
+  bool destroyed_ GUARDED_BY(execution_) = false;
+  bool completion_lost_ GUARDED_BY(execution_) = false;  // CompletionLostLocked ran
+  std::shared_ptr<RemoteLink> link_ GUARDED_BY(execution_);
   struct InFlight {
     SendRequest request;
     uint64_t sequence;
@@ -213,21 +238,22 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   };
   // Posted and not completed, in order. Its first answered_.size() requests have their
   // outcome and wait at kComplete; its last `unsubmitted_` wait at kSubmit.
-  std::deque<InFlight> in_flight_;
-  size_t unsubmitted_ = 0;
+  std::deque<InFlight> in_flight_ GUARDED_BY(execution_);
+  size_t unsubmitted_ GUARDED_BY(execution_) = 0;
   // A request failed at submission and waits for those before it; nothing after it is sent.
-  bool failing_locally_ = false;
+  bool failing_locally_ GUARDED_BY(execution_) = false;
   struct Answer {
     ibv_wc_status status;
     bool carried;                    // a read whose bytes a transport carried back
     std::vector<uint8_t> read_data;  // ... and these are they
   };
-  std::vector<Answer> answered_;  // few and rare: a vector costs nothing while empty
+  // Few and rare: a vector costs nothing while empty.
+  std::vector<Answer> answered_ GUARDED_BY(execution_);
   // Arrived, waiting for a receive (RNR) or at kExecute, in order.
-  std::deque<InboundRequest> inbound_;
+  std::deque<InboundRequest> inbound_ GUARDED_BY(execution_);
   // The hold the first request waiting at each stage waits for (null: none).
-  std::shared_ptr<StageHold> holds_[3];
-  WorkRequestTrace trace_;  // its events in the RPMA_SIM_TRACE file, if any
+  std::shared_ptr<StageHold> holds_[3] GUARDED_BY(execution_);
+  WorkRequestTrace trace_ GUARDED_BY(execution_);  // its events in the RPMA_SIM_TRACE file, if any
 };
 
 }  // namespace rpma_sim

@@ -9,8 +9,8 @@
 
 #include <deque>
 #include <memory>
-#include <mutex>
 
+#include "sim/common/mutex.h"
 #include "sim/common/status.h"
 #include "sim/common/trace.h"
 #include "sim/verbs/memory_region.h"
@@ -32,7 +32,7 @@ class ReceiveQueue {
 
   // kProvider (ENOMEM) when `capacity` receives are already posted.
   Status Post(const ReceiveRequest& request) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     if (requests_.size() >= capacity_) return Status::kProvider;
     requests_.push_back(request);
     if (trace::On()) requests_.back().trace_post_ns = trace::NowNs();
@@ -41,7 +41,7 @@ class ReceiveQueue {
 
   // Takes the oldest posted receive; false if none is posted.
   bool Take(ReceiveRequest* request) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     if (requests_.empty()) return false;
     *request = std::move(requests_.front());
     requests_.pop_front();
@@ -50,7 +50,7 @@ class ReceiveQueue {
 
   // Takes every posted receive (to flush them).
   std::deque<ReceiveRequest> TakeAll() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     std::deque<ReceiveRequest> all;
     all.swap(requests_);
     return all;
@@ -58,8 +58,8 @@ class ReceiveQueue {
 
  private:
   const uint32_t capacity_;
-  std::mutex mutex_;
-  std::deque<ReceiveRequest> requests_;
+  Mutex mutex_;
+  std::deque<ReceiveRequest> requests_ GUARDED_BY(mutex_);
 };
 
 }  // namespace rpma_sim

@@ -1,5 +1,6 @@
 // region_payload.cc -- reading a request's bytes from its registered region while a wire
 // sends them, or zeros once the region is gone.
+#include "sim/common/mutex.h"
 #include "sim/verbs/region_payload.h"
 
 #include <sys/mman.h>
@@ -21,11 +22,10 @@ bool RegionPayload::WriteWith(const std::function<bool(const iovec* parts, int c
   // bytes already sent may be zeros.
   static const uint8_t kIntact = kPayloadIntact;
   static const uint8_t kLost = kPayloadLost;
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   if (!lost_.load()) {
-    MemoryRegionTable& table = MemoryRegionTable::Get();
-    auto table_lock = table.LockShared();
-    if (!revoked_ && table.IsRegisteredLocked(*region_)) {
+    ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
+    if (!revoked_ && MemoryRegionTable::Get().IsRegisteredLocked(*region_)) {
       iovec parts[2] = {{region_->addr + offset_, length_},
                         {const_cast<uint8_t*>(&kIntact), 1}};
       return write(parts, 2);

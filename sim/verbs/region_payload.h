@@ -18,8 +18,8 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 
+#include "sim/common/mutex.h"
 #include "sim/transport/frame_payload.h"
 #include "sim/verbs/memory_region.h"
 
@@ -45,7 +45,7 @@ class RegionPayload : public FramePayload {
   // The region is not read any more once this returns (the queue pair flushed the
   // request): waits for a WriteWith under way, which the stream bounds.
   void Revoke() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     revoked_ = true;
   }
 
@@ -54,16 +54,15 @@ class RegionPayload : public FramePayload {
 
  private:
   // length_ zero bytes, mapped the first time they are needed; null if they cannot be.
-  // Requires mutex_.
-  const uint8_t* ZerosLocked();
+  const uint8_t* ZerosLocked() REQUIRES(mutex_);
 
   const std::shared_ptr<MemoryRegion> region_;
   const uint64_t offset_;
   const size_t length_;
   // Held while the bytes are handed to the stream: Revoke waits for it.
-  std::mutex mutex_;
-  bool revoked_ = false;   // guarded by mutex_
-  void* zeros_ = nullptr;  // guarded by mutex_
+  Mutex mutex_;
+  bool revoked_ GUARDED_BY(mutex_) = false;
+  void* zeros_ GUARDED_BY(mutex_) = nullptr;
   std::atomic<bool> lost_{false};
 };
 

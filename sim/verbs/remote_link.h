@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/verbs/memory_region.h"
 #include "sim/verbs/send_request.h"
 
 namespace rpma_sim {
@@ -53,11 +54,13 @@ class InitiatorBuffer {
 
   // A write's or send's bytes: copies `length` of them to `target`. False if the
   // initiator's buffer went away meanwhile.
-  virtual bool CopyTo(uint8_t* target, size_t length) = 0;
+  virtual bool CopyTo(uint8_t* target, size_t length)
+      REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) = 0;
 
   // A read's bytes: puts `length` bytes from `source` into the initiator's buffer, or keeps
   // them in `*carried` for the response to carry back. False if the buffer went away.
-  virtual bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) = 0;
+  virtual bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried)
+      REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) = 0;
 };
 
 // A work request as the responder sees it.

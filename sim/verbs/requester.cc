@@ -14,9 +14,8 @@ namespace {
 ibv_wc_status CheckLocal(const SendRequest& request, const ProtectionDomain* pd) {
   if (!request.local || request.length == 0) return IBV_WC_SUCCESS;
   const MemoryRegion& local = *request.local;
-  MemoryRegionTable& table = MemoryRegionTable::Get();
-  auto lock = table.LockShared();
-  if (!table.IsRegisteredLocked(local) || local.pd != pd) return IBV_WC_LOC_PROT_ERR;
+  ReaderLock lock(&MemoryRegionTable::Get().mutex());
+  if (!MemoryRegionTable::Get().IsRegisteredLocked(local) || local.pd != pd) return IBV_WC_LOC_PROT_ERR;
   if (!local.ContainsOffset(request.local_offset, request.length)) return IBV_WC_LOC_PROT_ERR;
   int required = request.opcode == SendOpcode::kRead ? IBV_ACCESS_LOCAL_WRITE : 0;
   if ((local.access & required) != required) return IBV_WC_LOC_PROT_ERR;
@@ -33,7 +32,7 @@ inline void QueuePair::FinishInlineLocked(const SendRequest& request, uint64_t s
     status = CheckLocal(request, pd());
     if (length != request.length) status = IBV_WC_BAD_RESP_ERR;  // a peer's malformed answer
     if (status == IBV_WC_SUCCESS) {
-      auto table_lock = MemoryRegionTable::Get().LockShared();
+      ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
       memcpy(request.local->addr + request.local_offset, read_data, length);
     }
   }
@@ -48,7 +47,7 @@ void QueuePair::FinishLocked(const SendRequest& request, uint64_t sequence, ibv_
 }
 
 Status QueuePair::PostSend(const SendRequest& request) {
-  ExecutionLock lock = LockExecution();
+  ExecutionScope lock(this);
   if (state_ == State::kInit) {
     SIM_LOG_ERROR("ibv_post_send: the queue pair is not connected");
     return Status::kProvider;

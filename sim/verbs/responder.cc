@@ -12,10 +12,11 @@ namespace {
 
 // The region holding the target range of a one-sided request, registered in `pd` with the
 // access needed; nullptr with IBV_WC_REM_ACCESS_ERR otherwise.
-const MemoryRegion* FindRemote(const MemoryRegionTable& table, const ProtectionDomain* pd,
+const MemoryRegion* FindRemote(const ProtectionDomain* pd,
                                uint32_t rkey, uint64_t address, uint64_t len,
-                               int required_access, ibv_wc_status* status) {
-  const MemoryRegion* region = table.FindLocked(rkey);
+                               int required_access, ibv_wc_status* status)
+    REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
+  const MemoryRegion* region = MemoryRegionTable::Get().FindLocked(rkey);
   if (region == nullptr || region->pd != pd ||
       (region->access & required_access) != required_access || !region->Contains(address, len)) {
     *status = IBV_WC_REM_ACCESS_ERR;
@@ -31,7 +32,8 @@ PlacedRegion Placed(const MemoryRegion& region) {
 
 // Copies a write's or send's bytes to `target` from wherever the link reaches the
 // initiator's buffer. False if that buffer is gone.
-bool FetchSource(const InboundRequest& inbound, uint8_t* target) {
+bool FetchSource(const InboundRequest& inbound, uint8_t* target)
+    REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
   return inbound.initiator && inbound.initiator->CopyTo(target, inbound.request.length);
 }
 
@@ -133,15 +135,14 @@ bool QueuePair::ExecuteInboundLocked(InboundRequest& inbound) {
 
 Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<uint8_t>* read_data) {
   const SendRequest& request = inbound.request;
-  MemoryRegionTable& table = MemoryRegionTable::Get();
-  auto table_lock = table.LockShared();
+  ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
   Outcome outcome;
   const MemoryRegion* region = nullptr;
   uint8_t* remote = reinterpret_cast<uint8_t*>(request.remote_addr);
   switch (request.opcode) {
     case SendOpcode::kWrite: {
       if (request.length == 0) break;  // a 0-byte write checks no key
-      region = FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
+      region = FindRemote(pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_WRITE, &outcome.status);
       if (region == nullptr) break;
       NotePlacementLocked(*region, remote - region->addr, request.length, inbound.sequence,
@@ -152,7 +153,7 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
     }
     case SendOpcode::kRead: {
       if (request.length == 0) break;
-      region = FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
+      region = FindRemote(pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_READ, &outcome.status);
       if (region == nullptr) break;
       if (!inbound.initiator || !inbound.initiator->CopyFrom(remote, request.length, read_data))
@@ -160,7 +161,7 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
       break;
     }
     case SendOpcode::kAtomicWrite: {
-      region = FindRemote(table, pd(), request.rkey, request.remote_addr, sizeof(uint64_t),
+      region = FindRemote(pd(), request.rkey, request.remote_addr, sizeof(uint64_t),
                           IBV_ACCESS_REMOTE_WRITE, &outcome.status);
       if (region == nullptr) break;
       uint64_t value;
@@ -181,7 +182,7 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
     case SendOpcode::kFlush: {
       // Portable path: an 8-byte read at the flushed address; native: the whole range.
       uint64_t len = native_flush_ ? request.length : sizeof(uint64_t);
-      region = FindRemote(table, pd(), request.rkey, request.remote_addr, len,
+      region = FindRemote(pd(), request.rkey, request.remote_addr, len,
                           IBV_ACCESS_REMOTE_READ, &outcome.status);
       if (region == nullptr) break;
       // What the flush makes durable is the persistence model's to say (sim/pmem).
@@ -204,13 +205,12 @@ bool QueuePair::ExecuteFromPeerLocked(const SendRequest& request, uint64_t seque
   if ((!write && request.opcode != SendOpcode::kRead) || request.with_imm ||
       request.length == 0 || !request.local)
     return false;
-  MemoryRegionTable& table = MemoryRegionTable::Get();
-  auto table_lock = table.LockShared();
+  ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
   ibv_wc_status status;
   const MemoryRegion* region =
-      FindRemote(table, pd(), request.rkey, request.remote_addr, request.length,
+      FindRemote(pd(), request.rkey, request.remote_addr, request.length,
                  write ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ, &status);
-  if (region == nullptr || !table.IsRegisteredLocked(*request.local)) return false;
+  if (region == nullptr || !MemoryRegionTable::Get().IsRegisteredLocked(*request.local)) return false;
   uint8_t* remote = reinterpret_cast<uint8_t*>(request.remote_addr);
   uint8_t* local = request.local->addr + request.local_offset;
   if (write) {
@@ -225,14 +225,13 @@ bool QueuePair::ExecuteFromPeerLocked(const SendRequest& request, uint64_t seque
 Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive,
                                   ibv_wc_status* receiver_status) {
   const SendRequest& request = inbound.request;
-  MemoryRegionTable& table = MemoryRegionTable::Get();
-  auto table_lock = table.LockShared();
+  ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
   Outcome outcome;
   if (request.length > receive.length) {
     *receiver_status = IBV_WC_LOC_LEN_ERR;
     outcome.status = IBV_WC_REM_INV_REQ_ERR;
   } else if (request.length > 0 &&
-             (!table.IsRegisteredLocked(*receive.region) || receive.region->pd != pd() ||
+             (!MemoryRegionTable::Get().IsRegisteredLocked(*receive.region) || receive.region->pd != pd() ||
               !receive.region->ContainsOffset(receive.offset, request.length) ||
               (receive.region->access & IBV_ACCESS_LOCAL_WRITE) == 0)) {
     *receiver_status = IBV_WC_LOC_PROT_ERR;

@@ -9,7 +9,8 @@
 
 #include <stdint.h>
 
-#include <mutex>
+#include "sim/common/mutex.h"
+
 
 namespace rpma_sim {
 
@@ -19,7 +20,7 @@ class SendQueueSlots {
 
   // Takes a slot; returns false when the queue is full. `*sequence` numbers the request.
   bool Acquire(uint64_t* sequence) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     if (next_ - retired_ >= capacity_) return false;
     *sequence = next_++;
     return true;
@@ -27,20 +28,20 @@ class SendQueueSlots {
 
   // Gives back the slots of every request up to and including `sequence`.
   void RetireThrough(uint64_t sequence) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     if (sequence + 1 > retired_) retired_ = sequence + 1;
   }
 
   uint32_t in_use() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     return static_cast<uint32_t>(next_ - retired_);
   }
 
  private:
   const uint32_t capacity_;
-  std::mutex mutex_;
-  uint64_t next_ = 0;
-  uint64_t retired_ = 0;
+  Mutex mutex_;
+  uint64_t next_ GUARDED_BY(mutex_) = 0;
+  uint64_t retired_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace rpma_sim

@@ -1,4 +1,5 @@
 // shared_receive_queue.cc -- creation of an SRQ, its optional receive CQ, and posting to it.
+#include "sim/common/mutex.h"
 #include "sim/verbs/shared_receive_queue.h"
 
 #include <algorithm>
@@ -33,7 +34,7 @@ Status SharedReceiveQueue::Create(std::shared_ptr<ProtectionDomain> pd, uint32_t
 SharedReceiveQueue::~SharedReceiveQueue() { Destroy(); }
 
 void SharedReceiveQueue::Destroy() {
-  std::lock_guard<std::mutex> lock(domain_->mutex);
+  ExecutionDomainLock lock(execution_, domain_.get());
   if (destroyed_) return;
   destroyed_ = true;
   pd_->RemoveUser();
@@ -42,7 +43,7 @@ void SharedReceiveQueue::Destroy() {
 bool SharedReceiveQueue::InUse() {
   std::vector<std::shared_ptr<QueuePair>> users;
   {
-    std::lock_guard<std::mutex> lock(domain_->mutex);
+    ExecutionDomainLock lock(execution_, domain_.get());
     for (const auto& entry : attached_)
       if (auto qp = entry.lock()) users.push_back(std::move(qp));
   }
@@ -54,7 +55,7 @@ bool SharedReceiveQueue::InUse() {
 Status SharedReceiveQueue::PostReceive(const ReceiveRequest& request) {
   std::vector<std::shared_ptr<QueuePair>> users;
   {
-    std::lock_guard<std::mutex> lock(domain_->mutex);
+    ExecutionDomainLock lock(execution_, domain_.get());
     Status status = receives_.Post(request);
     if (status != Status::kOk) {
       SIM_LOG_ERROR("ibv_post_srq_recv: the shared receive queue is full");
@@ -74,7 +75,7 @@ Status SharedReceiveQueue::PostReceive(const ReceiveRequest& request) {
 }
 
 void SharedReceiveQueue::Attach(const std::shared_ptr<QueuePair>& qp) {
-  std::lock_guard<std::mutex> lock(domain_->mutex);
+  ExecutionDomainLock lock(execution_, domain_.get());
   attached_.push_back(qp);
 }
 

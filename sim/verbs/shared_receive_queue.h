@@ -55,8 +55,9 @@ class SharedReceiveQueue {
   const std::shared_ptr<ExecutionDomain> domain_ = std::make_shared<ExecutionDomain>();
   ReceiveQueue receives_;
   std::shared_ptr<CompletionQueue> rcq_;
-  std::vector<std::weak_ptr<QueuePair>> attached_;  // guarded by domain_
-  bool destroyed_ = false;                          // guarded by domain_
+  ExecutionCapability execution_;  // its domain's lock, to the analysis
+  std::vector<std::weak_ptr<QueuePair>> attached_ GUARDED_BY(execution_);
+  bool destroyed_ GUARDED_BY(execution_) = false;
 };
 
 }  // namespace rpma_sim

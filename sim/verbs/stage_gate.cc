@@ -1,4 +1,5 @@
 // stage_gate.cc -- holds, their timers on the progress engine, and the process's gate.
+#include "sim/common/mutex.h"
 #include "sim/verbs/stage_gate.h"
 
 #include <boost/asio/post.hpp>
@@ -34,7 +35,7 @@ std::shared_ptr<StageHold> StageHold::Until(std::chrono::steady_clock::time_poin
 void StageHold::Release() {
   std::vector<std::function<void()>> waiters;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     if (released_.load(std::memory_order_relaxed)) return;
     released_.store(true, std::memory_order_release);
     waiters.swap(waiters_);
@@ -46,7 +47,7 @@ void StageHold::Release() {
 
 void StageHold::OnRelease(std::function<void()> resume) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     if (!released_.load(std::memory_order_relaxed)) {
       waiters_.push_back(std::move(resume));
       return;

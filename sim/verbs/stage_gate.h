@@ -18,11 +18,11 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include <infiniband/verbs.h>
 
+#include "sim/common/mutex.h"
 #include "sim/common/gate_slot.h"
 #include "sim/verbs/send_request.h"
 
@@ -93,8 +93,8 @@ class StageHold : public std::enable_shared_from_this<StageHold> {
   StageHold() = default;
 
   std::atomic<bool> released_{false};
-  std::mutex mutex_;
-  std::vector<std::function<void()>> waiters_;  // guarded by mutex_
+  Mutex mutex_;
+  std::vector<std::function<void()>> waiters_ GUARDED_BY(mutex_);
 };
 
 class StageGate {

@@ -1,6 +1,7 @@
 // wire_link.cc -- encoding and decoding REQUEST and RESPONSE frames, and holding the peer to
 // what an RC peer may send: requests in sequence, responses only to requests under way, no
 // more waiting than send queues hold.
+#include "sim/common/mutex.h"
 #include "sim/verbs/wire_link.h"
 
 #include <string.h>
@@ -107,14 +108,14 @@ WireLink::~WireLink() {
 
 void WireLink::BindQueuePair(const std::shared_ptr<QueuePair>& qp) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     qp_ = qp;
   }
   if (qp) qp->AddProgressSource(weak_from_this());
 }
 
 std::shared_ptr<QueuePair> WireLink::qp() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return qp_.lock();
 }
 
@@ -136,7 +137,7 @@ void WireLink::OnFrame(Frame frame) {
   if (frame.type == FrameType::kPlaced) {
     std::shared_ptr<DirectTarget> direct_target;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(&mutex_);
       direct_target = direct_target_;
     }
     if (!direct_target || !frame.body.empty())
@@ -154,7 +155,7 @@ void WireLink::OnFrame(Frame frame) {
     std::shared_ptr<DirectTarget> direct_target;
     size_t queued_frames, queued_bytes;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(&mutex_);
       qp = qp_.lock();
       direct_target = direct_target_;
       queued_frames = wire_->queued_frames();
@@ -171,7 +172,8 @@ void WireLink::OnFrame(Frame frame) {
     // flush among them).
     if (direct_target) direct_target->TakePlacements();
     {
-      ExecutionLock lock = qp->LockExecution();
+      QueuePair::ExecutionScope lock(qp.get());
+      execution_.AssertHeld();  // the bound queue pair's, just taken
       uint64_t sequence = inbound.sequence;
       // The last sequence there is would leave no next one: no send queue gets there.
       if (sequence < next_inbound_sequence_ || sequence == UINT64_MAX) {
@@ -193,7 +195,8 @@ void WireLink::OnFrame(Frame frame) {
   if (!DecodeResponse(frame, &sequence, &outcome, &data, &length, &error)) return Malformed(error);
   if (std::shared_ptr<QueuePair> qp = this->qp()) {
     {
-      ExecutionLock lock = qp->LockExecution();
+      QueuePair::ExecutionScope lock(qp.get());
+      execution_.AssertHeld();  // the bound queue pair's, just taken
       if (responses_taken_ < requests_sent_ && sequence >= next_response_sequence_ &&
           sequence <= last_sent_sequence_) {
         ++responses_taken_;
@@ -218,7 +221,7 @@ bool WireLink::SendFrame(FrameType type, std::vector<uint8_t> body) {
 }
 
 std::shared_ptr<FrameWire> WireLink::wire() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return wire_;
 }
 
@@ -226,7 +229,7 @@ void WireLink::UseSharedMemory(std::shared_ptr<FrameWire> wire,
                                std::shared_ptr<ShmSegment> segment) {
   std::shared_ptr<QueuePair> qp;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     wire_ = std::move(wire);
     segment_ = segment;
     qp = qp_.lock();
@@ -236,7 +239,7 @@ void WireLink::UseSharedMemory(std::shared_ptr<FrameWire> wire,
   std::shared_ptr<DirectTarget> target = DirectTarget::Start(segment, qp->pd(), qp->qp_num());
   bool connected;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     direct_target_ = target;
     connected = connected_;
   }
@@ -244,9 +247,10 @@ void WireLink::UseSharedMemory(std::shared_ptr<FrameWire> wire,
 }
 
 void WireLink::ConnectedLocked() {
+  execution_.AssertHeld();  // called by its queue pair, under its lock (remote_link.h)
   std::shared_ptr<DirectTarget> target;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     connected_ = true;
     target = direct_target_;
   }
@@ -254,6 +258,7 @@ void WireLink::ConnectedLocked() {
 }
 
 bool WireLink::ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence) {
+  execution_.AssertHeld();  // called by its queue pair, under its lock (remote_link.h)
   if (requests_sent_ != responses_taken_) return false;  // RC order
   ShmSegment* peer = direct_peer_.load(std::memory_order_acquire);
   bool tell_target = false;
@@ -264,15 +269,16 @@ bool WireLink::ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequen
 }
 
 std::shared_ptr<ShmSegment> WireLink::ReferencePeer() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return segment_ && segment_->WeReachPeer() ? segment_ : nullptr;
 }
 
 void WireLink::RevokeLocked() {
+  execution_.AssertHeld();  // called by its queue pair, under its lock (remote_link.h)
   std::shared_ptr<ShmSegment> segment;
   std::shared_ptr<DirectTarget> target;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     segment = segment_;
     target = direct_target_;
   }
@@ -289,11 +295,12 @@ bool WireLink::ByReference(const SendRequest& request) {
   if (request.length < kProcessVmThreshold || request.opcode == SendOpcode::kAtomicWrite ||
       request.opcode == SendOpcode::kFlush)
     return false;
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return segment_ && segment_->PeerReachesUs();
 }
 
 void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
+  execution_.AssertHeld();  // called by its queue pair, under its lock (remote_link.h)
   std::vector<uint8_t> body;
   bool by_reference = ByReference(request);
   bool with_bytes = CarriesBytes(request.opcode) && !by_reference && request.length > 0;
@@ -325,7 +332,7 @@ void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
     in_place_.emplace_back(sequence, payload);
   } else if (with_bytes) {
     // The requester checked its buffer just now, under the same execution lock.
-    auto lock = MemoryRegionTable::Get().LockShared();
+    ReaderLock lock(&MemoryRegionTable::Get().mutex());
     writer.Bytes(request.local->addr + request.local_offset, request.length);
   }
   // Sent or held, it is under way: a later request may not overtake it (ExecuteDirectly).
@@ -404,6 +411,7 @@ std::vector<uint8_t> WireLink::AnswerLocked(uint64_t sequence, const Outcome& ou
 
 void WireLink::RespondLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
                              size_t length) {
+  execution_.AssertHeld();  // called by its queue pair, under its lock (remote_link.h)
   std::vector<uint8_t> body = AnswerLocked(sequence, outcome, read_data ? length : 0);
   if (read_data != nullptr) ByteWriter(&body).Bytes(read_data, length);
   wire()->Send(FrameType::kResponse, std::move(body));
@@ -411,6 +419,7 @@ void WireLink::RespondLocked(uint64_t sequence, const Outcome& outcome, const ui
 
 void WireLink::RespondWithBytesLocked(uint64_t sequence, const Outcome& outcome,
                                       std::vector<uint8_t> read_data) {
+  execution_.AssertHeld();  // called by its queue pair, under its lock (remote_link.h)
   // Small ones are copied into the body: one allocation less.
   if (read_data.size() < kPayloadInPlace)
     return RespondLocked(sequence, outcome, read_data.data(), read_data.size());

@@ -13,16 +13,17 @@
 #include <atomic>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "sim/common/mutex.h"
 #include "sim/transport/frame.h"
 #include "sim/transport/frame_wire.h"
 #include "sim/transport/shm_segment.h"
 #include "sim/verbs/direct_request.h"
 #include "sim/verbs/direct_target.h"
+#include "sim/verbs/execution_lock.h"
 #include "sim/verbs/progress_source.h"
 #include "sim/verbs/remote_link.h"
 
@@ -123,56 +124,59 @@ class WireLink : public RemoteLink,
     std::shared_ptr<RegionPayload> payload;  // the rest of the body, or null
   };
   // Requester: hands `request` to the wire.
-  void SendRequestLocked(HeldRequest request);
+  void SendRequestLocked(HeldRequest request) REQUIRES(execution_);
   // Requester: sends the requests that waited for the window, in order, while they fit.
-  void SendHeldLocked();
+  void SendHeldLocked() REQUIRES(execution_);
   // Responder: `sequence` and the ones before it are answered; returns the fields of its
   // RESPONSE body, with room for `length` bytes more.
-  std::vector<uint8_t> AnswerLocked(uint64_t sequence, const Outcome& outcome, size_t length);
+  std::vector<uint8_t> AnswerLocked(uint64_t sequence, const Outcome& outcome, size_t length)
+      REQUIRES(execution_);
   // Requester: request `sequence` was answered; so were those before it.
-  void ForgetInPlaceLocked(uint64_t sequence);
+  void ForgetInPlaceLocked(uint64_t sequence) REQUIRES(execution_);
   // Responder: whether a request of `window_bytes` from the peer keeps to the window,
   // counting the answers among the `queued_bytes` the wire still holds for the peer.
   // Counts it if so.
   bool AdmitLocked(uint64_t sequence, uint64_t window_bytes, size_t queued_bytes,
-                   std::string* error);
+                   std::string* error) REQUIRES(execution_);
 
-  std::mutex mutex_;
-  std::weak_ptr<QueuePair> qp_;            // guarded by mutex_
-  std::shared_ptr<FrameWire> wire_;        // guarded by mutex_
-  std::shared_ptr<ShmSegment> segment_;    // guarded by mutex_
-  std::shared_ptr<DirectTarget> direct_target_;  // guarded by mutex_
-  bool connected_ = false;                       // guarded by mutex_
+  Mutex mutex_;
+  std::weak_ptr<QueuePair> qp_ GUARDED_BY(mutex_);
+  std::shared_ptr<FrameWire> wire_ GUARDED_BY(mutex_);
+  std::shared_ptr<ShmSegment> segment_ GUARDED_BY(mutex_);
+  std::shared_ptr<DirectTarget> direct_target_ GUARDED_BY(mutex_);
+  bool connected_ GUARDED_BY(mutex_) = false;
   // The segment through which this side reaches the peer's memory directly, or null. Set
   // once (segment_ keeps it).
   std::atomic<ShmSegment*> direct_peer_{nullptr};
+  // The bound queue pair's execution lock, to the analysis: the RemoteLink and ResponseSink
+  // calls come under it (they say so with AssertHeld), and the frames' handling takes it
+  // (QueuePair::ExecutionScope). The rest is guarded by it.
+  ExecutionCapability execution_;
   // REQUEST frames sent and RESPONSE frames taken: while they differ, a request is under
   // way at the responder and a later one may not overtake it by executing directly.
-  // Guarded by the queue pair's execution lock.
-  uint64_t requests_sent_ = 0;
-  uint64_t responses_taken_ = 0;
+  uint64_t requests_sent_ GUARDED_BY(execution_) = 0;
+  uint64_t responses_taken_ GUARDED_BY(execution_) = 0;
   // What a peer that keeps RC order may send (a lying one loses the connection): requests
   // with ever larger sequences, and responses only to requests under way, in order, so
   // each one's sequence lies after the last one answered and at most the last one sent.
-  // Guarded by the queue pair's execution lock.
-  uint64_t next_inbound_sequence_ = 0;   // the least a REQUEST may carry
-  uint64_t next_response_sequence_ = 0;  // the least a RESPONSE may carry
-  uint64_t last_sent_sequence_ = 0;      // the largest a RESPONSE may carry
-  PeerMappings peer_mappings_;  // guarded by the queue pair's execution lock
-  // The window (kWindowBytes), guarded by the queue pair's execution lock. Requester: the
-  // sequence and window bytes of each REQUEST on the wire and not answered, in order, and
-  // their sum;
-  // then the requests that wait for room, encoded.
-  std::deque<std::pair<uint64_t, uint64_t>> sent_window_bytes_;  // (sequence, bytes)
-  uint64_t sent_bytes_under_way_ = 0;
-  std::deque<HeldRequest> held_requests_;
+  uint64_t next_inbound_sequence_ GUARDED_BY(execution_) = 0;   // the least a REQUEST may carry
+  uint64_t next_response_sequence_ GUARDED_BY(execution_) = 0;  // the least a RESPONSE may carry
+  uint64_t last_sent_sequence_ GUARDED_BY(execution_) = 0;      // the largest a RESPONSE may carry
+  PeerMappings peer_mappings_ GUARDED_BY(execution_);
+  // The window (kWindowBytes). Requester: the sequence and window bytes of each REQUEST on
+  // the wire and not answered, in order, and their sum; then the requests that wait for
+  // room, encoded.
+  std::deque<std::pair<uint64_t, uint64_t>> sent_window_bytes_ GUARDED_BY(execution_);
+  uint64_t sent_bytes_under_way_ GUARDED_BY(execution_) = 0;
+  std::deque<HeldRequest> held_requests_ GUARDED_BY(execution_);
   // Requester: the requests sent or held whose bytes the wire reads from the requester's
-  // memory, in order, until answered. Guarded by the queue pair's execution lock.
-  std::deque<std::pair<uint64_t, std::shared_ptr<RegionPayload>>> in_place_;
+  // memory, in order, until answered.
+  std::deque<std::pair<uint64_t, std::shared_ptr<RegionPayload>>> in_place_
+      GUARDED_BY(execution_);
   // Responder: the peer's requests this side has not answered yet (sequence, window
   // bytes), in order, and their sum.
-  std::deque<std::pair<uint64_t, uint64_t>> unanswered_;
-  uint64_t unanswered_bytes_ = 0;
+  std::deque<std::pair<uint64_t, uint64_t>> unanswered_ GUARDED_BY(execution_);
+  uint64_t unanswered_bytes_ GUARDED_BY(execution_) = 0;
 };
 
 }  // namespace rpma_sim

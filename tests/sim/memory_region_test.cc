@@ -138,10 +138,10 @@ TEST_F(MemoryRegionTableTest, SameMemoryRegisteredTwiceGetsTwoKeys) {
   auto first = table_.Register(nullptr, buffer_, sizeof(buffer_), 0);
   auto second = table_.Register(nullptr, buffer_, sizeof(buffer_), 0);
   EXPECT_NE(first->rkey, second->rkey);
-  auto lock = table_.LockShared();
+  table_.mutex().LockShared();
   EXPECT_EQ(first.get(), table_.FindLocked(first->rkey));
   EXPECT_EQ(second.get(), table_.FindLocked(second->rkey));
-  lock.unlock();
+  table_.mutex().UnlockShared();
   table_.Deregister(first);
   table_.Deregister(second);
 }
@@ -150,7 +150,7 @@ TEST_F(MemoryRegionTableTest, FindLockedByRkey) {
   auto a = table_.Register(nullptr, buffer_, 16, IBV_ACCESS_REMOTE_WRITE);
   auto b = table_.Register(nullptr, buffer_ + 16, 16, IBV_ACCESS_REMOTE_READ);
   {
-    auto lock = table_.LockShared();
+    ReaderLock lock(&table_.mutex());
     EXPECT_EQ(a.get(), table_.FindLocked(a->rkey));
     EXPECT_EQ(b.get(), table_.FindLocked(b->rkey));
   }
@@ -162,22 +162,22 @@ TEST_F(MemoryRegionTableTest, DeregisterRemovesOnlyThatRegion) {
   auto a = table_.Register(nullptr, buffer_, 16, 0);
   auto b = table_.Register(nullptr, buffer_, 16, 0);
   table_.Deregister(a);
-  auto lock = table_.LockShared();
+  table_.mutex().LockShared();
   EXPECT_EQ(nullptr, table_.FindLocked(a->rkey));
   EXPECT_FALSE(table_.IsRegisteredLocked(*a));
   EXPECT_EQ(b.get(), table_.FindLocked(b->rkey));
   EXPECT_TRUE(table_.IsRegisteredLocked(*b));
-  lock.unlock();
+  table_.mutex().UnlockShared();
   table_.Deregister(b);
 }
 
 TEST_F(MemoryRegionTableTest, IsRegisteredLockedMeansThisVeryRegion) {
   auto region = table_.Register(nullptr, buffer_, 16, 0);
   MemoryRegion copy = *region;  // same rkey, but not the registered object
-  auto lock = table_.LockShared();
+  table_.mutex().LockShared();
   EXPECT_TRUE(table_.IsRegisteredLocked(*region));
   EXPECT_FALSE(table_.IsRegisteredLocked(copy));
-  lock.unlock();
+  table_.mutex().UnlockShared();
   table_.Deregister(region);
 }
 
@@ -192,7 +192,7 @@ TEST_F(MemoryRegionTableTest, DeregisteredRegionStaysAliveWhileReferenced) {
 
 TEST_F(MemoryRegionTableTest, DeregisterWaitsForSharedLockHolders) {
   auto region = table_.Register(nullptr, buffer_, 16, 0);
-  auto lock = table_.LockShared();
+  table_.mutex().LockShared();
   ASSERT_EQ(region.get(), table_.FindLocked(region->rkey));
   std::atomic<pid_t> tid{0};
   std::promise<void> done;
@@ -207,10 +207,10 @@ TEST_F(MemoryRegionTableTest, DeregisterWaitsForSharedLockHolders) {
       << "Deregister never waited on the lock";
   EXPECT_NE(std::future_status::ready, deregistered.wait_for(std::chrono::seconds(0)));
   EXPECT_TRUE(table_.IsRegisteredLocked(*region));  // still usable while the lock is held
-  lock.unlock();
+  table_.mutex().UnlockShared();
   ASSERT_EQ(std::future_status::ready, deregistered.wait_for(std::chrono::seconds(30)));
   deregisterer.join();
-  lock.lock();
+  ReaderLock lock(&table_.mutex());
   EXPECT_EQ(nullptr, table_.FindLocked(region->rkey));
 }
 

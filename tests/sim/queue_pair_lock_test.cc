@@ -113,7 +113,7 @@ class QueuePairLockTest : public ::testing::Test {
   void ExpectWriteWaitsFor(QueuePair* held, const Connection& c) {
     Writer write;
     {
-      ExecutionLock lock = held->LockExecution();
+      QueuePair::ExecutionScope lock(held);
       write = WriteFromAnotherThread(c);
       EXPECT_TRUE(write.Blocked());
     }
@@ -130,7 +130,7 @@ class QueuePairLockTest : public ::testing::Test {
 TEST_F(QueuePairLockTest, AConnectionGoesOnWhileAnotherConnectionsLockIsHeld) {
   Connection busy = Connect();
   Connection other = Connect();
-  ExecutionLock held = busy.requester->LockExecution();
+  QueuePair::ExecutionScope held(busy.requester.get());
   Writer write = WriteFromAnotherThread(other);
   ASSERT_EQ(write.status.wait_for(kSafetyNet), std::future_status::ready)
       << "a write waited for another connection's execution lock";
