@@ -9,11 +9,10 @@
 #include "api/status_map.h"
 #include "sim/common/call_seam.h"
 
-#define RPMA_API_PROLOGUE()                                              \
-  do {                                                                   \
-    rpma_sim::Status rpma_api_injected_ = rpma_sim::CheckCall(__func__); \
-    if (rpma_api_injected_ != rpma_sim::Status::kOk)                     \
-      return ToRpmaError(rpma_api_injected_);                            \
+#define RPMA_API_PROLOGUE()                                                                  \
+  do {                                                                                       \
+    rpma_sim::Status rpma_api_injected_ = rpma_sim::CheckCall(__func__);                     \
+    if (rpma_api_injected_ != rpma_sim::Status::kOk) return ToRpmaError(rpma_api_injected_); \
   } while (0)
 
 #endif  // RPMA_SIM_API_API_PROLOGUE_H_

@@ -16,12 +16,18 @@ namespace {
 enum rpma_conn_event ToConnEvent(rpma_sim::CmEventType type, bool* known) {
   *known = true;
   switch (type) {
-    case rpma_sim::CmEventType::kEstablished: return RPMA_CONN_ESTABLISHED;
-    case rpma_sim::CmEventType::kDisconnected: return RPMA_CONN_CLOSED;
-    case rpma_sim::CmEventType::kConnectError: return RPMA_CONN_LOST;
-    case rpma_sim::CmEventType::kRejected: return RPMA_CONN_REJECTED;
-    case rpma_sim::CmEventType::kUnreachable: return RPMA_CONN_UNREACHABLE;
-    case rpma_sim::CmEventType::kConnectRequest: break;
+    case rpma_sim::CmEventType::kEstablished:
+      return RPMA_CONN_ESTABLISHED;
+    case rpma_sim::CmEventType::kDisconnected:
+      return RPMA_CONN_CLOSED;
+    case rpma_sim::CmEventType::kConnectError:
+      return RPMA_CONN_LOST;
+    case rpma_sim::CmEventType::kRejected:
+      return RPMA_CONN_REJECTED;
+    case rpma_sim::CmEventType::kUnreachable:
+      return RPMA_CONN_UNREACHABLE;
+    case rpma_sim::CmEventType::kConnectRequest:
+      break;
   }
   *known = false;
   return RPMA_CONN_UNDEFINED;
@@ -81,8 +87,7 @@ int rpma_conn_next_event(struct rpma_conn* conn, enum rpma_conn_event* event) {
   return 0;
 }
 
-int rpma_conn_get_private_data(const struct rpma_conn* conn,
-                               struct rpma_conn_private_data* pdata) {
+int rpma_conn_get_private_data(const struct rpma_conn* conn, struct rpma_conn_private_data* pdata) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_get_private_data");
   if (conn == nullptr || pdata == nullptr) return RPMA_E_INVAL;

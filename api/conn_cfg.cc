@@ -8,8 +8,8 @@
 #include <new>
 
 #include "api/api_prologue.h"
-#include "api/fault_point.h"
 #include "api/conn_cfg.h"
+#include "api/fault_point.h"
 #include "api/types.h"
 
 namespace {
@@ -56,22 +56,22 @@ int rpma_conn_cfg_get_timeout(const struct rpma_conn_cfg* cfg, int* timeout_ms) 
 }
 
 // The uint32_t fields share one setter and one getter shape.
-#define RPMA_CONN_CFG_SIZE_ACCESSORS(name)                                          \
-  int rpma_conn_cfg_set_##name(struct rpma_conn_cfg* cfg, uint32_t name) {          \
-    RPMA_API_PROLOGUE();                                                            \
-    RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_set_" #name);                     \
-    if (cfg == nullptr) return RPMA_E_INVAL;                                        \
-    ConnConfigAccess access(*cfg, __func__);                                        \
-    cfg->config.name = name;                                                        \
-    return 0;                                                                       \
-  }                                                                                 \
-  int rpma_conn_cfg_get_##name(const struct rpma_conn_cfg* cfg, uint32_t* name) {   \
-    RPMA_API_PROLOGUE();                                                            \
-    if (cfg == nullptr || name == nullptr) return RPMA_E_INVAL;                     \
-    ConnConfigAccess access(*cfg, __func__);                                        \
-    *name = cfg->config.name;                                                       \
-    RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_get_" #name);                     \
-    return 0;                                                                       \
+#define RPMA_CONN_CFG_SIZE_ACCESSORS(name)                                        \
+  int rpma_conn_cfg_set_##name(struct rpma_conn_cfg* cfg, uint32_t name) {        \
+    RPMA_API_PROLOGUE();                                                          \
+    RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_set_" #name);                   \
+    if (cfg == nullptr) return RPMA_E_INVAL;                                      \
+    ConnConfigAccess access(*cfg, __func__);                                      \
+    cfg->config.name = name;                                                      \
+    return 0;                                                                     \
+  }                                                                               \
+  int rpma_conn_cfg_get_##name(const struct rpma_conn_cfg* cfg, uint32_t* name) { \
+    RPMA_API_PROLOGUE();                                                          \
+    if (cfg == nullptr || name == nullptr) return RPMA_E_INVAL;                   \
+    ConnConfigAccess access(*cfg, __func__);                                      \
+    *name = cfg->config.name;                                                     \
+    RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_cfg_get_" #name);                   \
+    return 0;                                                                     \
   }
 
 RPMA_CONN_CFG_SIZE_ACCESSORS(cq_size)

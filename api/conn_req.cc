@@ -5,10 +5,10 @@
 #include <new>
 
 #include "api/api_prologue.h"
+#include "api/conn_cfg.h"
 #include "api/fault_point.h"
 #include "api/inherited.h"
 #include "api/librpma_points.h"
-#include "api/conn_cfg.h"
 #include "api/receive_request.h"
 #include "api/status_map.h"
 #include "api/types.h"
@@ -78,8 +78,7 @@ int rpma_conn_req_delete(struct rpma_conn_req** req_ptr) {
 }
 
 int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
-                          const struct rpma_conn_private_data* pdata,
-                          struct rpma_conn** conn_ptr) {
+                          const struct rpma_conn_private_data* pdata, struct rpma_conn** conn_ptr) {
   RPMA_API_PROLOGUE();
   if (req_ptr == nullptr || *req_ptr == nullptr) return RPMA_E_INVAL;
   if (Inherited(**req_ptr, __func__, kRequest)) {
@@ -131,8 +130,7 @@ int rpma_conn_req_recv(struct rpma_conn_req* req, struct rpma_mr_local* dst, siz
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_conn_req_recv");
   if (req == nullptr || dst == nullptr) return RPMA_E_INVAL;
-  if (Inherited(*req, __func__, kRequest) ||
-      Inherited(*dst, __func__, "registered memory"))
+  if (Inherited(*req, __func__, kRequest) || Inherited(*dst, __func__, "registered memory"))
     return RPMA_E_PROVIDER;
   CallOn counted(*req, __func__, kRequest, Sharing::kOneThread);
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_mr_recv");

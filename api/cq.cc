@@ -33,8 +33,7 @@ int rpma_cq_wait(struct rpma_cq* cq) {
   return 0;
 }
 
-int rpma_cq_get_wc(struct rpma_cq* cq, int num_entries, struct ibv_wc* wc,
-                   int* num_entries_got) {
+int rpma_cq_get_wc(struct rpma_cq* cq, int num_entries, struct ibv_wc* wc, int* num_entries_got) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_cq_get_wc");
   if (cq == nullptr || num_entries < 1 || wc == nullptr) return RPMA_E_INVAL;

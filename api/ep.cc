@@ -5,10 +5,10 @@
 #include <new>
 
 #include "api/api_prologue.h"
+#include "api/conn_cfg.h"
 #include "api/fault_point.h"
 #include "api/inherited.h"
 #include "api/librpma_points.h"
-#include "api/conn_cfg.h"
 #include "api/status_map.h"
 #include "api/types.h"
 #include "sim/cm/cm_id.h"
@@ -119,7 +119,7 @@ int rpma_ep_next_conn_req(struct rpma_ep* ep, const struct rpma_conn_cfg* cfg,
   auto* req = new (std::nothrow) rpma_conn_req;
   if (req == nullptr) return RPMA_E_NOMEM;
   status = rpma_sim::ConnectionRequest::NewIncoming(ep->peer->pd, std::move(event), config,
-                                                   &req->request);
+                                                    &req->request);
   if (status != rpma_sim::Status::kOk) {
     delete req;
     return ToRpmaError(status);

@@ -17,9 +17,9 @@
 #define RPMA_FAULT_FIRES(code, function) \
   rpma_sim::LibrpmaFaultPointFires(__FILE__, __LINE__, function, code, rpma_err_2str)
 
-#define RPMA_FAULT_POINT(code, function)                  \
-  do {                                                    \
-    if (RPMA_FAULT_FIRES(code, function)) return (code);  \
+#define RPMA_FAULT_POINT(code, function)                 \
+  do {                                                   \
+    if (RPMA_FAULT_FIRES(code, function)) return (code); \
   } while (0)
 
 #endif  // RPMA_SIM_API_FAULT_POINT_H_

@@ -20,9 +20,10 @@ rpma_sim::PerProcess<KeptHandles> g_kept;
 }  // namespace
 
 bool NoteInherited(const char* call, const char* what) {
-  SIM_LOG_ERROR("%s: the %s was made by this process's parent before it forked; a child "
-                "cannot use its parent's RDMA objects (it makes its own)",
-                call, what);
+  SIM_LOG_ERROR(
+      "%s: the %s was made by this process's parent before it forked; a child "
+      "cannot use its parent's RDMA objects (it makes its own)",
+      call, what);
   return true;
 }
 

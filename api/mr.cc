@@ -153,8 +153,8 @@ int rpma_mr_remote_get_flush_type(const struct rpma_mr_remote* mr, int* flush_ty
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_mr_remote_get_flush_type");
   if (mr == nullptr || flush_type == nullptr) return RPMA_E_INVAL;
-  *flush_type = mr->usage & (RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT |
-                             RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+  *flush_type =
+      mr->usage & (RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
   return 0;
 }
 

@@ -8,9 +8,10 @@ CallOn::CallOn(const CountedCalls& object, const char* call, const char* what, S
   const int others = object.calls_in.fetch_add(1, std::memory_order_acq_rel);
   const char* other = object.last_call.exchange(call, std::memory_order_acq_rel);
   if (others != 0 && sharing == Sharing::kOneThread) {
-    SIM_LOG_WARNING("%s: another thread is in %s on the same %s; librpma lets one thread at a "
-                    "time use a %s (its thread-safety rules), so this may fail on real RDMA",
-                    call, other != nullptr ? other : "a call", what, what);
+    SIM_LOG_WARNING(
+        "%s: another thread is in %s on the same %s; librpma lets one thread at a "
+        "time use a %s (its thread-safety rules), so this may fail on real RDMA",
+        call, other != nullptr ? other : "a call", what, what);
   }
 }
 
@@ -21,8 +22,9 @@ bool MayEnd(const CountedCalls& object, const char* call, const char* what) {
     return true;
   }
   const char* other = object.last_call.load(std::memory_order_acquire);
-  SIM_LOG_ERROR("%s: another thread is still in %s on this %s; it is not ended (RPMA_E_INVAL): "
-                "librpma does not allow ending an object another thread uses",
-                call, other != nullptr ? other : "a call", what);
+  SIM_LOG_ERROR(
+      "%s: another thread is still in %s on this %s; it is not ended (RPMA_E_INVAL): "
+      "librpma does not allow ending an object another thread uses",
+      call, other != nullptr ? other : "a call", what);
   return false;
 }

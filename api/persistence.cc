@@ -20,11 +20,20 @@ int rpma_sim_power_failure(struct rpma_peer* peer, enum rpma_sim_loss mode) {
   if (peer == nullptr) return RPMA_E_INVAL;
   rpma_sim::LossMode loss;
   switch (mode) {
-    case RPMA_SIM_LOSS_ALL: loss = rpma_sim::LossMode::kAll; break;
-    case RPMA_SIM_LOSS_WORDS: loss = rpma_sim::LossMode::kWords; break;
-    case RPMA_SIM_LOSS_LINES: loss = rpma_sim::LossMode::kLines; break;
-    case RPMA_SIM_LOSS_NONE: loss = rpma_sim::LossMode::kNone; break;
-    default: return RPMA_E_INVAL;
+    case RPMA_SIM_LOSS_ALL:
+      loss = rpma_sim::LossMode::kAll;
+      break;
+    case RPMA_SIM_LOSS_WORDS:
+      loss = rpma_sim::LossMode::kWords;
+      break;
+    case RPMA_SIM_LOSS_LINES:
+      loss = rpma_sim::LossMode::kLines;
+      break;
+    case RPMA_SIM_LOSS_NONE:
+      loss = rpma_sim::LossMode::kNone;
+      break;
+    default:
+      return RPMA_E_INVAL;
   }
   if (Inherited(*peer, __func__, "peer")) return RPMA_E_PROVIDER;
   return ToRpmaError(peer->pd->PowerFail(loss, rpma_sim::FaultPlan::Get().seed()));
@@ -46,6 +55,4 @@ int rpma_sim_persist(const void* addr, size_t len) {
   return 0;
 }
 
-int rpma_sim_persistence_report(void) {
-  return static_cast<int>(rpma_sim::ReportAllNotDurable());
-}
+int rpma_sim_persistence_report(void) { return static_cast<int>(rpma_sim::ReportAllNotDurable()); }

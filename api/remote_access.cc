@@ -68,8 +68,7 @@ int rpma_read(struct rpma_conn* conn, struct rpma_mr_local* dst, size_t dst_offs
 
 static int PostWrite(const char* call, struct rpma_conn* conn, struct rpma_mr_remote* dst,
                      size_t dst_offset, const struct rpma_mr_local* src, size_t src_offset,
-                     size_t len, int flags, bool with_imm, uint32_t imm,
-                     const void* op_context) {
+                     size_t len, int flags, bool with_imm, uint32_t imm, const void* op_context) {
   if (conn == nullptr || flags == 0 || InvalidTransfer(src, src_offset, dst, dst_offset, len))
     return RPMA_E_INVAL;
   if (InheritedPost(call, *conn, src)) return RPMA_E_PROVIDER;

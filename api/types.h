@@ -14,10 +14,10 @@
 
 #include "api/inherited.h"
 #include "api/one_thread.h"
-#include "sim/common/mutex.h"
 #include "sim/cm/connection.h"
 #include "sim/cm/connection_request.h"
 #include "sim/cm/listener.h"
+#include "sim/common/mutex.h"
 #include "sim/verbs/completion_queue.h"
 #include "sim/verbs/connection_queues.h"
 #include "sim/verbs/memory_region.h"
@@ -85,7 +85,7 @@ struct rpma_conn_req : ProcessOwned, CountedCalls {
 struct rpma_conn : ProcessOwned, CountedCalls {
   std::unique_ptr<rpma_sim::Connection> connection;
   rpma_cq cq;
-  std::unique_ptr<rpma_cq> rcq;  // nullptr without a connection RCQ
+  std::unique_ptr<rpma_cq> rcq;       // nullptr without a connection RCQ
   std::vector<uint8_t> private_data;  // the other side's private data
   bool has_private_data = false;
   bool direct_write_to_pmem = false;

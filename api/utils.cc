@@ -5,10 +5,10 @@
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
 #include "api/librpma_points.h"
-#include "sim/fault/fault_plan.h"
 #include "api/status_map.h"
 #include "sim/fabric/config.h"
 #include "sim/fabric/device.h"
+#include "sim/fault/fault_plan.h"
 
 int rpma_utils_get_ibv_context(const char* addr, enum rpma_util_ibv_context_type type,
                                struct ibv_context** ibv_ctx_ptr) {
@@ -48,29 +48,46 @@ int rpma_utils_ibv_context_is_odp_capable(struct ibv_context* ibv_ctx, int* is_o
 
 const char* rpma_utils_conn_event_2str(enum rpma_conn_event conn_event) {
   switch (conn_event) {
-    case RPMA_CONN_UNDEFINED: return "Undefined connection event";
-    case RPMA_CONN_ESTABLISHED: return "Connection established";
-    case RPMA_CONN_CLOSED: return "Connection closed";
-    case RPMA_CONN_LOST: return "Connection lost";
-    case RPMA_CONN_REJECTED: return "Connection rejected";
-    case RPMA_CONN_UNREACHABLE: return "Connection unreachable";
+    case RPMA_CONN_UNDEFINED:
+      return "Undefined connection event";
+    case RPMA_CONN_ESTABLISHED:
+      return "Connection established";
+    case RPMA_CONN_CLOSED:
+      return "Connection closed";
+    case RPMA_CONN_LOST:
+      return "Connection lost";
+    case RPMA_CONN_REJECTED:
+      return "Connection rejected";
+    case RPMA_CONN_UNREACHABLE:
+      return "Connection unreachable";
   }
   return "Unsupported connection event";
 }
 
 const char* rpma_err_2str(int ret) {
   switch (ret) {
-    case 0: return "Success";
-    case RPMA_E_NOSUPP: return "Not supported";
-    case RPMA_E_PROVIDER: return "Provider error occurred";
-    case RPMA_E_NOMEM: return "Out of memory";
-    case RPMA_E_INVAL: return "Invalid argument";
-    case RPMA_E_NO_COMPLETION: return "No next completion available";
-    case RPMA_E_NO_EVENT: return "No next event available";
-    case RPMA_E_AGAIN: return "Temporary error, try again";
-    case RPMA_E_SHARED_CHANNEL: return "Completion channel is shared";
-    case RPMA_E_NOT_SHARED_CHNL: return "Completion channel is not shared";
+    case 0:
+      return "Success";
+    case RPMA_E_NOSUPP:
+      return "Not supported";
+    case RPMA_E_PROVIDER:
+      return "Provider error occurred";
+    case RPMA_E_NOMEM:
+      return "Out of memory";
+    case RPMA_E_INVAL:
+      return "Invalid argument";
+    case RPMA_E_NO_COMPLETION:
+      return "No next completion available";
+    case RPMA_E_NO_EVENT:
+      return "No next event available";
+    case RPMA_E_AGAIN:
+      return "Temporary error, try again";
+    case RPMA_E_SHARED_CHANNEL:
+      return "Completion channel is shared";
+    case RPMA_E_NOT_SHARED_CHNL:
+      return "Completion channel is not shared";
     case RPMA_E_UNKNOWN:
-    default: return "Unknown error";
+    default:
+      return "Unknown error";
   }
 }

@@ -53,8 +53,7 @@ std::vector<double> TimeEach(int iterations, const std::function<void()>& op) {
   return samples;
 }
 
-Row Latency(const std::string& name, size_t size,
-            const std::function<void()>& op, int iterations) {
+Row Latency(const std::string& name, size_t size, const std::function<void()>& op, int iterations) {
   std::vector<double> samples = TimeEach(iterations, op);
   Row row{name, size};
   row.median_us = Percentile(samples, 0.5);
@@ -99,8 +98,9 @@ Row Bandwidth(BenchPair& pair, const std::string& name, size_t size, size_t tota
 }
 
 void Print(const std::vector<Row>& rows) {
-  printf("| operation | size | median latency (us) | p99 latency (us) | bandwidth (GiB/s) | "
-         "memcpy (GiB/s) | bandwidth / memcpy |\n");
+  printf(
+      "| operation | size | median latency (us) | p99 latency (us) | bandwidth (GiB/s) | "
+      "memcpy (GiB/s) | bandwidth / memcpy |\n");
   printf("|---|---|---|---|---|---|---|\n");
   for (const Row& row : rows) {
     std::string size = row.size >= (1 << 20) ? std::to_string(row.size >> 20) + " MiB"
@@ -129,18 +129,34 @@ int main(int argc, char** argv) {
   }
   std::vector<Row> rows;
 
-  rows.push_back(Latency("write", 64, [&] { pair.Write(64, true); pair.WaitSendCompletion(); },
-                         iterations));
-  rows.push_back(Latency("read", 64, [&] { pair.Read(64, true); pair.WaitSendCompletion(); },
-                         iterations));
-  rows.push_back(Latency("send/recv", 64, [&] { pair.SendAndReceive(64); }, iterations));
-  rows.push_back(Latency("flush", 64, [&] { pair.Flush(64, true); pair.WaitSendCompletion(); },
-                         iterations));
+  rows.push_back(Latency(
+      "write", 64,
+      [&] {
+        pair.Write(64, true);
+        pair.WaitSendCompletion();
+      },
+      iterations));
+  rows.push_back(Latency(
+      "read", 64,
+      [&] {
+        pair.Read(64, true);
+        pair.WaitSendCompletion();
+      },
+      iterations));
+  rows.push_back(Latency(
+      "send/recv", 64, [&] { pair.SendAndReceive(64); }, iterations));
+  rows.push_back(Latency(
+      "flush", 64,
+      [&] {
+        pair.Flush(64, true);
+        pair.WaitSendCompletion();
+      },
+      iterations));
   for (size_t size : {size_t(4096), size_t(1) << 20}) {
     rows.push_back(Bandwidth(pair, "write", size, total, [&](bool s) { pair.Write(size, s); }));
     rows.push_back(Bandwidth(pair, "read", size, total, [&](bool s) { pair.Read(size, s); }));
-    rows.push_back(Bandwidth(pair, "send/recv", size, total,
-                             [&](bool s) { pair.SendWithReceive(size, s); }));
+    rows.push_back(
+        Bandwidth(pair, "send/recv", size, total, [&](bool s) { pair.SendWithReceive(size, s); }));
     rows.push_back(Bandwidth(pair, "write+flush", size, total, [&](bool s) {
       pair.Write(size, false);
       pair.Flush(size, s);

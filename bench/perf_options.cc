@@ -61,8 +61,10 @@ size_t ParseSize(const char* text) {
   char* end;
   unsigned long long value = strtoull(text, &end, 10);
   if (end == text) Die("bad size: %s", text);
-  if (*end == 'k' || *end == 'K') value <<= 10, ++end;
-  else if (*end == 'm' || *end == 'M') value <<= 20, ++end;
+  if (*end == 'k' || *end == 'K')
+    value <<= 10, ++end;
+  else if (*end == 'm' || *end == 'M')
+    value <<= 20, ++end;
   if (*end != '\0' || value == 0) Die("bad size: %s", text);
   return static_cast<size_t>(value);
 }
@@ -102,15 +104,24 @@ Options ParseOptions(int argc, char** argv) {
     std::string flag = argv[i];
     bool has_value = flag == "-s" || flag == "-n" || flag == "-w" || flag == "-t";
     if (has_value && i + 1 >= argc) Die("%s needs a value", flag.c_str());
-    if (flag == "-s") o.size = ParseSize(argv[++i]);
-    else if (flag == "-n") o.iterations = ParseCount(argv[++i], 1);
-    else if (flag == "-w") o.warmup = ParseCount(argv[++i], 0);
-    else if (flag == "-t") o.depth = static_cast<int>(ParseCount(argv[++i], kSignalEvery));
-    else if (flag == "-P") o.persistent = true;
-    else if (flag == "-e") o.server_busy = false;
-    else if (flag == "-b") o.server_busy = true;
-    else if (flag == "-f") o.file_buffers = true;
-    else Die("unknown option: %s (-h lists them)", flag.c_str());
+    if (flag == "-s")
+      o.size = ParseSize(argv[++i]);
+    else if (flag == "-n")
+      o.iterations = ParseCount(argv[++i], 1);
+    else if (flag == "-w")
+      o.warmup = ParseCount(argv[++i], 0);
+    else if (flag == "-t")
+      o.depth = static_cast<int>(ParseCount(argv[++i], kSignalEvery));
+    else if (flag == "-P")
+      o.persistent = true;
+    else if (flag == "-e")
+      o.server_busy = false;
+    else if (flag == "-b")
+      o.server_busy = true;
+    else if (flag == "-f")
+      o.file_buffers = true;
+    else
+      Die("unknown option: %s (-h lists them)", flag.c_str());
   }
   if (o.depth > 4096) Die("-t: at most 4096");
   bool latency = IsLatency(o.test);
@@ -120,6 +131,5 @@ Options ParseOptions(int argc, char** argv) {
   if (o.server_busy < 0) o.server_busy = IsSend(o.test) ? 1 : 0;
   return o;
 }
-
 
 }  // namespace rpma_sim_perf

@@ -27,15 +27,14 @@ extern const char* const kTestNames[kTestCount];
 inline bool IsLatency(Test test) { return test <= kFlushLat; }
 inline bool IsSend(Test test) { return test == kSendLat || test == kSendBw; }
 
-
 constexpr int kSignalEvery = 16;  // every 16th operation of a stream is signalled
 
 struct Options {
   Test test = kWriteLat;
   std::string mode, addr, port;
-  size_t size = 0;       // 0: the test's default
-  long iterations = 0;   // 0: the test's default
-  long warmup = -1;      // -1: iterations / 10, at most 1000
+  size_t size = 0;      // 0: the test's default
+  long iterations = 0;  // 0: the test's default
+  long warmup = -1;     // -1: iterations / 10, at most 1000
   int depth = 128;
   bool persistent = false;
   // The server busy-polls its completion queue (1) or sleeps (0: send tests in rpma_cq_wait

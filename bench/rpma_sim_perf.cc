@@ -55,7 +55,6 @@ struct Reply {
   char descriptors[62];
 };
 
-
 void Check(int ret, const char* call) {
   if (ret != 0) Die("%s failed: %s", call, rpma_err_2str(ret));
 }
@@ -75,11 +74,10 @@ void CheckWc(const ibv_wc& wc, const char* side) {
   }
 }
 
-constexpr int kUsageAll = RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST |
-                          RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_WRITE_DST |
-                          RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
-                          RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_SEND |
-                          RPMA_MR_USAGE_RECV;
+constexpr int kUsageAll =
+    RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC |
+    RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+    RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV;
 
 // A buffer of at least `size` bytes, zeroed: page-aligned heap memory, or (`in_file`) a shared
 // mapping of a file in /dev/shm, as registered persistent memory is a mapping of a file.
@@ -100,8 +98,8 @@ Buffer AllocateBuffer(size_t size, bool in_file) {
     return buffer;
   }
   static int files = 0;
-  buffer.file = "/dev/shm/rpma-sim-perf-" + std::to_string(getpid()) + "-" +
-                std::to_string(files++);
+  buffer.file =
+      "/dev/shm/rpma-sim-perf-" + std::to_string(getpid()) + "-" + std::to_string(files++);
   int fd = open(buffer.file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0 || ftruncate(fd, static_cast<off_t>(buffer.length)) != 0) {
     Die("cannot make %s: %s", buffer.file.c_str(), strerror(errno));
@@ -156,7 +154,7 @@ void ServeSends(rpma_conn* conn, rpma_mr_local* mr, const Request& request, bool
   const size_t size = request.size;
   long replies = 0;
   ibv_wc wcs[16];
-  for (long idle = 0;; ) {
+  for (long idle = 0;;) {
     int got = 0;
     int ret = rpma_cq_get_wc(cq, 16, wcs, &got);
     if (ret == RPMA_E_NO_COMPLETION) {
@@ -192,8 +190,7 @@ void ServeSends(rpma_conn* conn, rpma_mr_local* mr, const Request& request, bool
       if (request.test == kSendLat) {
         bool signaled = ++replies % kSignalEvery == 0;
         Check(rpma_send(conn, mr, 0, size,
-                        signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR,
-                        nullptr),
+                        signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR, nullptr),
               "rpma_send");
       }
       Check(rpma_recv(conn, mr, 0, size, nullptr), "rpma_recv");
@@ -336,8 +333,7 @@ void RunLatency(Client& c, const Options& options) {
         c.PollOne();
         break;
       case kFlushLat:
-        Check(rpma_write(c.conn, c.remote, 0, c.mr, 0, size, RPMA_F_COMPLETION_ON_ERROR,
-                         nullptr),
+        Check(rpma_write(c.conn, c.remote, 0, c.mr, 0, size, RPMA_F_COMPLETION_ON_ERROR, nullptr),
               "rpma_write");
         Check(rpma_flush(c.conn, c.remote, 0, size, static_cast<rpma_flush_type>(c.flush_type),
                          RPMA_F_COMPLETION_ALWAYS, nullptr),
@@ -347,8 +343,7 @@ void RunLatency(Client& c, const Options& options) {
       case kSendLat: {
         bool signaled = ++sends % kSignalEvery == 0;
         Check(rpma_send(c.conn, c.mr, 0, size,
-                        signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR,
-                        nullptr),
+                        signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR, nullptr),
               "rpma_send");
         while (c.PollOne() != IBV_WC_RECV) {
         }  // a signalled send's completion may come first
@@ -377,14 +372,14 @@ void RunLatency(Client& c, const Options& options) {
   // A ping-pong reports half of its round trip, as perftest does.
   double factor = options.test == kSendLat ? 0.5 : 1.0;
   std::sort(samples.begin(), samples.end());
-  printf("%-10s %zu B  median %.2f us  p99 %.2f us  (%ld iterations%s)\n",
-         kTestNames[options.test], size, factor * Percentile(samples, 0.5),
-         factor * Percentile(samples, 0.99), options.iterations,
-         options.test == kSendLat       ? ", half round trip"
-         : options.test == kFlushLat    ? (c.flush_type == RPMA_FLUSH_TYPE_PERSISTENT
-                                              ? ", write + persistent flush"
-                                              : ", write + visibility flush")
-                                        : "");
+  printf("%-10s %zu B  median %.2f us  p99 %.2f us  (%ld iterations%s)\n", kTestNames[options.test],
+         size, factor * Percentile(samples, 0.5), factor * Percentile(samples, 0.99),
+         options.iterations,
+         options.test == kSendLat ? ", half round trip"
+         : options.test == kFlushLat
+             ? (c.flush_type == RPMA_FLUSH_TYPE_PERSISTENT ? ", write + persistent flush"
+                                                           : ", write + visibility flush")
+             : "");
 }
 
 // Streams `count` operations: at most `depth` outstanding, every 16th signalled (the last
@@ -448,8 +443,8 @@ void RunClient(const Options& options) {
 
   rpma_conn_cfg* cfg = NewConnCfg(options.depth);
   Request request{kMagic, static_cast<uint8_t>(options.test),
-                  static_cast<uint8_t>(options.persistent),
-                  static_cast<uint16_t>(options.depth), options.size};
+                  static_cast<uint8_t>(options.persistent), static_cast<uint16_t>(options.depth),
+                  options.size};
   rpma_conn_private_data pdata{&request, sizeof(request)};
   rpma_conn_req* req;
   Check(rpma_conn_req_new(peer, options.addr.c_str(), options.port.c_str(), cfg, &req),

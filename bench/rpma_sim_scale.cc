@@ -28,9 +28,9 @@
 #include <sys/statvfs.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <future>
-#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
@@ -61,9 +61,9 @@ bool ParseNumber(const char* what, const char* text, long low, long high, int* v
   exit(1);
 }
 
-#define CHECK(side, call)                 \
-  do {                                    \
-    int ret_ = (call);                    \
+#define CHECK(side, call)                   \
+  do {                                      \
+    int ret_ = (call);                      \
     if (ret_ != 0) Fail(side, #call, ret_); \
   } while (0)
 
@@ -144,7 +144,7 @@ long long CpuMicros() {
 struct Usage {
   long threads;
   long fds;
-  long long shm_bytes;  // of /dev/shm, more than at the start
+  long long shm_bytes;       // of /dev/shm, more than at the start
   long long connect_cpu_us;  // CPU time spent while connecting
 };
 
@@ -158,12 +158,12 @@ bool Report(const char* side, const Config& config, double connect_s, double tot
             const Usage& usage) {
   long threads = usage.threads, fds = usage.fds;
   long sim_threads = threads - config.app_threads;
-  printf("%s: %d connections, connect %.0f/s (CPU %.0f us each), total %.2f s, threads %ld "
-         "(simulator %ld), fds %ld, peak RSS %ld MiB, /dev/shm +%lld MiB\n",
-         side, config.connections, config.connections / connect_s,
-         static_cast<double>(usage.connect_cpu_us) / config.connections, total_s, threads,
-         sim_threads, fds, ProcStatus("VmHWM") / 1024,
-         usage.shm_bytes / (1 << 20));
+  printf(
+      "%s: %d connections, connect %.0f/s (CPU %.0f us each), total %.2f s, threads %ld "
+      "(simulator %ld), fds %ld, peak RSS %ld MiB, /dev/shm +%lld MiB\n",
+      side, config.connections, config.connections / connect_s,
+      static_cast<double>(usage.connect_cpu_us) / config.connections, total_s, threads, sim_threads,
+      fds, ProcStatus("VmHWM") / 1024, usage.shm_bytes / (1 << 20));
   fflush(stdout);
   if (config.max_sim_threads >= 0 && sim_threads > config.max_sim_threads) {
     fprintf(stderr, "%s: %ld simulator threads with every connection open; at most %d allowed\n",
@@ -284,8 +284,7 @@ int Client(const Config& config) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    fprintf(stderr,
-            "usage: %s server|client|both ADDR PORT N [--max-sim-threads K] [--window W]\n",
+    fprintf(stderr, "usage: %s server|client|both ADDR PORT N [--max-sim-threads K] [--window W]\n",
             argv[0]);
     return 2;
   }

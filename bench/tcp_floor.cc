@@ -112,7 +112,8 @@ double PingPong(uint16_t port, Mode mode) {
     auto start = std::chrono::steady_clock::now();
     if (!WriteAll(fd, ping, sizeof(ping)) || !ReadAll(fd, -1, ping, sizeof(ping), true)) break;
     trips.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   close(fd);
   if (trips.empty()) return 0;
@@ -135,8 +136,7 @@ double Stream(uint16_t port, Mode mode) {
   }
   char ack;
   bool done = ReadAll(fd, -1, &ack, 1, true);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   close(fd);
   return done ? kStreamMessages / seconds : 0;
 }

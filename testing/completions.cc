@@ -30,10 +30,11 @@ const char* KnownOpcodeName(int opcode) {
     NAME_CASE(IBV_WC_BIND_MW);
     NAME_CASE(IBV_WC_LOCAL_INV);
     NAME_CASE(IBV_WC_TSO);
-    case 8: return "IBV_WC_FLUSH";  // rdma-core 45's; rpma_sim.h defines it
-    NAME_CASE(IBV_WC_ATOMIC_WRITE);
-    NAME_CASE(IBV_WC_RECV);
-    NAME_CASE(IBV_WC_RECV_RDMA_WITH_IMM);
+    case 8:
+      return "IBV_WC_FLUSH";  // rdma-core 45's; rpma_sim.h defines it
+      NAME_CASE(IBV_WC_ATOMIC_WRITE);
+      NAME_CASE(IBV_WC_RECV);
+      NAME_CASE(IBV_WC_RECV_RDMA_WITH_IMM);
   }
   return nullptr;
 }
@@ -116,8 +117,8 @@ std::string StatusName(ibv_wc_status status) {
 std::string Describe(const ibv_wc& wc) {
   std::ostringstream text;
   if (wc.status == IBV_WC_SUCCESS) text << OpcodeName(wc.opcode) << " ";
-  text << StatusName(wc.status) << " wr_id 0x" << std::hex << wc.wr_id << std::dec
-       << " byte_len " << wc.byte_len;
+  text << StatusName(wc.status) << " wr_id 0x" << std::hex << wc.wr_id << std::dec << " byte_len "
+       << wc.byte_len;
   return text.str();
 }
 
@@ -133,9 +134,8 @@ int NextCompletion(rpma_cq* cq, ibv_wc* wc, int timeout_ms) {
 
 const ibv_wc& LastCompletion() { return t_last_completion; }
 
-::testing::AssertionResult CompletionIs(const char* cq_expr, const char*, const char*,
-                                        rpma_cq* cq, ibv_wc_opcode opcode,
-                                        ibv_wc_status status) {
+::testing::AssertionResult CompletionIs(const char* cq_expr, const char*, const char*, rpma_cq* cq,
+                                        ibv_wc_opcode opcode, ibv_wc_status status) {
   return CheckNextCompletion(cq_expr, cq, nullptr, opcode, status);
 }
 

@@ -20,18 +20,24 @@ std::mutex g_ended_mutex;
 std::set<const rpma_conn*>* g_ended = new std::set<const rpma_conn*>;
 
 bool EndsConnection(rpma_conn_event event) {
-  return event == RPMA_CONN_CLOSED || event == RPMA_CONN_LOST ||
-         event == RPMA_CONN_REJECTED || event == RPMA_CONN_UNREACHABLE;
+  return event == RPMA_CONN_CLOSED || event == RPMA_CONN_LOST || event == RPMA_CONN_REJECTED ||
+         event == RPMA_CONN_UNREACHABLE;
 }
 
 std::string EventName(rpma_conn_event event) {
   switch (event) {
-    case RPMA_CONN_UNDEFINED: return "RPMA_CONN_UNDEFINED";
-    case RPMA_CONN_ESTABLISHED: return "RPMA_CONN_ESTABLISHED";
-    case RPMA_CONN_CLOSED: return "RPMA_CONN_CLOSED";
-    case RPMA_CONN_LOST: return "RPMA_CONN_LOST";
-    case RPMA_CONN_REJECTED: return "RPMA_CONN_REJECTED";
-    case RPMA_CONN_UNREACHABLE: return "RPMA_CONN_UNREACHABLE";
+    case RPMA_CONN_UNDEFINED:
+      return "RPMA_CONN_UNDEFINED";
+    case RPMA_CONN_ESTABLISHED:
+      return "RPMA_CONN_ESTABLISHED";
+    case RPMA_CONN_CLOSED:
+      return "RPMA_CONN_CLOSED";
+    case RPMA_CONN_LOST:
+      return "RPMA_CONN_LOST";
+    case RPMA_CONN_REJECTED:
+      return "RPMA_CONN_REJECTED";
+    case RPMA_CONN_UNREACHABLE:
+      return "RPMA_CONN_UNREACHABLE";
   }
   return "event " + std::to_string(static_cast<int>(event));
 }

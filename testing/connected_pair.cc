@@ -59,7 +59,8 @@ void ConnectedPair::Connect(const PairOptions& options) {
     ASSERT_NO_FATAL_FAILURE(ConnectInProcess(options));
     if (options.server_in_thread && options.server_main) {
       std::function<void(Side&)> server_main = options.server_main;
-      server_thread_ = std::async(std::launch::async, [this, server_main] { server_main(server_); });
+      server_thread_ =
+          std::async(std::launch::async, [this, server_main] { server_main(server_); });
     }
     return;
   }

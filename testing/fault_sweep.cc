@@ -121,8 +121,8 @@ PointResult RunInChild(int64_t n, const SweepOptions& options, int64_t* passed) 
     result.detail = "killed after " + std::to_string(options.timeout_ms) + " ms";
   } else if (WIFSIGNALED(status)) {
     result.outcome = PointOutcome::kCrashed;
-    result.detail = "signal " + std::to_string(WTERMSIG(status)) + " (" +
-                    strsignal(WTERMSIG(status)) + ")";
+    result.detail =
+        "signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
   } else if (*passed < 0) {
     result.outcome = PointOutcome::kExited;
     result.detail = "exit status " + std::to_string(WEXITSTATUS(status));
@@ -135,19 +135,24 @@ PointResult RunInChild(int64_t n, const SweepOptions& options, int64_t* passed) 
 }
 
 void PrintRow(const PointResult& result) {
-  printf("%5lld  %-36s %-30s %s\n", static_cast<long long>(result.point),
-         result.function.c_str(), result.error.c_str(), PointOutcomeName(result.outcome));
+  printf("%5lld  %-36s %-30s %s\n", static_cast<long long>(result.point), result.function.c_str(),
+         result.error.c_str(), PointOutcomeName(result.outcome));
 }
 
 }  // namespace
 
 const char* PointOutcomeName(PointOutcome outcome) {
   switch (outcome) {
-    case PointOutcome::kPassed: return "passed";
-    case PointOutcome::kFailed: return "FAILED an expectation";
-    case PointOutcome::kCrashed: return "CRASHED";
-    case PointOutcome::kHung: return "HUNG";
-    case PointOutcome::kExited: return "EXITED";
+    case PointOutcome::kPassed:
+      return "passed";
+    case PointOutcome::kFailed:
+      return "FAILED an expectation";
+    case PointOutcome::kCrashed:
+      return "CRASHED";
+    case PointOutcome::kHung:
+      return "HUNG";
+    case PointOutcome::kExited:
+      return "EXITED";
   }
   return "?";
 }

@@ -16,10 +16,14 @@ namespace testing {
 
 std::string TransportName(const ::testing::TestParamInfo<rpma_sim_transport>& info) {
   switch (info.param) {
-    case RPMA_SIM_TRANSPORT_AUTO: return "auto";
-    case RPMA_SIM_TRANSPORT_INPROC: return "inproc";
-    case RPMA_SIM_TRANSPORT_SHM: return "shm";
-    case RPMA_SIM_TRANSPORT_TCP: return "tcp";
+    case RPMA_SIM_TRANSPORT_AUTO:
+      return "auto";
+    case RPMA_SIM_TRANSPORT_INPROC:
+      return "inproc";
+    case RPMA_SIM_TRANSPORT_SHM:
+      return "shm";
+    case RPMA_SIM_TRANSPORT_TCP:
+      return "tcp";
   }
   return "transport" + std::to_string(static_cast<int>(info.param));
 }

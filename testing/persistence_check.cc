@@ -21,8 +21,8 @@ std::string Hex(uint8_t byte) {
 }  // namespace
 
 ::testing::AssertionResult BytesEqual(const char* actual_expr, const char* expected_expr,
-                                      const char* n_expr, const void* actual,
-                                      const void* expected, size_t n) {
+                                      const char* n_expr, const void* actual, const void* expected,
+                                      size_t n) {
   const uint8_t* got = static_cast<const uint8_t*>(actual);
   const uint8_t* want = static_cast<const uint8_t*>(expected);
   size_t differing = 0;

@@ -18,8 +18,7 @@ uint64_t Fired() {
 }
 
 std::string ReplayNote(uint64_t seed) {
-  return "fault rules in force; RPMA_SIM_SEED=" + std::to_string(seed) +
-         " replays their choices";
+  return "fault rules in force; RPMA_SIM_SEED=" + std::to_string(seed) + " replays their choices";
 }
 
 }  // namespace

@@ -58,8 +58,7 @@ std::string FreeTcpPort() {
 
 void NewConnCfg(const PairOptions& options, rpma_conn_cfg** cfg) {
   *cfg = nullptr;
-  if (options.sq_size == 0 && options.rq_size == 0 && options.cq_size == 0 &&
-      options.rcq_size == 0)
+  if (options.sq_size == 0 && options.rq_size == 0 && options.cq_size == 0 && options.rcq_size == 0)
     return;
   ASSERT_EQ(0, rpma_conn_cfg_new(cfg));
   if (options.sq_size != 0) {
@@ -114,8 +113,7 @@ void DescribeMemory(const Side& side, std::string* hex) {
 
 void LearnRemote(Side* side, const std::string& hex) {
   std::vector<uint8_t> descriptor = FromHex(hex);
-  ASSERT_EQ(0, rpma_mr_remote_from_descriptor(descriptor.data(), descriptor.size(),
-                                              &side->remote));
+  ASSERT_EQ(0, rpma_mr_remote_from_descriptor(descriptor.data(), descriptor.size(), &side->remote));
 }
 
 void DescribePeerCfg(std::string* hex) {

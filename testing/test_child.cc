@@ -35,8 +35,7 @@ void PrepareChildEnvironment(const std::string& role, int fd) {
   // file of the parent's removed.
   for (const char* name : {"GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX", "TEST_TOTAL_SHARDS",
                            "TEST_SHARD_INDEX", "GTEST_OUTPUT", "XML_OUTPUT_FILE",
-                           "TEST_PREMATURE_EXIT_FILE", "TEST_SHARD_STATUS_FILE",
-                           "GTEST_FILTER"})
+                           "TEST_PREMATURE_EXIT_FILE", "TEST_SHARD_STATUS_FILE", "GTEST_FILTER"})
     unsetenv(name);
   setenv(kRoleVariable, (role + " " + std::to_string(fd)).c_str(), 1);
 }

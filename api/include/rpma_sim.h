@@ -25,21 +25,21 @@ extern "C" {
 
 /* capabilities of the simulated RDMA device, read by rpma_peer_new() */
 enum rpma_sim_device_cap {
-	/* memory behind the device is persistent (RPMA_SIM_PMEM, default on) */
-	RPMA_SIM_CAP_PERSISTENT_MEMORY,
-	/* flush completes as IBV_WC_FLUSH (RPMA_SIM_NATIVE_FLUSH, default off) */
-	RPMA_SIM_CAP_NATIVE_FLUSH,
-	/* atomic write completes as IBV_WC_ATOMIC_WRITE (RPMA_SIM_NATIVE_ATOMIC_WRITE, off) */
-	RPMA_SIM_CAP_NATIVE_ATOMIC_WRITE,
-	/* on-demand paging (RPMA_SIM_ODP, default off) */
-	RPMA_SIM_CAP_ODP,
-	/* eADR: CPU caches are in the persistence domain, so a completed
-	 * RPMA_FLUSH_TYPE_VISIBILITY flush makes its range durable too (RPMA_SIM_EADR, off) */
-	RPMA_SIM_CAP_EADR,
-	/* the portable flush (an 8-byte read; not with RPMA_SIM_CAP_NATIVE_FLUSH) makes every
-	 * earlier write of its connection durable, not only its range
-	 * (RPMA_SIM_FLUSH_SCOPE=qp; default range) */
-	RPMA_SIM_CAP_FLUSH_SCOPE_QP,
+  /* memory behind the device is persistent (RPMA_SIM_PMEM, default on) */
+  RPMA_SIM_CAP_PERSISTENT_MEMORY,
+  /* flush completes as IBV_WC_FLUSH (RPMA_SIM_NATIVE_FLUSH, default off) */
+  RPMA_SIM_CAP_NATIVE_FLUSH,
+  /* atomic write completes as IBV_WC_ATOMIC_WRITE (RPMA_SIM_NATIVE_ATOMIC_WRITE, off) */
+  RPMA_SIM_CAP_NATIVE_ATOMIC_WRITE,
+  /* on-demand paging (RPMA_SIM_ODP, default off) */
+  RPMA_SIM_CAP_ODP,
+  /* eADR: CPU caches are in the persistence domain, so a completed
+   * RPMA_FLUSH_TYPE_VISIBILITY flush makes its range durable too (RPMA_SIM_EADR, off) */
+  RPMA_SIM_CAP_EADR,
+  /* the portable flush (an 8-byte read; not with RPMA_SIM_CAP_NATIVE_FLUSH) makes every
+   * earlier write of its connection durable, not only its range
+   * (RPMA_SIM_FLUSH_SCOPE=qp; default range) */
+  RPMA_SIM_CAP_FLUSH_SCOPE_QP,
 };
 
 /*
@@ -47,18 +47,18 @@ enum rpma_sim_device_cap {
  * new value. Returns 0, or RPMA_E_INVAL for an unknown capability or a NULL pointer.
  */
 int rpma_sim_set_device_cap(enum rpma_sim_device_cap cap, bool enabled);
-int rpma_sim_get_device_cap(enum rpma_sim_device_cap cap, bool *enabled);
+int rpma_sim_get_device_cap(enum rpma_sim_device_cap cap, bool* enabled);
 
 /* how connections reach their peer (RPMA_SIM_TRANSPORT; docs/transports.md) */
 enum rpma_sim_transport {
-	/* in process to a listener of this process, shared memory to this host, else TCP */
-	RPMA_SIM_TRANSPORT_AUTO,
-	/* only listeners of this process (others: RPMA_CONN_REJECTED) */
-	RPMA_SIM_TRANSPORT_INPROC,
-	/* shared memory, even to a listener of this process; only peers of this host */
-	RPMA_SIM_TRANSPORT_SHM,
-	/* TCP, even to a listener of this process */
-	RPMA_SIM_TRANSPORT_TCP,
+  /* in process to a listener of this process, shared memory to this host, else TCP */
+  RPMA_SIM_TRANSPORT_AUTO,
+  /* only listeners of this process (others: RPMA_CONN_REJECTED) */
+  RPMA_SIM_TRANSPORT_INPROC,
+  /* shared memory, even to a listener of this process; only peers of this host */
+  RPMA_SIM_TRANSPORT_SHM,
+  /* TCP, even to a listener of this process */
+  RPMA_SIM_TRANSPORT_TCP,
 };
 
 /*
@@ -67,7 +67,7 @@ enum rpma_sim_transport {
  * that is not an rpma_sim_transport or a NULL pointer.
  */
 int rpma_sim_set_transport(enum rpma_sim_transport transport);
-int rpma_sim_get_transport(enum rpma_sim_transport *transport);
+int rpma_sim_get_transport(enum rpma_sim_transport* transport);
 
 /*
  * Fails the fabric node that peer is (every rpma_peer is one node, even when both sides of a
@@ -79,7 +79,7 @@ int rpma_sim_get_transport(enum rpma_sim_transport *transport);
  * new connections work as before. Memory is not touched.
  * Returns 0, or RPMA_E_INVAL if peer is NULL.
  */
-int rpma_sim_node_fail(struct rpma_peer *peer);
+int rpma_sim_node_fail(struct rpma_peer* peer);
 
 /*
  * Fault injection (docs/fault-injection.md). rpma_sim_fault_add() puts one or more rules
@@ -89,9 +89,9 @@ int rpma_sim_node_fail(struct rpma_peer *peer);
  * rpma_sim_fault_count() gives how many times rules have fired in this process. Each returns
  * 0, or RPMA_E_INVAL for a NULL argument.
  */
-int rpma_sim_fault_add(const char *rule);
+int rpma_sim_fault_add(const char* rule);
 int rpma_sim_fault_clear(void);
-int rpma_sim_fault_count(uint64_t *fired);
+int rpma_sim_fault_count(uint64_t* fired);
 
 /*
  * The seed every fault choice (a rule's probability, a delay, a torn power failure's words
@@ -102,7 +102,7 @@ int rpma_sim_fault_count(uint64_t *fired);
  * prints it. rpma_sim_fault_seed() returns 0, or
  * RPMA_E_INVAL if seed is NULL; rpma_sim_fault_set_seed() returns 0.
  */
-int rpma_sim_fault_seed(uint64_t *seed);
+int rpma_sim_fault_seed(uint64_t* seed);
 int rpma_sim_fault_set_seed(uint64_t seed);
 
 /*
@@ -115,7 +115,7 @@ int rpma_sim_fault_set_seed(uint64_t seed);
  * is NULL.
  */
 int rpma_sim_fault_point_set(int64_t n);
-int rpma_sim_fault_point_passed(int64_t *passed);
+int rpma_sim_fault_point_passed(int64_t* passed);
 
 /*
  * The persistence model (docs/persistence.md). Bytes that a remote
@@ -126,10 +126,10 @@ int rpma_sim_fault_point_passed(int64_t *passed);
 
 /* what of the bytes not durable a power failure reverts to their value before the writes */
 enum rpma_sim_loss {
-	RPMA_SIM_LOSS_ALL,	/* every byte (the default) */
-	RPMA_SIM_LOSS_WORDS,	/* a seeded random subset of 8-byte words: torn state */
-	RPMA_SIM_LOSS_LINES,	/* a seeded random subset of 64-byte lines: torn state */
-	RPMA_SIM_LOSS_NONE,	/* none: everything placed survives */
+  RPMA_SIM_LOSS_ALL,   /* every byte (the default) */
+  RPMA_SIM_LOSS_WORDS, /* a seeded random subset of 8-byte words: torn state */
+  RPMA_SIM_LOSS_LINES, /* a seeded random subset of 64-byte lines: torn state */
+  RPMA_SIM_LOSS_NONE,  /* none: everything placed survives */
 };
 
 /*
@@ -138,7 +138,7 @@ enum rpma_sim_loss {
  * rule is in force, every peer is armed.) Unarmed, only the ranges are kept, for the report.
  * Returns 0, or RPMA_E_INVAL if peer is NULL.
  */
-int rpma_sim_power_failure_arm(struct rpma_peer *peer);
+int rpma_sim_power_failure_arm(struct rpma_peer* peer);
 
 /*
  * A power failure of the node that peer is: its connections are lost on both sides (as
@@ -149,14 +149,14 @@ int rpma_sim_power_failure_arm(struct rpma_peer *peer);
  * rpma_sim_loss, or mode is not RPMA_SIM_LOSS_NONE and the peer was not armed (nothing is
  * done then).
  */
-int rpma_sim_power_failure(struct rpma_peer *peer, enum rpma_sim_loss mode);
+int rpma_sim_power_failure(struct rpma_peer* peer, enum rpma_sim_loss mode);
 
 /*
  * The target's own CPU made [addr, addr + len) durable (as pmem_persist() does; librpma's
  * GPSPM pattern), for any registered memory of this process it overlaps. Returns 0, or
  * RPMA_E_INVAL if addr is NULL or len is 0.
  */
-int rpma_sim_persist(const void *addr, size_t len);
+int rpma_sim_persist(const void* addr, size_t len);
 
 /*
  * Logs (WARNING) every range placed in this process's registered memory and not yet made

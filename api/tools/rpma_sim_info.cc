@@ -50,7 +50,8 @@ struct Setting {
 std::string Source(const char* variable, bool understood) {
   const char* text = getenv(variable);
   if (text == nullptr || *text == '\0') return "default";
-  if (!understood) return std::string("environment (\"") + text + "\" not understood: default used)";
+  if (!understood)
+    return std::string("environment (\"") + text + "\" not understood: default used)";
   return "environment";
 }
 
@@ -63,10 +64,14 @@ Setting Flag(const char* variable, bool in_effect, const char* meaning) {
 
 const char* TransportName(rpma_sim::TransportKind kind) {
   switch (kind) {
-    case rpma_sim::TransportKind::kAuto: return "auto";
-    case rpma_sim::TransportKind::kInproc: return "inproc";
-    case rpma_sim::TransportKind::kShm: return "shm";
-    case rpma_sim::TransportKind::kTcp: return "tcp";
+    case rpma_sim::TransportKind::kAuto:
+      return "auto";
+    case rpma_sim::TransportKind::kInproc:
+      return "inproc";
+    case rpma_sim::TransportKind::kShm:
+      return "shm";
+    case rpma_sim::TransportKind::kTcp:
+      return "tcp";
   }
   return "?";
 }
@@ -107,7 +112,8 @@ std::vector<Setting> Settings() {
   bool understood = rpma_sim::FaultPlan::EnvironmentRules(&rules, &error) &&
                     rpma_sim::ParseFaultRules(rules, &parsed, &error);
   std::string in_effect;
-  for (const rpma_sim::FaultRule& rule : parsed) in_effect += (in_effect.empty() ? "" : ";") + rule.text;
+  for (const rpma_sim::FaultRule& rule : parsed)
+    in_effect += (in_effect.empty() ? "" : ";") + rule.text;
   Setting faults{"RPMA_SIM_FAULTS", in_effect.empty() ? "(none)" : in_effect,
                  Source("RPMA_SIM_FAULTS", true), "fault-injection rules"};
   if (!understood) {
@@ -267,8 +273,8 @@ int main(int argc, char** argv) {
   printf("settings (variable=value in effect, where it came from, what it does):\n");
   for (const Setting& setting : settings) {
     std::string assignment = std::string(setting.variable) + "=" + setting.value;
-    printf("\t%-*s  %s; %s\n", static_cast<int>(width), assignment.c_str(),
-           setting.source.c_str(), setting.meaning);
+    printf("\t%-*s  %s; %s\n", static_cast<int>(width), assignment.c_str(), setting.source.c_str(),
+           setting.meaning);
   }
 
   printf("\ntransports on this host:\n");

@@ -45,8 +45,8 @@ example_client(struct example_res *res, const char *addr, const char *port)
 	char *local = example_alloc(res, LOCAL_SIZE);
 	if (local == NULL)
 		return -1;
-	if (example_mr_reg(res, local, LOCAL_SIZE,
-			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC, NULL, &local_mr))
+	if (example_mr_reg(res, local, LOCAL_SIZE, RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC,
+			    NULL, &local_mr))
 		return -1;
 
 	if (example_connect(res, addr, port, NULL) ||
@@ -58,20 +58,19 @@ example_client(struct example_res *res, const char *addr, const char *port)
 	/* where does the log end now? */
 	struct ibv_wc wc;
 	if ((ret = rpma_read(res->conn, local_mr, 0, log_mr, log_offset, HEADER_SIZE,
-			RPMA_F_COMPLETION_ALWAYS, NULL)))
+			     RPMA_F_COMPLETION_ALWAYS, NULL)))
 		return example_fail(SIDE, "rpma_read", ret);
 	if (example_wait_completion(SIDE, cq, &wc))
 		return -1;
 	uint64_t used;
 	memcpy(&used, local, sizeof(used));
 	example_say(SIDE, "the server's log has used = %" PRIu64 " (%zu bytes in all)", used,
-		log_size);
+			log_size);
 
 	for (int i = 0; i < ENTRIES; i++) {
 		size_t len = strlen(entries[i]) + 1;
 		size_t entry_offset = log_offset + HEADER_SIZE + used;
-		if (entry_offset + len > log_size ||
-				HEADER_SIZE + len > LOCAL_SIZE) {
+		if (entry_offset + len > log_size || HEADER_SIZE + len > LOCAL_SIZE) {
 			example_say(SIDE, "ERROR: no room for entry %d", i + 1);
 			return -1;
 		}
@@ -79,24 +78,26 @@ example_client(struct example_res *res, const char *addr, const char *port)
 		/* 1. the entry, behind what the header counts, made visible */
 		memcpy(&local[HEADER_SIZE], entries[i], len);
 		if ((ret = rpma_write(res->conn, log_mr, entry_offset, local_mr, HEADER_SIZE, len,
-				RPMA_F_COMPLETION_ON_ERROR, NULL)))
+				     RPMA_F_COMPLETION_ON_ERROR, NULL)))
 			return example_fail(SIDE, "rpma_write", ret);
 		if (flush_and_wait(res->conn, cq, log_mr, entry_offset, len))
 			return -1;
 		example_say(SIDE, "wrote entry %d \"%s\" at offset %zu and flushed it", i + 1,
-			entries[i], entry_offset);
+				entries[i], entry_offset);
 
 		/* 2. the header, in one 8-byte atomic write, made visible */
 		used += len;
 		char header[8];
 		memcpy(header, &used, sizeof(header));
 		if ((ret = rpma_atomic_write(res->conn, log_mr, log_offset, header,
-				RPMA_F_COMPLETION_ON_ERROR, NULL)))
+				     RPMA_F_COMPLETION_ON_ERROR, NULL)))
 			return example_fail(SIDE, "rpma_atomic_write", ret);
 		if (flush_and_wait(res->conn, cq, log_mr, log_offset, HEADER_SIZE))
 			return -1;
-		example_say(SIDE, "set the header to used = %" PRIu64
-			" with rpma_atomic_write and flushed it", used);
+		example_say(SIDE,
+				"set the header to used = %" PRIu64
+				" with rpma_atomic_write and flushed it",
+				used);
 	}
 	return 0;
 }

@@ -27,11 +27,12 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	if (log_memory == NULL)
 		return -1;
 	if (example_mr_reg(res, log_memory, LOG_SIZE,
-			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, NULL, &mr))
+			    RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
+					    RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
+			    NULL, &mr))
 		return -1;
 	example_say(SIDE, "my log is empty: used = %" PRIu64 ", room for %d bytes of entries",
-		log_memory[0], LOG_SIZE - HEADER_SIZE);
+			log_memory[0], LOG_SIZE - HEADER_SIZE);
 
 	if (example_pack_mr(res, mr, 0) || example_listen(res, addr, port) ||
 			example_accept(res, &res->pdata))

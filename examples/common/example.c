@@ -32,8 +32,7 @@ example_fail(const char *side, const char *call, int ret)
 }
 
 int
-example_expect_event(const char *side, struct rpma_conn *conn,
-		enum rpma_conn_event expected)
+example_expect_event(const char *side, struct rpma_conn *conn, enum rpma_conn_event expected)
 {
 	enum rpma_conn_event event = RPMA_CONN_UNDEFINED;
 	int ret = rpma_conn_next_event(conn, &event);
@@ -41,8 +40,8 @@ example_expect_event(const char *side, struct rpma_conn *conn,
 		return example_fail(side, "rpma_conn_next_event", ret);
 	if (event != expected) {
 		example_say(side, "ERROR: expected \"%s\", got \"%s\"",
-			rpma_utils_conn_event_2str(expected),
-			rpma_utils_conn_event_2str(event));
+				rpma_utils_conn_event_2str(expected),
+				rpma_utils_conn_event_2str(event));
 		return -1;
 	}
 	example_say(side, "%s", rpma_utils_conn_event_2str(event));
@@ -54,8 +53,7 @@ static int
 completion_status(const char *side, const struct ibv_wc *wc)
 {
 	if (wc->status != IBV_WC_SUCCESS) {
-		example_say(side, "ERROR: completion failed: %s",
-			ibv_wc_status_str(wc->status));
+		example_say(side, "ERROR: completion failed: %s", ibv_wc_status_str(wc->status));
 		return -1;
 	}
 	return 0;
@@ -74,9 +72,8 @@ example_wait_completion(const char *side, struct rpma_cq *cq, struct ibv_wc *wc)
 }
 
 int
-example_pack_descriptors(const char *side, const struct rpma_mr_local *mr,
-		size_t data_offset, const struct rpma_peer_cfg *pcfg,
-		struct example_common_data *data)
+example_pack_descriptors(const char *side, const struct rpma_mr_local *mr, size_t data_offset,
+		const struct rpma_peer_cfg *pcfg, struct example_common_data *data)
 {
 	size_t mr_desc_size = 0, pcfg_desc_size = 0;
 	int ret;
@@ -96,16 +93,14 @@ example_pack_descriptors(const char *side, const struct rpma_mr_local *mr,
 	data->pcfg_desc_size = (uint8_t)pcfg_desc_size;
 	if ((ret = rpma_mr_get_descriptor(mr, &data->descriptors[0])))
 		return example_fail(side, "rpma_mr_get_descriptor", ret);
-	if (pcfg && (ret = rpma_peer_cfg_get_descriptor(pcfg,
-			&data->descriptors[mr_desc_size])))
+	if (pcfg && (ret = rpma_peer_cfg_get_descriptor(pcfg, &data->descriptors[mr_desc_size])))
 		return example_fail(side, "rpma_peer_cfg_get_descriptor", ret);
 	return 0;
 }
 
 int
-example_unpack_descriptors(const char *side, struct rpma_conn *conn,
-		struct rpma_mr_remote **mr_ptr, size_t *data_offset,
-		struct rpma_peer_cfg **pcfg_ptr)
+example_unpack_descriptors(const char *side, struct rpma_conn *conn, struct rpma_mr_remote **mr_ptr,
+		size_t *data_offset, struct rpma_peer_cfg **pcfg_ptr)
 {
 	struct rpma_conn_private_data pdata;
 	int ret;
@@ -117,7 +112,7 @@ example_unpack_descriptors(const char *side, struct rpma_conn *conn,
 	/* the private data may be longer than what was sent, never shorter */
 	if (pdata.ptr == NULL || pdata.len < sizeof(struct example_common_data)) {
 		example_say(side, "ERROR: the peer sent no descriptors (%u bytes of private data)",
-			(unsigned)pdata.len);
+				(unsigned)pdata.len);
 		return -1;
 	}
 	struct example_common_data *data = pdata.ptr;
@@ -125,23 +120,23 @@ example_unpack_descriptors(const char *side, struct rpma_conn *conn,
 		example_say(side, "ERROR: the descriptors the peer sent are too long");
 		return -1;
 	}
-	if ((ret = rpma_mr_remote_from_descriptor(&data->descriptors[0], data->mr_desc_size,
-			mr_ptr)))
+	if ((ret = rpma_mr_remote_from_descriptor(
+			     &data->descriptors[0], data->mr_desc_size, mr_ptr)))
 		return example_fail(side, "rpma_mr_remote_from_descriptor", ret);
 	if (data_offset)
 		*data_offset = data->data_offset;
-	if (pcfg_ptr && data->pcfg_desc_size > 0 && (ret = rpma_peer_cfg_from_descriptor(
-			&data->descriptors[data->mr_desc_size], data->pcfg_desc_size,
-			pcfg_ptr))) {
-		(void) rpma_mr_remote_delete(mr_ptr);
+	if (pcfg_ptr && data->pcfg_desc_size > 0 &&
+			(ret = rpma_peer_cfg_from_descriptor(&data->descriptors[data->mr_desc_size],
+					 data->pcfg_desc_size, pcfg_ptr))) {
+		(void)rpma_mr_remote_delete(mr_ptr);
 		return example_fail(side, "rpma_peer_cfg_from_descriptor", ret);
 	}
 	return 0;
 }
 
 int
-example_peer_new(const char *side, const char *addr,
-		enum rpma_util_ibv_context_type type, struct rpma_peer **peer_ptr)
+example_peer_new(const char *side, const char *addr, enum rpma_util_ibv_context_type type,
+		struct rpma_peer **peer_ptr)
 {
 	struct ibv_context *ibv_ctx = NULL;
 	int ret;
@@ -161,16 +156,16 @@ example_conn_req_connect(const char *side, struct rpma_conn_req **req_ptr,
 	if (ret)
 		return example_fail(side, "rpma_conn_req_connect", ret);
 	if (example_expect_event(side, *conn_ptr, RPMA_CONN_ESTABLISHED)) {
-		(void) rpma_conn_delete(conn_ptr);
+		(void)rpma_conn_delete(conn_ptr);
 		return -1;
 	}
 	return 0;
 }
 
 int
-example_client_connect(const char *side, struct rpma_peer *peer, const char *addr,
-		const char *port, const struct rpma_conn_cfg *cfg,
-		const struct rpma_conn_private_data *pdata, struct rpma_conn **conn_ptr)
+example_client_connect(const char *side, struct rpma_peer *peer, const char *addr, const char *port,
+		const struct rpma_conn_cfg *cfg, const struct rpma_conn_private_data *pdata,
+		struct rpma_conn **conn_ptr)
 {
 	struct rpma_conn_req *req = NULL;
 	int ret = rpma_conn_req_new(peer, addr, port, cfg, &req);
@@ -180,9 +175,8 @@ example_client_connect(const char *side, struct rpma_peer *peer, const char *add
 }
 
 int
-example_server_accept(const char *side, struct rpma_ep *ep,
-		const struct rpma_conn_cfg *cfg, const struct rpma_conn_private_data *pdata,
-		struct rpma_conn **conn_ptr)
+example_server_accept(const char *side, struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
+		const struct rpma_conn_private_data *pdata, struct rpma_conn **conn_ptr)
 {
 	struct rpma_conn_req *req = NULL;
 	int ret = rpma_ep_next_conn_req(ep, cfg, &req);
@@ -226,8 +220,8 @@ example_next_completion(const char *side, struct rpma_cq *cq, struct ibv_wc *wc)
 }
 
 int
-example_next_completion_shared(const char *side, struct rpma_conn *conn,
-		struct rpma_cq *cq, struct ibv_wc *wc)
+example_next_completion_shared(
+		const char *side, struct rpma_conn *conn, struct rpma_cq *cq, struct ibv_wc *wc)
 {
 	int ret;
 	while ((ret = rpma_cq_get_wc(cq, 1, wc, NULL)) == RPMA_E_NO_COMPLETION) {
@@ -244,8 +238,10 @@ example_next_completion_shared(const char *side, struct rpma_conn *conn,
 			return example_fail(side, "rpma_conn_get_rcq", ret);
 		if (fired == NULL || is_rcq != (fired == rcq)) {
 			example_say(side, "ERROR: rpma_conn_wait reported %s CQ with is_rcq %d",
-				fired == NULL ? "no" : fired == rcq ? "the receive" : "the main",
-				is_rcq);
+					fired == NULL                  ? "no"
+							: fired == rcq ? "the receive"
+								       : "the main",
+					is_rcq);
 			return -1;
 		}
 	}
@@ -290,7 +286,7 @@ example_alloc(struct example_res *res, size_t size)
 	int ret = posix_memalign(&ptr, (size_t)pagesize, size);
 	if (ret) {
 		example_say(res->side, "ERROR: posix_memalign(%zu bytes) failed: %s", size,
-			strerror(ret));
+				strerror(ret));
 		return NULL;
 	}
 	memset(ptr, 0, size);
@@ -299,8 +295,8 @@ example_alloc(struct example_res *res, size_t size)
 }
 
 int
-example_mr_reg(struct example_res *res, void *ptr, size_t size, int usage,
-		const char *name, struct rpma_mr_local **mr_ptr)
+example_mr_reg(struct example_res *res, void *ptr, size_t size, int usage, const char *name,
+		struct rpma_mr_local **mr_ptr)
 {
 	char call[64];
 	if (res->mrs_num == EXAMPLE_MRS_MAX) {
@@ -358,8 +354,8 @@ example_accept(struct example_res *res, const struct rpma_conn_private_data *pda
 }
 
 int
-example_accept_with_recvs(struct example_res *res, struct rpma_mr_local *mr, size_t len,
-		int count, const struct rpma_conn_private_data *pdata)
+example_accept_with_recvs(struct example_res *res, struct rpma_mr_local *mr, size_t len, int count,
+		const struct rpma_conn_private_data *pdata)
 {
 	struct rpma_conn_req *req = NULL;
 	int ret = rpma_ep_next_conn_req(res->ep, res->cfg, &req);
@@ -367,7 +363,7 @@ example_accept_with_recvs(struct example_res *res, struct rpma_mr_local *mr, siz
 		return example_fail(res->side, "rpma_ep_next_conn_req", ret);
 	for (uintptr_t i = 0; i < (uintptr_t)count; i++) {
 		if ((ret = rpma_conn_req_recv(req, mr, i * len, len, (const void *)i))) {
-			(void) rpma_conn_req_delete(&req);
+			(void)rpma_conn_req_delete(&req);
 			return example_fail(res->side, "rpma_conn_req_recv", ret);
 		}
 	}
@@ -379,8 +375,7 @@ example_connect(struct example_res *res, const char *addr, const char *port,
 		const struct rpma_conn_private_data *pdata)
 {
 	example_say(res->side, "connecting to %s:%s", addr, port);
-	if (example_client_connect(res->side, res->peer, addr, port, res->cfg, pdata,
-			&res->conn))
+	if (example_client_connect(res->side, res->peer, addr, port, res->cfg, pdata, &res->conn))
 		return -1;
 	res->initiator = true;
 	return 0;
@@ -394,13 +389,13 @@ example_get_remote(struct example_res *res, size_t needed, size_t *offset, size_
 	int ret;
 
 	if (example_unpack_descriptors(res->side, res->conn, &res->remote_mr, &remote_offset,
-			with_pcfg ? &res->pcfg : NULL))
+			    with_pcfg ? &res->pcfg : NULL))
 		return -1;
 	if ((ret = rpma_mr_remote_get_size(res->remote_mr, &remote_size)))
 		return example_fail(res->side, "rpma_mr_remote_get_size", ret);
 	if (remote_offset > remote_size || needed > remote_size - remote_offset) {
 		example_say(res->side, "ERROR: the server's memory (%zu bytes) is too small",
-			remote_size);
+				remote_size);
 		return -1;
 	}
 	if (offset)
@@ -443,7 +438,7 @@ example_next_expect(struct example_res *res, struct rpma_cq *cq, enum ibv_wc_opc
 		return -1;
 	if (wc->opcode != opcode) {
 		example_say(res->side, "ERROR: expected a completion with opcode %d, got opcode %d",
-			opcode, wc->opcode);
+				opcode, wc->opcode);
 		return -1;
 	}
 	return 0;
@@ -459,8 +454,8 @@ example_mr_reg_msgs(struct example_res *res, void *recv_buf, void *send_buf, siz
 }
 
 int
-example_send_and_recv(struct example_res *res, struct rpma_cq *cq,
-		struct rpma_mr_local *send_mr, struct rpma_mr_local *recv_mr, uint32_t len)
+example_send_and_recv(struct example_res *res, struct rpma_cq *cq, struct rpma_mr_local *send_mr,
+		struct rpma_mr_local *recv_mr, uint32_t len)
 {
 	int ret = rpma_recv(res->conn, recv_mr, 0, len, NULL);
 	if (ret)
@@ -479,7 +474,7 @@ example_send_and_recv(struct example_res *res, struct rpma_cq *cq,
 			received = true;
 		} else {
 			example_say(res->side, "ERROR: unexpected completion: opcode %d, %u bytes",
-				wc.opcode, wc.byte_len);
+					wc.opcode, wc.byte_len);
 			return -1;
 		}
 	}
@@ -492,12 +487,11 @@ example_expect_shared_channel(struct example_res *res, struct rpma_cq *cq)
 	int ret = rpma_cq_wait(cq);
 	if (ret != RPMA_E_SHARED_CHANNEL) {
 		example_say(res->side, "ERROR: rpma_cq_wait returned %d, not RPMA_E_SHARED_CHANNEL",
-			ret);
+				ret);
 		return -1;
 	}
-	example_say(res->side,
-		"rpma_cq_wait refuses: \"%s\"; waiting with rpma_conn_wait instead",
-		rpma_err_2str(ret));
+	example_say(res->side, "rpma_cq_wait refuses: \"%s\"; waiting with rpma_conn_wait instead",
+			rpma_err_2str(ret));
 	return 0;
 }
 
@@ -507,7 +501,7 @@ example_conn_close(struct example_res *res, int result)
 	int ret;
 
 	if (res->remote_mr)
-		(void) rpma_mr_remote_delete(&res->remote_mr);
+		(void)rpma_mr_remote_delete(&res->remote_mr);
 	if (res->conn == NULL)
 		return result;
 	if (res->initiator && example_disconnect(res->side, res->conn))
@@ -536,8 +530,10 @@ example_end(struct example_res *res, int result)
 	while (res->mrs_num > 0) {
 		int i = --res->mrs_num;
 		if ((ret = rpma_mr_dereg(&res->mrs[i])))
-			result = example_fail(res->side, named(call, sizeof(call),
-				"rpma_mr_dereg", res->mr_names[i]), ret);
+			result = example_fail(res->side,
+					named(call, sizeof(call), "rpma_mr_dereg",
+							res->mr_names[i]),
+					ret);
 	}
 	/* the memory outlives its MRs, never the other way round */
 	while (res->bufs_num > 0)

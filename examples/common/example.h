@@ -32,15 +32,13 @@ int example_client(struct example_res *res, const char *addr, const char *port);
 void example_server_listening(void);
 
 /* prints "[side] message" to stdout and flushes, so that output of both sides interleaves */
-void example_say(const char *side, const char *format, ...)
-	__attribute__((format(printf, 2, 3)));
+void example_say(const char *side, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 /* reports a failed librpma call and returns -1 */
 int example_fail(const char *side, const char *call, int ret);
 
 /* waits for the next connection event and checks that it is the expected one */
-int example_expect_event(const char *side, struct rpma_conn *conn,
-		enum rpma_conn_event expected);
+int example_expect_event(const char *side, struct rpma_conn *conn, enum rpma_conn_event expected);
 
 /* waits for one completion on cq and checks its status; prints it */
 int example_wait_completion(const char *side, struct rpma_cq *cq, struct ibv_wc *wc);
@@ -54,16 +52,15 @@ int example_wait_completion(const char *side, struct rpma_cq *cq, struct ibv_wc 
 #define EXAMPLE_DESCRIPTORS_MAX_SIZE 24
 
 struct example_common_data {
-	uint16_t data_offset;	/* where the data starts in the memory region */
-	uint8_t mr_desc_size;	/* size of the MR descriptor at descriptors[0] */
-	uint8_t pcfg_desc_size;	/* size of the peer-cfg descriptor after it; 0: none */
+	uint16_t data_offset; /* where the data starts in the memory region */
+	uint8_t mr_desc_size; /* size of the MR descriptor at descriptors[0] */
+	uint8_t pcfg_desc_size; /* size of the peer-cfg descriptor after it; 0: none */
 	char descriptors[EXAMPLE_DESCRIPTORS_MAX_SIZE];
 };
 
 /* fills data with mr's descriptor and, if pcfg is not NULL, pcfg's descriptor after it */
-int example_pack_descriptors(const char *side, const struct rpma_mr_local *mr,
-		size_t data_offset, const struct rpma_peer_cfg *pcfg,
-		struct example_common_data *data);
+int example_pack_descriptors(const char *side, const struct rpma_mr_local *mr, size_t data_offset,
+		const struct rpma_peer_cfg *pcfg, struct example_common_data *data);
 
 /*
  * reads the peer's private data from conn and decodes the remote MR from it; if pcfg_ptr is
@@ -74,8 +71,8 @@ int example_unpack_descriptors(const char *side, struct rpma_conn *conn,
 		struct rpma_peer_cfg **pcfg_ptr);
 
 /* finds the device for addr and creates a peer on it */
-int example_peer_new(const char *side, const char *addr,
-		enum rpma_util_ibv_context_type type, struct rpma_peer **peer_ptr);
+int example_peer_new(const char *side, const char *addr, enum rpma_util_ibv_context_type type,
+		struct rpma_peer **peer_ptr);
 
 /* connects a request (either side) and waits until the connection is established */
 int example_conn_req_connect(const char *side, struct rpma_conn_req **req_ptr,
@@ -87,9 +84,8 @@ int example_client_connect(const char *side, struct rpma_peer *peer, const char 
 		const struct rpma_conn_private_data *pdata, struct rpma_conn **conn_ptr);
 
 /* server: takes the next connection request from ep, accepts it and waits until established */
-int example_server_accept(const char *side, struct rpma_ep *ep,
-		const struct rpma_conn_cfg *cfg, const struct rpma_conn_private_data *pdata,
-		struct rpma_conn **conn_ptr);
+int example_server_accept(const char *side, struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
+		const struct rpma_conn_private_data *pdata, struct rpma_conn **conn_ptr);
 
 /* disconnects, then waits for the connection to close (the side that ends the talk) */
 int example_disconnect(const char *side, struct rpma_conn *conn);
@@ -108,8 +104,8 @@ int example_next_completion(const char *side, struct rpma_cq *cq, struct ibv_wc 
  * the same for a connection whose CQs share one completion channel: rpma_cq_wait refuses
  * such a CQ, so this waits with rpma_conn_wait, which tells which CQ fired
  */
-int example_next_completion_shared(const char *side, struct rpma_conn *conn,
-		struct rpma_cq *cq, struct ibv_wc *wc);
+int example_next_completion_shared(
+		const char *side, struct rpma_conn *conn, struct rpma_cq *cq, struct ibv_wc *wc);
 
 /*
  * What one side of an example holds. example_begin() starts it with a peer, the helpers below
@@ -120,23 +116,23 @@ int example_next_completion_shared(const char *side, struct rpma_conn *conn,
 #define EXAMPLE_BUFS_MAX 4
 
 struct example_res {
-	const char *side;		/* "server" or "client": the prefix of every line */
+	const char *side; /* "server" or "client": the prefix of every line */
 	struct rpma_peer *peer;
-	struct rpma_mr_local *mrs[EXAMPLE_MRS_MAX];	/* registered by example_mr_reg() */
+	struct rpma_mr_local *mrs[EXAMPLE_MRS_MAX]; /* registered by example_mr_reg() */
 	const char *mr_names[EXAMPLE_MRS_MAX];
 	int mrs_num;
-	void *bufs[EXAMPLE_BUFS_MAX];	/* allocated by example_alloc() */
+	void *bufs[EXAMPLE_BUFS_MAX]; /* allocated by example_alloc() */
 	int bufs_num;
-	struct rpma_peer_cfg *pcfg;	/* made by the side, or got from the peer */
+	struct rpma_peer_cfg *pcfg; /* made by the side, or got from the peer */
 	struct rpma_srq *srq;
-	struct rpma_conn_cfg *cfg;	/* for example_connect() and example_accept*() */
-	bool shared_channel;		/* cfg gives the connection a shared completion channel */
+	struct rpma_conn_cfg *cfg; /* for example_connect() and example_accept*() */
+	bool shared_channel; /* cfg gives the connection a shared completion channel */
 	struct rpma_ep *ep;
 	struct rpma_conn *conn;
-	bool initiator;			/* made by example_connect(): disconnected at the end */
-	struct rpma_mr_remote *remote_mr;	/* got by example_get_remote() */
-	struct example_common_data data;	/* packed by example_pack_mr() ... */
-	struct rpma_conn_private_data pdata;	/* ... and pointed to by this */
+	bool initiator; /* made by example_connect(): disconnected at the end */
+	struct rpma_mr_remote *remote_mr; /* got by example_get_remote() */
+	struct example_common_data data; /* packed by example_pack_mr() ... */
+	struct rpma_conn_private_data pdata; /* ... and pointed to by this */
 };
 
 /* zeroes res and creates its peer (example_peer_new) */
@@ -151,8 +147,8 @@ int example_begin(struct example_res *res, const char *side, const char *addr,
 void *example_alloc(struct example_res *res, size_t size);
 
 /* registers [ptr, ptr + size) with usage as the MR called name (may be NULL) */
-int example_mr_reg(struct example_res *res, void *ptr, size_t size, int usage,
-		const char *name, struct rpma_mr_local **mr_ptr);
+int example_mr_reg(struct example_res *res, void *ptr, size_t size, int usage, const char *name,
+		struct rpma_mr_local **mr_ptr);
 
 /* creates res->cfg: with a receive CQ of rcq_size (0: none) and a shared channel or not */
 int example_conn_cfg_new(struct example_res *res, uint32_t rcq_size, bool shared_channel);
@@ -186,15 +182,14 @@ int example_get_remote(struct example_res *res, size_t needed, size_t *offset, s
 		bool with_pcfg);
 
 /* gets the connection's CQ and, if rcq_ptr is not NULL, its receive CQ, which must exist */
-int example_get_cqs(struct example_res *res, struct rpma_cq **cq_ptr,
-		struct rpma_cq **rcq_ptr);
+int example_get_cqs(struct example_res *res, struct rpma_cq **cq_ptr, struct rpma_cq **rcq_ptr);
 
 /* example_next_completion, or example_next_completion_shared on a shared channel */
 int example_next(struct example_res *res, struct rpma_cq *cq, struct ibv_wc *wc);
 
 /* example_next, and checks that the completion has the expected opcode */
-int example_next_expect(struct example_res *res, struct rpma_cq *cq,
-		enum ibv_wc_opcode opcode, struct ibv_wc *wc);
+int example_next_expect(struct example_res *res, struct rpma_cq *cq, enum ibv_wc_opcode opcode,
+		struct ibv_wc *wc);
 
 /* registers recv_buf (usage RECV, "recv") and send_buf (usage SEND, "send"), size bytes each */
 int example_mr_reg_msgs(struct example_res *res, void *recv_buf, void *send_buf, size_t size,

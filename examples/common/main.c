@@ -111,7 +111,7 @@ main(int argc, char *argv[])
 		return 2;
 	}
 
-	struct side_args server = {addr, port, -1};
+	struct side_args server = { addr, port, -1 };
 	pthread_t thread;
 	if (pthread_create(&thread, NULL, server_thread, &server)) {
 		fprintf(stderr, "cannot start the server thread\n");
@@ -126,7 +126,7 @@ main(int argc, char *argv[])
 	pthread_join(thread, NULL);
 	if (client || server.result) {
 		printf("FAILED (server %s, client %s)\n", server.result ? "failed" : "ok",
-			client ? "failed" : "ok");
+				client ? "failed" : "ok");
 		return 1;
 	}
 	printf("OK: server and client both finished successfully\n");

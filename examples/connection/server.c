@@ -23,14 +23,14 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	struct rpma_conn_private_data in;
 	if ((ret = rpma_conn_req_get_private_data(req, &in))) {
 		example_fail(SIDE, "rpma_conn_req_get_private_data", ret);
-		(void) rpma_conn_req_delete(&req);
+		(void)rpma_conn_req_delete(&req);
 		return -1;
 	}
 	example_say(SIDE, "a client asks to connect and says: \"%.*s\"", (int)in.len,
-		in.ptr ? (const char *)in.ptr : "");
+			in.ptr ? (const char *)in.ptr : "");
 
 	char reply[] = "Welcome, client: this is the server.";
-	struct rpma_conn_private_data pdata = {reply, sizeof(reply)};
+	struct rpma_conn_private_data pdata = { reply, sizeof(reply) };
 	example_say(SIDE, "accepting, answering: \"%s\"", reply);
 	if (example_conn_req_connect(SIDE, &req, &pdata, &res->conn))
 		return -1;

@@ -42,8 +42,10 @@ example_client(struct example_res *res, const char *addr, const char *port)
 			return example_fail(SIDE, "rpma_peer_cfg_get_direct_write_to_pmem", ret);
 		if ((ret = rpma_conn_apply_remote_peer_cfg(res->conn, pcfg)))
 			return example_fail(SIDE, "rpma_conn_apply_remote_peer_cfg", ret);
-		example_say(SIDE, "applied the server's peer configuration: direct write to pmem "
-			"is %s", direct ? "on" : "off");
+		example_say(SIDE,
+				"applied the server's peer configuration: direct write to pmem "
+				"is %s",
+				direct ? "on" : "off");
 	} else {
 		example_say(SIDE, "the server sent no peer configuration");
 	}
@@ -71,7 +73,7 @@ example_client(struct example_res *res, const char *addr, const char *port)
 	struct ibv_wc wc;
 #ifdef FORGETS_FLUSH
 	if ((ret = rpma_write(res->conn, dst_mr, offset, src_mr, 0, sizeof(message),
-			RPMA_F_COMPLETION_ALWAYS, NULL)))
+			     RPMA_F_COMPLETION_ALWAYS, NULL)))
 		return example_fail(SIDE, "rpma_write", ret);
 	if (example_wait_completion(SIDE, cq, &wc))
 		return -1;
@@ -80,15 +82,15 @@ example_client(struct example_res *res, const char *addr, const char *port)
 #endif
 	/* the write reports only a failure; the flush completes once the write has landed */
 	if ((ret = rpma_write(res->conn, dst_mr, offset, src_mr, 0, sizeof(message),
-			RPMA_F_COMPLETION_ON_ERROR, NULL)))
+			     RPMA_F_COMPLETION_ON_ERROR, NULL)))
 		return example_fail(SIDE, "rpma_write", ret);
 	example_say(SIDE, "wrote \"%s\" to the server's memory", message);
 	if ((ret = rpma_flush(res->conn, dst_mr, offset, sizeof(message), type,
-			RPMA_F_COMPLETION_ALWAYS, NULL)))
+			     RPMA_F_COMPLETION_ALWAYS, NULL)))
 		return example_fail(SIDE, "rpma_flush", ret);
 	if (example_wait_completion(SIDE, cq, &wc))
 		return -1;
 	example_say(SIDE, "flushed it with %s: the write is %s", type_name,
-		type == RPMA_FLUSH_TYPE_PERSISTENT ? "persistent" : "visible");
+			type == RPMA_FLUSH_TYPE_PERSISTENT ? "persistent" : "visible");
 	return 0;
 }

@@ -17,8 +17,7 @@
 #define MEMORY_SIZE 64
 
 int
-flush_server(struct example_res *res, const char *addr, const char *port,
-		bool pmem)
+flush_server(struct example_res *res, const char *addr, const char *port, bool pmem)
 {
 	struct rpma_mr_local *mr = NULL;
 	int ret;
@@ -38,12 +37,14 @@ flush_server(struct example_res *res, const char *addr, const char *port,
 		if ((ret = rpma_peer_cfg_set_direct_write_to_pmem(res->pcfg, true)))
 			return example_fail(SIDE, "rpma_peer_cfg_set_direct_write_to_pmem", ret);
 		usage |= RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
-		example_say(SIDE, "my memory is persistent: direct write to pmem is on, "
-			"registering it for RPMA_FLUSH_TYPE_PERSISTENT");
+		example_say(SIDE,
+				"my memory is persistent: direct write to pmem is on, "
+				"registering it for RPMA_FLUSH_TYPE_PERSISTENT");
 	} else {
 		usage |= RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
-		example_say(SIDE, "my memory is DRAM: registering it for "
-			"RPMA_FLUSH_TYPE_VISIBILITY");
+		example_say(SIDE,
+				"my memory is DRAM: registering it for "
+				"RPMA_FLUSH_TYPE_VISIBILITY");
 	}
 
 	/*
@@ -61,7 +62,7 @@ flush_server(struct example_res *res, const char *addr, const char *port,
 			example_accept(res, &res->pdata))
 		return -1;
 	example_say(SIDE, "sent the descriptor of my memory%s to the client as private data",
-		res->pcfg ? " and of my peer configuration" : "");
+			res->pcfg ? " and of my peer configuration" : "");
 
 	example_say(SIDE, "waiting for the client to write, flush and disconnect");
 	if (example_wait_for_disconnect(SIDE, res->conn))

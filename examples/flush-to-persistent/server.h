@@ -13,7 +13,6 @@
  * runs the server; pmem says whether its memory is persistent and written to directly (no
  * CPU cache in the way), so that a client may flush to persistence
  */
-int flush_server(struct example_res *res, const char *addr, const char *port,
-		bool pmem);
+int flush_server(struct example_res *res, const char *addr, const char *port, bool pmem);
 
 #endif /* FLUSH_TO_PERSISTENT_SERVER_H */

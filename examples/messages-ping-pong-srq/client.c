@@ -30,16 +30,16 @@ ping_pong(struct example_res *res, int number, const char *addr, const char *por
 	for (int round = 1; round <= ROUNDS; round++) {
 		*send_buf = counter;
 		example_say(SIDE, "client %d, message %d: sending %" PRIu64, number, round,
-			counter);
+				counter);
 		/* the receive for the answer is posted before the send */
 		if (example_send_and_recv(res, cq, send_mr, recv_mr, MSG_SIZE))
 			return -1;
 		example_say(SIDE, "client %d, message %d: received %" PRIu64, number, round,
-			*recv_buf);
+				*recv_buf);
 		counter = *recv_buf + 1;
 	}
-	example_say(SIDE, "client %d: %d round trips done, my counter is %" PRIu64, number,
-		ROUNDS, counter);
+	example_say(SIDE, "client %d: %d round trips done, my counter is %" PRIu64, number, ROUNDS,
+			counter);
 	/* this client leaves; after a failure the frame's example_end() closes the connection */
 	return example_conn_close(res, 0);
 }
@@ -53,9 +53,9 @@ example_client(struct example_res *res, const char *addr, const char *port)
 	uint64_t *send_buf = example_alloc(res, MSG_SIZE);
 	if (recv_buf == NULL || send_buf == NULL ||
 			example_mr_reg(res, recv_buf, MSG_SIZE, RPMA_MR_USAGE_RECV, "recv",
-				&recv_mr) ||
+					&recv_mr) ||
 			example_mr_reg(res, send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, "send",
-				&send_mr))
+					&send_mr))
 		return -1;
 	for (int number = 1; number <= CLIENTS; number++) {
 		if (ping_pong(res, number, addr, port, recv_buf, recv_mr, send_buf, send_mr))

@@ -19,9 +19,8 @@
 
 /* answers one client's ROUNDS messages, received in recv_slots and sent from send_buf */
 static int
-serve_client(struct example_res *res, int number, struct rpma_cq *rcq,
-		const uint64_t *recv_slots, struct rpma_mr_local *recv_mr, uint64_t *send_buf,
-		struct rpma_mr_local *send_mr)
+serve_client(struct example_res *res, int number, struct rpma_cq *rcq, const uint64_t *recv_slots,
+		struct rpma_mr_local *recv_mr, uint64_t *send_buf, struct rpma_mr_local *send_mr)
 {
 	struct rpma_cq *cq = NULL;
 	uint32_t qp_num = 0;
@@ -37,31 +36,31 @@ serve_client(struct example_res *res, int number, struct rpma_cq *rcq,
 		/* the message arrives in one of the SRQ's buffers, reported on the SRQ's CQ */
 		if (example_next_completion(SIDE, rcq, &wc))
 			return -1;
-		if (wc.opcode != IBV_WC_RECV || wc.byte_len != MSG_SIZE ||
-				wc.wr_id >= RECV_SLOTS) {
+		if (wc.opcode != IBV_WC_RECV || wc.byte_len != MSG_SIZE || wc.wr_id >= RECV_SLOTS) {
 			example_say(SIDE, "ERROR: unexpected completion: opcode %d, %u bytes",
-				wc.opcode, wc.byte_len);
+					wc.opcode, wc.byte_len);
 			return -1;
 		}
 		if (wc.qp_num != qp_num) {
 			example_say(SIDE, "ERROR: a message for qp %u, client %d has qp %u",
-				wc.qp_num, number, qp_num);
+					wc.qp_num, number, qp_num);
 			return -1;
 		}
 		size_t slot = (size_t)wc.wr_id;
 		uint64_t counter = recv_slots[slot];
-		example_say(SIDE, "client %d, message %d: received %" PRIu64
-			" (SRQ buffer %zu), sending back %" PRIu64, number, round, counter,
-			slot, counter + 1);
+		example_say(SIDE,
+				"client %d, message %d: received %" PRIu64
+				" (SRQ buffer %zu), sending back %" PRIu64,
+				number, round, counter, slot, counter + 1);
 
 		/* the buffer is free again: give it back to the SRQ */
 		if ((ret = rpma_srq_recv(res->srq, recv_mr, slot * MSG_SIZE, MSG_SIZE,
-				(const void *)slot)))
+				     (const void *)slot)))
 			return example_fail(SIDE, "rpma_srq_recv", ret);
 
 		*send_buf = counter + 1;
 		if ((ret = rpma_send(res->conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
-				NULL)))
+				     NULL)))
 			return example_fail(SIDE, "rpma_send", ret);
 		if (example_next_expect(res, cq, IBV_WC_SEND, &wc))
 			return -1;
@@ -91,7 +90,7 @@ make_srq(struct example_res *res, struct rpma_mr_local *recv_mr, struct rpma_cq 
 		return example_fail(SIDE, "rpma_srq_get_rcq", ret);
 	for (size_t slot = 0; slot < RECV_SLOTS; slot++) {
 		if ((ret = rpma_srq_recv(res->srq, recv_mr, slot * MSG_SIZE, MSG_SIZE,
-				(const void *)slot)))
+				     (const void *)slot)))
 			return example_fail(SIDE, "rpma_srq_recv", ret);
 	}
 	example_say(SIDE, "posted %d receive buffers to the shared receive queue", RECV_SLOTS);
@@ -110,9 +109,9 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	uint64_t *send_buf = example_alloc(res, MSG_SIZE);
 	if (recv_slots == NULL || send_buf == NULL ||
 			example_mr_reg(res, recv_slots, RECV_SLOTS * MSG_SIZE, RPMA_MR_USAGE_RECV,
-				"recv", &recv_mr) ||
+					"recv", &recv_mr) ||
 			example_mr_reg(res, send_buf, MSG_SIZE, RPMA_MR_USAGE_SEND, "send",
-				&send_mr))
+					&send_mr))
 		return -1;
 
 	/* the shared receive queue, with a receive CQ of its own */

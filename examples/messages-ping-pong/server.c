@@ -46,21 +46,21 @@ example_server(struct example_res *res, const char *addr, const char *port)
 			} else if (wc.opcode == IBV_WC_RECV && wc.byte_len == MSG_SIZE) {
 				received = 1;
 			} else {
-				example_say(SIDE, "ERROR: unexpected completion: opcode %d, %u bytes",
-					wc.opcode, wc.byte_len);
+				example_say(SIDE,
+						"ERROR: unexpected completion: opcode %d, %u bytes",
+						wc.opcode, wc.byte_len);
 				return -1;
 			}
 		}
 		uint64_t counter = *recv_buf;
-		example_say(SIDE, "message %d: received %" PRIu64 ", sending back %" PRIu64,
-			round, counter, counter + 1);
+		example_say(SIDE, "message %d: received %" PRIu64 ", sending back %" PRIu64, round,
+				counter, counter + 1);
 
-		if (round < ROUNDS &&
-				(ret = rpma_recv(res->conn, recv_mr, 0, MSG_SIZE, NULL)))
+		if (round < ROUNDS && (ret = rpma_recv(res->conn, recv_mr, 0, MSG_SIZE, NULL)))
 			return example_fail(SIDE, "rpma_recv", ret);
 		*send_buf = counter + 1;
 		if ((ret = rpma_send(res->conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
-				NULL)))
+				     NULL)))
 			return example_fail(SIDE, "rpma_send", ret);
 		send_pending = 1;
 	}

@@ -27,16 +27,16 @@ write_message(int number, struct example_res *c, size_t offset, struct rpma_mr_l
 
 	if (example_get_cqs(c, &cq, NULL))
 		return -1;
-	if ((ret = rpma_write(c->conn, c->remote_mr, offset, src_mr, src_offset,
-			MESSAGE_SIZE, RPMA_F_COMPLETION_ON_ERROR, NULL)))
+	if ((ret = rpma_write(c->conn, c->remote_mr, offset, src_mr, src_offset, MESSAGE_SIZE,
+			     RPMA_F_COMPLETION_ON_ERROR, NULL)))
 		return example_fail(SIDE, "rpma_write", ret);
 	if ((ret = rpma_flush(c->conn, c->remote_mr, offset, MESSAGE_SIZE,
-			RPMA_FLUSH_TYPE_VISIBILITY, RPMA_F_COMPLETION_ALWAYS, NULL)))
+			     RPMA_FLUSH_TYPE_VISIBILITY, RPMA_F_COMPLETION_ALWAYS, NULL)))
 		return example_fail(SIDE, "rpma_flush", ret);
 	if (example_wait_completion(SIDE, cq, &wc))
 		return -1;
-	example_say(SIDE, "connection %d wrote \"%s\" at offset %zu of the server's memory",
-		number, message, offset);
+	example_say(SIDE, "connection %d wrote \"%s\" at offset %zu of the server's memory", number,
+			message, offset);
 	return 0;
 }
 
@@ -54,10 +54,10 @@ example_client(struct example_res *res, const char *addr, const char *port)
 		return -1;
 	for (int i = 0; i < CONNECTIONS; i++)
 		snprintf(&messages[i * MESSAGE_SIZE], MESSAGE_SIZE, "hello from connection %d",
-			i + 1);
+				i + 1);
 
-	if (example_mr_reg(res, messages, CONNECTIONS * MESSAGE_SIZE, RPMA_MR_USAGE_WRITE_SRC,
-			NULL, &src_mr))
+	if (example_mr_reg(res, messages, CONNECTIONS * MESSAGE_SIZE, RPMA_MR_USAGE_WRITE_SRC, NULL,
+			    &src_mr))
 		return -1;
 
 	/* each connection is a side of its own on the one peer: it holds a connection only */
@@ -74,7 +74,7 @@ example_client(struct example_res *res, const char *addr, const char *port)
 
 	for (int i = 0; i < CONNECTIONS; i++) {
 		if (write_message(i + 1, &conns[i], offsets[i], src_mr, (size_t)i * MESSAGE_SIZE,
-				&messages[i * MESSAGE_SIZE]))
+				    &messages[i * MESSAGE_SIZE]))
 			goto out;
 	}
 	result = 0;

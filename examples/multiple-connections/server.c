@@ -19,9 +19,9 @@
 
 struct client {
 	struct rpma_conn *conn;
-	int fd;			/* the connection's event fd */
-	int number;		/* 1, 2, 3: the order of arrival */
-	struct example_common_data data;	/* what this client is told */
+	int fd; /* the connection's event fd */
+	int number; /* 1, 2, 3: the order of arrival */
+	struct example_common_data data; /* what this client is told */
 };
 
 static int
@@ -37,8 +37,8 @@ set_nonblock(int fd)
 
 /* the endpoint's fd is readable: accept every request that is waiting */
 static int
-handle_requests(struct rpma_ep *ep, struct rpma_mr_local *mr, struct client *clients,
-		int *accepted, int epfd)
+handle_requests(struct rpma_ep *ep, struct rpma_mr_local *mr, struct client *clients, int *accepted,
+		int epfd)
 {
 	for (;;) {
 		struct rpma_conn_req *req = NULL;
@@ -49,29 +49,29 @@ handle_requests(struct rpma_ep *ep, struct rpma_mr_local *mr, struct client *cli
 			return example_fail(SIDE, "rpma_ep_next_conn_req", ret);
 		if (*accepted == CLIENTS) {
 			example_say(SIDE, "a fourth client: rejecting it");
-			(void) rpma_conn_req_delete(&req);
+			(void)rpma_conn_req_delete(&req);
 			continue;
 		}
 
 		struct client *client = &clients[*accepted];
 		size_t offset = (size_t)*accepted * SLOT_SIZE;
 		if (example_pack_descriptors(SIDE, mr, offset, NULL, &client->data)) {
-			(void) rpma_conn_req_delete(&req);
+			(void)rpma_conn_req_delete(&req);
 			return -1;
 		}
-		struct rpma_conn_private_data pdata = {&client->data, sizeof(client->data)};
+		struct rpma_conn_private_data pdata = { &client->data, sizeof(client->data) };
 		if ((ret = rpma_conn_req_connect(&req, &pdata, &client->conn)))
 			return example_fail(SIDE, "rpma_conn_req_connect", ret);
 		client->number = ++*accepted;
 		example_say(SIDE, "accepted client %d, giving it slot %d (offset %zu)",
-			client->number, client->number - 1, offset);
+				client->number, client->number - 1, offset);
 
 		/* from now on this connection's events come through its own fd */
 		if ((ret = rpma_conn_get_event_fd(client->conn, &client->fd)))
 			return example_fail(SIDE, "rpma_conn_get_event_fd", ret);
 		if (set_nonblock(client->fd))
 			return -1;
-		struct epoll_event event = {.events = EPOLLIN, .data.ptr = client};
+		struct epoll_event event = { .events = EPOLLIN, .data.ptr = client };
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, client->fd, &event)) {
 			example_say(SIDE, "ERROR: epoll_ctl(ADD): %s", strerror(errno));
 			return -1;
@@ -95,12 +95,12 @@ handle_conn_events(struct client *client, int epfd, int *closed)
 			continue;
 		}
 		if (event != RPMA_CONN_CLOSED) {
-			example_say(SIDE, "ERROR: client %d: unexpected event \"%s\"", client->number,
-				rpma_utils_conn_event_2str(event));
+			example_say(SIDE, "ERROR: client %d: unexpected event \"%s\"",
+					client->number, rpma_utils_conn_event_2str(event));
 			return -1;
 		}
 		example_say(SIDE, "client %d: connection closed", client->number);
-		(void) epoll_ctl(epfd, EPOLL_CTL_DEL, client->fd, NULL);
+		(void)epoll_ctl(epfd, EPOLL_CTL_DEL, client->fd, NULL);
 		if ((ret = rpma_conn_disconnect(client->conn)))
 			example_fail(SIDE, "rpma_conn_disconnect", ret);
 		int ret2 = rpma_conn_delete(&client->conn);
@@ -122,8 +122,11 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	memset(clients, 0, sizeof(clients));
 	/* client i's slot at offset i * SLOT_SIZE */
 	char *memory = example_alloc(res, CLIENTS * SLOT_SIZE);
-	if (memory == NULL || example_mr_reg(res, memory, CLIENTS * SLOT_SIZE,
-			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, NULL, &mr))
+	if (memory == NULL ||
+			example_mr_reg(res, memory, CLIENTS * SLOT_SIZE,
+					RPMA_MR_USAGE_WRITE_DST |
+							RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
+					NULL, &mr))
 		goto out;
 
 	/* clients may connect from now on: their requests wait until the loop below takes them */
@@ -141,7 +144,7 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	}
 	if (set_nonblock(ep_fd))
 		goto out;
-	struct epoll_event ep_event = {.events = EPOLLIN, .data.ptr = NULL}; /* NULL: the ep */
+	struct epoll_event ep_event = { .events = EPOLLIN, .data.ptr = NULL }; /* NULL: the ep */
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, ep_fd, &ep_event)) {
 		example_say(SIDE, "ERROR: epoll_ctl(ADD): %s", strerror(errno));
 		goto out;
@@ -184,8 +187,8 @@ out:
 	for (int i = 0; i < CLIENTS; i++) {
 		if (clients[i].conn == NULL)
 			continue;
-		(void) rpma_conn_disconnect(clients[i].conn);
-		(void) rpma_conn_delete(&clients[i].conn);
+		(void)rpma_conn_disconnect(clients[i].conn);
+		(void)rpma_conn_delete(&clients[i].conn);
 	}
 	if (epfd >= 0)
 		close(epfd);

@@ -21,7 +21,7 @@ example_client(struct example_res *res, const char *addr, const char *port)
 	char *buffer = example_alloc(res, BUFFER_SIZE);
 	if (buffer == NULL ||
 			example_mr_reg(res, buffer, BUFFER_SIZE, RPMA_MR_USAGE_READ_DST, NULL,
-				&dst_mr))
+					&dst_mr))
 		return -1;
 
 	if (example_connect(res, addr, port, NULL) ||
@@ -33,7 +33,7 @@ example_client(struct example_res *res, const char *addr, const char *port)
 		len = BUFFER_SIZE - 1; /* keep a terminating zero of our own */
 
 	if ((ret = rpma_read(res->conn, dst_mr, 0, res->remote_mr, offset, len,
-			RPMA_F_COMPLETION_ALWAYS, NULL)))
+			     RPMA_F_COMPLETION_ALWAYS, NULL)))
 		return example_fail(SIDE, "rpma_read", ret);
 	example_say(SIDE, "reading %zu bytes from the server's memory", len);
 

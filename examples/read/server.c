@@ -25,8 +25,8 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	memcpy(memory, text, sizeof(text));
 	if (example_mr_reg(res, memory, strlen(memory) + 1, RPMA_MR_USAGE_READ_SRC, NULL, &mr))
 		return -1;
-	example_say(SIDE, "my memory holds \"%s\" (%zu bytes with the terminating zero)",
-		memory, strlen(memory) + 1);
+	example_say(SIDE, "my memory holds \"%s\" (%zu bytes with the terminating zero)", memory,
+			strlen(memory) + 1);
 
 	if (example_pack_mr(res, mr, 0) || example_listen(res, addr, port) ||
 			example_accept(res, &res->pdata))

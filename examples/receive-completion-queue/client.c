@@ -24,8 +24,8 @@ example_client(struct example_res *res, const char *addr, const char *port)
 	char *recv_buf = example_alloc(res, MSG_SIZE);
 	char *send_buf = example_alloc(res, MSG_SIZE);
 	if (recv_buf == NULL || send_buf == NULL ||
-			example_mr_reg_msgs(res, recv_buf, send_buf, MSG_SIZE, &recv_mr,
-				&send_mr) ||
+			example_mr_reg_msgs(
+					res, recv_buf, send_buf, MSG_SIZE, &recv_mr, &send_mr) ||
 			example_conn_cfg_new(res, RCQ_SIZE, rcq_shared_channel) ||
 			example_connect(res, addr, port, NULL) || example_get_cqs(res, &cq, &rcq))
 		return -1;
@@ -39,7 +39,7 @@ example_client(struct example_res *res, const char *addr, const char *port)
 			return example_fail(SIDE, "rpma_recv", ret);
 		snprintf(send_buf, MSG_SIZE, "ping %d", round);
 		if ((ret = rpma_send(res->conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
-				NULL)))
+				     NULL)))
 			return example_fail(SIDE, "rpma_send", ret);
 		if (example_next_expect(res, cq, IBV_WC_SEND, &wc))
 			return -1;
@@ -48,7 +48,7 @@ example_client(struct example_res *res, const char *addr, const char *port)
 		if (example_next_expect(res, rcq, IBV_WC_RECV, &wc))
 			return -1;
 		example_say(SIDE, "received \"%.*s\" on the receive CQ",
-			(int)strnlen(recv_buf, wc.byte_len), recv_buf);
+				(int)strnlen(recv_buf, wc.byte_len), recv_buf);
 	}
 	return 0;
 }

@@ -24,8 +24,8 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	char *recv_buf = example_alloc(res, MSG_SIZE);
 	char *send_buf = example_alloc(res, MSG_SIZE);
 	if (recv_buf == NULL || send_buf == NULL ||
-			example_mr_reg_msgs(res, recv_buf, send_buf, MSG_SIZE, &recv_mr,
-				&send_mr) ||
+			example_mr_reg_msgs(
+					res, recv_buf, send_buf, MSG_SIZE, &recv_mr, &send_mr) ||
 			example_conn_cfg_new(res, RCQ_SIZE, rcq_shared_channel) ||
 			example_listen(res, addr, port) ||
 			example_accept_with_recvs(res, recv_mr, MSG_SIZE, 1, NULL) ||
@@ -36,13 +36,13 @@ example_server(struct example_res *res, const char *addr, const char *port)
 		if (example_next_expect(res, rcq, IBV_WC_RECV, &wc))
 			return -1;
 		example_say(SIDE, "received \"%.*s\" on the receive CQ",
-			(int)strnlen(recv_buf, wc.byte_len), recv_buf);
+				(int)strnlen(recv_buf, wc.byte_len), recv_buf);
 
 		if (round < ROUNDS && (ret = rpma_recv(res->conn, recv_mr, 0, MSG_SIZE, NULL)))
 			return example_fail(SIDE, "rpma_recv", ret);
 		snprintf(send_buf, MSG_SIZE, "pong %d", round);
 		if ((ret = rpma_send(res->conn, send_mr, 0, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS,
-				NULL)))
+				     NULL)))
 			return example_fail(SIDE, "rpma_send", ret);
 		if (example_next_expect(res, cq, IBV_WC_SEND, &wc))
 			return -1;

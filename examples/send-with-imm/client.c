@@ -28,22 +28,21 @@ example_client(struct example_res *res, const char *addr, const char *port)
 	if (send_buf == NULL)
 		return -1;
 	memcpy(send_buf, message, sizeof(message));
-	if (example_mr_reg(res, send_buf, sizeof(message), RPMA_MR_USAGE_SEND, NULL,
-				&send_mr) ||
+	if (example_mr_reg(res, send_buf, sizeof(message), RPMA_MR_USAGE_SEND, NULL, &send_mr) ||
 			example_connect(res, addr, port, NULL) || example_get_cqs(res, &cq, NULL))
 		return -1;
 
 	example_say(SIDE, "sending \"%s\" (%zu bytes) with immediate 0x%08x", message,
-		strlen(message), IMM_WITH_DATA);
+			strlen(message), IMM_WITH_DATA);
 	if ((ret = rpma_send_with_imm(res->conn, send_mr, 0, strlen(message),
-			RPMA_F_COMPLETION_ALWAYS, IMM_WITH_DATA, NULL)))
+			     RPMA_F_COMPLETION_ALWAYS, IMM_WITH_DATA, NULL)))
 		return example_fail(SIDE, "rpma_send_with_imm", ret);
 	if (example_wait_completion(SIDE, cq, &wc))
 		return -1;
 
 	example_say(SIDE, "sending 0 bytes with immediate 0x%08x", IMM_ALONE);
-	if ((ret = rpma_send_with_imm(res->conn, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS,
-			IMM_ALONE, NULL)))
+	if ((ret = rpma_send_with_imm(
+			     res->conn, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS, IMM_ALONE, NULL)))
 		return example_fail(SIDE, "rpma_send_with_imm", ret);
 	if (example_wait_completion(SIDE, cq, &wc))
 		return -1;

@@ -23,7 +23,8 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	char *recv_slots = example_alloc(res, MESSAGES * MSG_SIZE);
 	if (recv_slots == NULL ||
 			example_mr_reg(res, recv_slots, MESSAGES * MSG_SIZE, RPMA_MR_USAGE_RECV,
-				NULL, &recv_mr) || example_listen(res, addr, port))
+					NULL, &recv_mr) ||
+			example_listen(res, addr, port))
 		return -1;
 
 	/* one receive per message; the completion's wr_id says which buffer got filled */
@@ -46,11 +47,13 @@ example_server(struct example_res *res, const char *addr, const char *port)
 		uint32_t imm = ntohl(wc.imm_data);
 		const char *msg = &recv_slots[wc.wr_id * MSG_SIZE];
 		if (wc.byte_len == 0)
-			example_say(SIDE, "message %d: immediate 0x%08x and 0 bytes: the immediate "
-				"is all there is", i, imm);
+			example_say(SIDE,
+					"message %d: immediate 0x%08x and 0 bytes: the immediate "
+					"is all there is",
+					i, imm);
 		else
 			example_say(SIDE, "message %d: immediate 0x%08x and %u bytes: \"%.*s\"", i,
-				imm, wc.byte_len, (int)strnlen(msg, wc.byte_len), msg);
+					imm, wc.byte_len, (int)strnlen(msg, wc.byte_len), msg);
 	}
 
 	if (example_wait_for_disconnect(SIDE, res->conn))

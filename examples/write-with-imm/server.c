@@ -25,8 +25,7 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	if (memory == NULL || recv_byte == NULL)
 		return -1;
 	*recv_byte = '-';
-	if (example_mr_reg(res, memory, MEMORY_SIZE, RPMA_MR_USAGE_WRITE_DST, "memory",
-			&mr) ||
+	if (example_mr_reg(res, memory, MEMORY_SIZE, RPMA_MR_USAGE_WRITE_DST, "memory", &mr) ||
 			example_mr_reg(res, recv_byte, 1, RPMA_MR_USAGE_RECV, "recv", &recv_mr) ||
 			example_pack_mr(res, mr, 0) || example_listen(res, addr, port))
 		return -1;
@@ -41,11 +40,11 @@ example_server(struct example_res *res, const char *addr, const char *port)
 		return -1;
 	if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc.wc_flags & IBV_WC_WITH_IMM)) {
 		example_say(SIDE, "ERROR: expected IBV_WC_RECV_RDMA_WITH_IMM, got opcode %d",
-			wc.opcode);
+				wc.opcode);
 		return -1;
 	}
 	example_say(SIDE, "got IBV_WC_RECV_RDMA_WITH_IMM: immediate %u, byte_len %u",
-		ntohl(wc.imm_data), wc.byte_len);
+			ntohl(wc.imm_data), wc.byte_len);
 	memory[MEMORY_SIZE - 1] = '\0';
 	example_say(SIDE, "my memory now holds \"%s\"", memory);
 	example_say(SIDE, "my 1-byte receive buffer still holds '%c'", *recv_byte);

@@ -29,7 +29,7 @@ example_client(struct example_res *res, const char *addr, const char *port)
 	memcpy(src, message, sizeof(message));
 	if (example_mr_reg(res, src, BUFFER_SIZE, RPMA_MR_USAGE_WRITE_SRC, "src", &src_mr) ||
 			example_mr_reg(res, dst, BUFFER_SIZE, RPMA_MR_USAGE_READ_DST, "dst",
-				&dst_mr))
+					&dst_mr))
 		return -1;
 
 	if (example_connect(res, addr, port, NULL) ||
@@ -39,12 +39,12 @@ example_client(struct example_res *res, const char *addr, const char *port)
 
 	/* the write reports only a failure; the read after it tells when it has landed */
 	if ((ret = rpma_write(res->conn, res->remote_mr, offset, src_mr, 0, sizeof(message),
-			RPMA_F_COMPLETION_ON_ERROR, NULL)))
+			     RPMA_F_COMPLETION_ON_ERROR, NULL)))
 		return example_fail(SIDE, "rpma_write", ret);
 	example_say(SIDE, "wrote \"%s\" to the server's memory", src);
 
 	if ((ret = rpma_read(res->conn, dst_mr, 0, res->remote_mr, offset, sizeof(message),
-			RPMA_F_COMPLETION_ALWAYS, NULL)))
+			     RPMA_F_COMPLETION_ALWAYS, NULL)))
 		return example_fail(SIDE, "rpma_read", ret);
 	struct ibv_wc wc;
 	if (example_next_expect(res, cq, IBV_WC_RDMA_READ, &wc))

@@ -19,10 +19,11 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	char *memory = example_alloc(res, MEMORY_SIZE);
 	if (memory == NULL ||
 			example_mr_reg(res, memory, MEMORY_SIZE,
-				RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, NULL, &mr))
+					RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, NULL,
+					&mr))
 		return -1;
 	example_say(SIDE, "my memory holds \"%s\" (%zu bytes, all zero)", memory,
-		(size_t)MEMORY_SIZE);
+			(size_t)MEMORY_SIZE);
 
 	if (example_pack_mr(res, mr, 0) || example_listen(res, addr, port) ||
 			example_accept(res, &res->pdata))

@@ -1,6 +1,6 @@
 // cm_id.cc -- the connection manager's state machine for one id and its remote side.
-#include "sim/common/mutex.h"
 #include "sim/cm/cm_id.h"
+#include "sim/common/mutex.h"
 
 #include <atomic>
 #include <chrono>
@@ -32,7 +32,7 @@ std::shared_ptr<CmId> CmId::NewIncoming(const std::shared_ptr<CmId>& client) {
 }
 
 std::shared_ptr<CmId> CmId::NewIncomingOverWire(std::shared_ptr<TcpSession> session,
-                                               uint64_t remote_node) {
+                                                uint64_t remote_node) {
   auto incoming = std::make_shared<CmId>(nullptr, nullptr);
   incoming->session_ = std::move(session);
   incoming->remote_node_ = remote_node;
@@ -60,12 +60,18 @@ namespace {
 // The connection event's name as the application reads it (enum rpma_conn_event).
 const char* ConnEventName(CmEventType type) {
   switch (type) {
-    case CmEventType::kConnectRequest: return "connection request";
-    case CmEventType::kEstablished: return "RPMA_CONN_ESTABLISHED";
-    case CmEventType::kRejected: return "RPMA_CONN_REJECTED";
-    case CmEventType::kUnreachable: return "RPMA_CONN_UNREACHABLE";
-    case CmEventType::kDisconnected: return "RPMA_CONN_CLOSED";
-    case CmEventType::kConnectError: return "RPMA_CONN_LOST";
+    case CmEventType::kConnectRequest:
+      return "connection request";
+    case CmEventType::kEstablished:
+      return "RPMA_CONN_ESTABLISHED";
+    case CmEventType::kRejected:
+      return "RPMA_CONN_REJECTED";
+    case CmEventType::kUnreachable:
+      return "RPMA_CONN_UNREACHABLE";
+    case CmEventType::kDisconnected:
+      return "RPMA_CONN_CLOSED";
+    case CmEventType::kConnectError:
+      return "RPMA_CONN_LOST";
   }
   return "?";
 }
@@ -161,8 +167,8 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
     // Only auto and inproc connect in process; tcp and shm go through a TCP connection.
     bool in_process = transport == TransportKind::kAuto || transport == TransportKind::kInproc;
     std::shared_ptr<Listener> listener = in_process ? Listener::FindLocked(destination) : nullptr;
-    if (listener && (CheckConnect(true) == ConnectVerdict::kReject ||
-                     listener->BacklogFullLocked()))
+    if (listener &&
+        (CheckConnect(true) == ConnectVerdict::kReject || listener->BacklogFullLocked()))
       return FailRequestLocked(ConnectVerdict::kReject);  // as if the server rejected it
     if (listener) {
       auto incoming = NewIncoming(shared_from_this());
@@ -238,9 +244,8 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
   }
   if (status != Status::kOk) {
     // Nobody listening is a rejection (a CM REJ); no route is an unreachable peer.
-    EndRequestLocked(failure == SocketStream::ConnectFailure::kRefused
-                         ? CmEventType::kRejected
-                         : CmEventType::kUnreachable);
+    EndRequestLocked(failure == SocketStream::ConnectFailure::kRefused ? CmEventType::kRejected
+                                                                       : CmEventType::kUnreachable);
     return Status::kOk;
   }
   session_ = std::move(session);
@@ -425,8 +430,8 @@ void CmId::OnNodeFailed() {
       case State::kConnected:
       case State::kDisconnecting:
         LoseLocked();
-        if (remote && (remote->state_ == State::kConnected ||
-                       remote->state_ == State::kDisconnecting))
+        if (remote &&
+            (remote->state_ == State::kConnected || remote->state_ == State::kDisconnecting))
           remote->LoseLocked();
         break;
       case State::kConnecting:

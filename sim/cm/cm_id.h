@@ -127,15 +127,16 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   // Accept's work under the lock. Over TCP it gives the session and, if the data path
   // moved to shared memory, the wire there, which Accept starts after the lock.
   Status AcceptLocked(const std::vector<uint8_t>& private_data,
-                      std::shared_ptr<TcpSession>* session, std::shared_ptr<FrameWire>* shm_wire) REQUIRES(CmMutex());
+                      std::shared_ptr<TcpSession>* session, std::shared_ptr<FrameWire>* shm_wire)
+      REQUIRES(CmMutex());
 
   std::shared_ptr<EventChannel> channel_;
   std::shared_ptr<QueuePair> qp_ GUARDED_BY(CmMutex());
   std::weak_ptr<CmId> remote_ GUARDED_BY(CmMutex());           // the other side, in this process
   std::shared_ptr<TcpSession> session_ GUARDED_BY(CmMutex());  // or the wire to it
-  uint64_t remote_node_ GUARDED_BY(CmMutex()) = 0;  // the other side's node, once known
+  uint64_t remote_node_ GUARDED_BY(CmMutex()) = 0;             // the other side's node, once known
   State state_ GUARDED_BY(CmMutex()) = State::kIdle;
-  int timeout_ms_ = 1000;  // set by the owner before it connects or accepts
+  int timeout_ms_ = 1000;        // set by the owner before it connects or accepts
   CondVar disconnect_answered_;  // with the CM lock
 };
 

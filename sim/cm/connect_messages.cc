@@ -46,8 +46,7 @@ std::vector<uint8_t> EncodeHello(const HelloMessage& hello) {
   return body;
 }
 
-bool DecodeHello(ByteSpan body, size_t max_private, HelloMessage* hello,
-                 std::string* error) {
+bool DecodeHello(ByteSpan body, size_t max_private, HelloMessage* hello, std::string* error) {
   ByteReader reader(body.data, body.size);
   if (!ReadPrivateData(&reader, max_private, &hello->private_data, error)) return false;
   uint8_t has_offer = reader.U8();
@@ -81,8 +80,7 @@ std::vector<uint8_t> EncodeAccept(const AcceptMessage& accept) {
   return body;
 }
 
-bool DecodeAccept(ByteSpan body, size_t max_private, AcceptMessage* accept,
-                  std::string* error) {
+bool DecodeAccept(ByteSpan body, size_t max_private, AcceptMessage* accept, std::string* error) {
   ByteReader reader(body.data, body.size);
   if (!ReadPrivateData(&reader, max_private, &accept->private_data, error)) return false;
   uint8_t shared_memory = reader.U8();

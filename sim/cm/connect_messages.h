@@ -35,12 +35,10 @@ struct AcceptMessage {
 
 std::vector<uint8_t> EncodeHello(const HelloMessage& hello);
 // False (with the reason) if `body` is malformed or its private data exceeds `max_private`.
-bool DecodeHello(ByteSpan body, size_t max_private, HelloMessage* hello,
-                 std::string* error);
+bool DecodeHello(ByteSpan body, size_t max_private, HelloMessage* hello, std::string* error);
 
 std::vector<uint8_t> EncodeAccept(const AcceptMessage& accept);
-bool DecodeAccept(ByteSpan body, size_t max_private, AcceptMessage* accept,
-                  std::string* error);
+bool DecodeAccept(ByteSpan body, size_t max_private, AcceptMessage* accept, std::string* error);
 
 }  // namespace rpma_sim
 

@@ -18,9 +18,8 @@ ConnectionRequest::~ConnectionRequest() {
   id_->Destroy();
 }
 
-Status ConnectionRequest::NewOutgoing(const std::shared_ptr<ProtectionDomain>& pd,
-                                      const char* addr, const char* port,
-                                      const ConnectionConfig& config,
+Status ConnectionRequest::NewOutgoing(const std::shared_ptr<ProtectionDomain>& pd, const char* addr,
+                                      const char* port, const ConnectionConfig& config,
                                       std::unique_ptr<ConnectionRequest>* request) {
   SocketAddress destination;
   Status status = ResolveAddress(addr, port, false, &destination);
@@ -60,8 +59,8 @@ Status ConnectionRequest::Connect(std::unique_ptr<ConnectionRequest> request,
   Status status = request->incoming_ ? request->id_->Accept(private_data)
                                      : request->id_->Connect(request->destination_, private_data);
   if (status != Status::kOk) return status;  // ~ConnectionRequest rejects / destroys
-  connection->reset(new Connection(std::move(request->id_), std::move(events),
-                                   std::move(request->queues_)));
+  connection->reset(
+      new Connection(std::move(request->id_), std::move(events), std::move(request->queues_)));
   return Status::kOk;
 }
 

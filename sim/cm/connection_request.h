@@ -22,8 +22,7 @@ class ConnectionRequest {
  public:
   // Client side. kProvider if addr:port does not resolve.
   static Status NewOutgoing(const std::shared_ptr<ProtectionDomain>& pd, const char* addr,
-                            const char* port,
-                            const ConnectionConfig& config,
+                            const char* port, const ConnectionConfig& config,
                             std::unique_ptr<ConnectionRequest>* request);
 
   // Server side, from a CONNECT_REQUEST event taken from a listener. On failure the client's

@@ -1,6 +1,6 @@
 // event_channel.cc -- the event queue behind a CM event channel's fd.
-#include "sim/common/mutex.h"
 #include "sim/cm/event_channel.h"
+#include "sim/common/mutex.h"
 
 #include "sim/cm/cm_id.h"
 

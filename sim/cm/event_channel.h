@@ -11,8 +11,8 @@
 #include <memory>
 #include <vector>
 
-#include "sim/common/mutex.h"
 #include "sim/common/event_fd.h"
+#include "sim/common/mutex.h"
 #include "sim/common/spin_budget.h"
 #include "sim/common/status.h"
 

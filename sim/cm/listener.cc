@@ -1,6 +1,6 @@
 // listener.cc -- binding the TCP listener and the in-process listener registry.
-#include "sim/common/mutex.h"
 #include "sim/cm/listener.h"
+#include "sim/common/mutex.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +17,12 @@
 #include "sim/cm/cm_id.h"
 #include "sim/cm/cm_lock.h"
 #include "sim/cm/tcp_session.h"
-#include "sim/transport/frame.h"
-#include "sim/transport/socket_stream.h"
 #include "sim/common/fork_generation.h"
 #include "sim/common/log.h"
 #include "sim/common/per_process.h"
 #include "sim/fabric/io_service.h"
+#include "sim/transport/frame.h"
+#include "sim/transport/socket_stream.h"
 
 namespace rpma_sim {
 namespace {
@@ -169,8 +169,7 @@ std::shared_ptr<Listener> Listener::FindLocked(const SocketAddress& destination)
     if (!listener || listener->shut_down_) continue;
     const SocketAddress& bound = listener->address_;
     if (bound.SameHostAndPort(destination)) return listener;
-    if (bound.IsWildcard() && bound.port() == destination.port() &&
-        HostOwnsAddress(destination))
+    if (bound.IsWildcard() && bound.port() == destination.port() && HostOwnsAddress(destination))
       return listener;
   }
   return nullptr;
@@ -180,8 +179,8 @@ void Listener::DeliverLocked(CmEvent event) { channel_.Push(std::move(event)); }
 
 bool Listener::BacklogFullLocked() {
   if (channel_.pending() < kBacklog) return false;
-  SIM_LOG_WARNING("%zu connection requests wait on %s already (the backlog): rejected",
-                  kBacklog, address_.ToString().c_str());
+  SIM_LOG_WARNING("%zu connection requests wait on %s already (the backlog): rejected", kBacklog,
+                  address_.ToString().c_str());
   return true;
 }
 

@@ -7,8 +7,8 @@
 #ifndef RPMA_SIM_CM_LISTENER_H_
 #define RPMA_SIM_CM_LISTENER_H_
 
-#include <boost/asio/ip/tcp.hpp>
 #include <atomic>
+#include <boost/asio/ip/tcp.hpp>
 #include <future>
 #include <memory>
 

@@ -1,7 +1,7 @@
 // tcp_session.cc -- routing a connection's frames to the CM id and the queue pair, and
 // moving its data path to shared memory.
-#include "sim/common/mutex.h"
 #include "sim/cm/tcp_session.h"
+#include "sim/common/mutex.h"
 
 #include "sim/cm/cm_id.h"
 #include "sim/cm/cm_lock.h"

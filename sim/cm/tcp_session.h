@@ -15,9 +15,9 @@
 #include <memory>
 #include <vector>
 
-#include "sim/common/mutex.h"
 #include "sim/cm/cm_lock.h"
 #include "sim/cm/connect_messages.h"
+#include "sim/common/mutex.h"
 #include "sim/transport/frame_wire.h"
 #include "sim/transport/shm_segment.h"
 #include "sim/transport/shm_stream.h"

@@ -26,9 +26,7 @@ class CallGate {
 
 // The process's gate, or null for none (the default).
 extern GateSlot<CallGate> g_call_gate_slot;
-inline void SetCallGate(std::shared_ptr<CallGate> gate) {
-  g_call_gate_slot.Set(std::move(gate));
-}
+inline void SetCallGate(std::shared_ptr<CallGate> gate) { g_call_gate_slot.Set(std::move(gate)); }
 
 // What the installed gate says of a call of `function`; kOk at once when none is installed.
 Status CheckInstalledCallGate(const char* function);

@@ -60,7 +60,8 @@ void ForgetCloseOnFork(int fd) {
 bool MarkedCloseOnFork(int fd) {
   if (fd < 0 || fd >= kMaxCloseOnForkFd) return false;
   return (g_close_on_fork[fd / kBitsPerWord].load(std::memory_order_acquire) >>
-          (fd % kBitsPerWord)) & 1;
+          (fd % kBitsPerWord)) &
+         1;
 }
 
 }  // namespace rpma_sim

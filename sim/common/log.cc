@@ -22,25 +22,38 @@ std::atomic<LogFunction> g_function{&DefaultLogFunction};
 // librpma's level tags, padded to the same width.
 const char* LevelTag(LogLevel level) {
   switch (level) {
-    case LogLevel::kFatal: return "*FATAL* ";
-    case LogLevel::kError: return "*ERROR* ";
-    case LogLevel::kWarning: return "*WARN*  ";
-    case LogLevel::kNotice: return "*NOTE*  ";
-    case LogLevel::kInfo: return "*INFO*  ";
-    case LogLevel::kDebug: return "*DEBUG* ";
-    case LogLevel::kDisabled: break;
+    case LogLevel::kFatal:
+      return "*FATAL* ";
+    case LogLevel::kError:
+      return "*ERROR* ";
+    case LogLevel::kWarning:
+      return "*WARN*  ";
+    case LogLevel::kNotice:
+      return "*NOTE*  ";
+    case LogLevel::kInfo:
+      return "*INFO*  ";
+    case LogLevel::kDebug:
+      return "*DEBUG* ";
+    case LogLevel::kDisabled:
+      break;
   }
   return "";
 }
 
 int SyslogSeverity(LogLevel level) {
   switch (level) {
-    case LogLevel::kFatal: return LOG_CRIT;
-    case LogLevel::kError: return LOG_ERR;
-    case LogLevel::kWarning: return LOG_WARNING;
-    case LogLevel::kNotice: return LOG_NOTICE;
-    case LogLevel::kInfo: return LOG_INFO;
-    default: return LOG_DEBUG;
+    case LogLevel::kFatal:
+      return LOG_CRIT;
+    case LogLevel::kError:
+      return LOG_ERR;
+    case LogLevel::kWarning:
+      return LOG_WARNING;
+    case LogLevel::kNotice:
+      return LOG_NOTICE;
+    case LogLevel::kInfo:
+      return LOG_INFO;
+    default:
+      return LOG_DEBUG;
   }
 }
 

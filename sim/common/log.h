@@ -56,12 +56,12 @@ LogFunction LogFunctionFor(LogLevel level);
 
 }  // namespace rpma_sim
 
-#define RPMA_SIM_LOG(level, ...)                                                       \
-  do {                                                                                 \
-    if (false) ::rpma_sim::CheckLogFormat(__VA_ARGS__);                                \
-    ::rpma_sim::LogFunction log_function_ = ::rpma_sim::LogFunctionFor(level);         \
-    if (log_function_ != nullptr) log_function_((level), __FILE__, __LINE__, __func__, \
-                                                __VA_ARGS__);                          \
+#define RPMA_SIM_LOG(level, ...)                                               \
+  do {                                                                         \
+    if (false) ::rpma_sim::CheckLogFormat(__VA_ARGS__);                        \
+    ::rpma_sim::LogFunction log_function_ = ::rpma_sim::LogFunctionFor(level); \
+    if (log_function_ != nullptr)                                              \
+      log_function_((level), __FILE__, __LINE__, __func__, __VA_ARGS__);       \
   } while (0)
 #define SIM_LOG_ERROR(...) RPMA_SIM_LOG(::rpma_sim::LogLevel::kError, __VA_ARGS__)
 #define SIM_LOG_WARNING(...) RPMA_SIM_LOG(::rpma_sim::LogLevel::kWarning, __VA_ARGS__)

@@ -9,15 +9,15 @@ namespace rpma_sim {
 
 enum class Status {
   kOk = 0,
-  kInvalid,           // an argument the simulated hardware rejects
-  kNoMemory,          // allocation failed
-  kProvider,          // what a verbs or CM call would fail with (EBUSY, ENOMEM on a full queue, ...)
-  kNotSupported,      // the simulated device lacks the capability
-  kNoEvent,           // a non-blocking wait found no CM event
-  kNoCompletion,      // a non-blocking wait found no completion event
-  kUnknown,           // something that has no better name
-  kAgain,             // temporarily unavailable: try again
-  kSharedChannel,     // the completion channel is shared (a per-queue wait was asked of it)
+  kInvalid,        // an argument the simulated hardware rejects
+  kNoMemory,       // allocation failed
+  kProvider,       // what a verbs or CM call would fail with (EBUSY, ENOMEM on a full queue, ...)
+  kNotSupported,   // the simulated device lacks the capability
+  kNoEvent,        // a non-blocking wait found no CM event
+  kNoCompletion,   // a non-blocking wait found no completion event
+  kUnknown,        // something that has no better name
+  kAgain,          // temporarily unavailable: try again
+  kSharedChannel,  // the completion channel is shared (a per-queue wait was asked of it)
   kNotSharedChannel,  // the completion channel is not shared (a shared wait was asked of it)
 };
 

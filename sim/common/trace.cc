@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -118,8 +118,8 @@ class TraceFile {
   std::string EventLine(const std::string& head, uint64_t track, uint64_t ts_ns,
                         const std::string& more, bool comma = true) const {
     char where[96];
-    snprintf(where, sizeof(where), ",\"pid\":%d,\"tid\":%" PRIu64 ",\"ts\":%" PRIu64 ".%03u",
-             pid_, track, ts_ns / 1000, static_cast<unsigned>(ts_ns % 1000));
+    snprintf(where, sizeof(where), ",\"pid\":%d,\"tid\":%" PRIu64 ",\"ts\":%" PRIu64 ".%03u", pid_,
+             track, ts_ns / 1000, static_cast<unsigned>(ts_ns % 1000));
     return head + where + more + (comma ? "},\n" : "}");
   }
 
@@ -128,8 +128,9 @@ class TraceFile {
     bool understood;
     uint64_t mb = MaxMegabytes(&understood);
     if (!understood) {
-      fprintf(stderr, "rpma-sim: RPMA_SIM_TRACE_MAX_MB=%s is not a number of MiB from 1 to %llu; "
-                      "the trace is bounded at %" PRIu64 " MiB\n",
+      fprintf(stderr,
+              "rpma-sim: RPMA_SIM_TRACE_MAX_MB=%s is not a number of MiB from 1 to %llu; "
+              "the trace is bounded at %" PRIu64 " MiB\n",
               getenv("RPMA_SIM_TRACE_MAX_MB"), 1ull << 20, mb);
     }
     return mb << 20;
@@ -190,8 +191,8 @@ class TraceFile {
       }
       uint64_t size = extended_.load();
       if (size < end) {
-        uint64_t grown = std::min(std::max(size + kChunk, (end + kChunk - 1) / kChunk * kChunk),
-                                  max_bytes_);
+        uint64_t grown =
+            std::min(std::max(size + kChunk, (end + kChunk - 1) / kChunk * kChunk), max_bytes_);
         if (ftruncate(fd_, grown) == 0) {
           memset(map_ + size, ' ', grown - size);
           extended_.store(grown, std::memory_order_release);
@@ -229,12 +230,12 @@ class TraceFile {
   }
 
   std::string StoppedLine() const {
-    return EventLine("{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"trace\",\"name\":\"trace stopped\"",
-                     kProcessTrack, NowNs(),
-                     ",\"args\":{\"reason\":" +
-                         Quote("RPMA_SIM_TRACE_MAX_MB reached (" +
-                               std::to_string(max_bytes_ >> 20) + " MiB)") +
-                         "}");
+    return EventLine(
+        "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"trace\",\"name\":\"trace stopped\"", kProcessTrack,
+        NowNs(),
+        ",\"args\":{\"reason\":" +
+            Quote("RPMA_SIM_TRACE_MAX_MB reached (" + std::to_string(max_bytes_ >> 20) + " MiB)") +
+            "}");
   }
 
   std::string pattern_;
@@ -244,7 +245,7 @@ class TraceFile {
   char* map_ = nullptr;
   std::atomic<uint64_t> extended_{0};  // how long the file is
   std::atomic_flag extending_ = ATOMIC_FLAG_INIT;
-  std::atomic<uint64_t> bytes_{0};     // how much of it is reserved for events
+  std::atomic<uint64_t> bytes_{0};  // how much of it is reserved for events
   std::atomic<int> writers_{0};
   SpinLock named_lock_;
   std::unordered_set<uint64_t> named_ GUARDED_BY(named_lock_);
@@ -303,11 +304,10 @@ std::string Quote(const std::string& text) {
 void NameTrack(uint64_t track, const std::string& name) {
   TraceFile& file = TraceFile::Get();
   if (!On() || !file.MarkNamed(track)) return;
-  std::string line =
-      file.EventLine("{\"ph\":\"M\",\"name\":\"thread_name\"", track, 0,
-                           ",\"args\":{\"name\":" + Quote(name) + "}") +
-      file.EventLine("{\"ph\":\"M\",\"name\":\"thread_sort_index\"", track, 0,
-                           ",\"args\":{\"sort_index\":" + std::to_string(track) + "}");
+  std::string line = file.EventLine("{\"ph\":\"M\",\"name\":\"thread_name\"", track, 0,
+                                    ",\"args\":{\"name\":" + Quote(name) + "}") +
+                     file.EventLine("{\"ph\":\"M\",\"name\":\"thread_sort_index\"", track, 0,
+                                    ",\"args\":{\"sort_index\":" + std::to_string(track) + "}");
   file.Write(line);
 }
 
@@ -337,8 +337,7 @@ void Instant(uint64_t track, const char* category, const std::string& name,
     NameTrack(kProcessTrack, "process: faults, power failures");
   TraceFile& file = TraceFile::Get();
   file.Write(file.EventLine(
-      std::string("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"") + category + "\",\"name\":" +
-          Quote(name),
+      std::string("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"") + category + "\",\"name\":" + Quote(name),
       track, NowNs(), ",\"args\":{" + args + "}"));
 }
 

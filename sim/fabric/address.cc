@@ -13,8 +13,7 @@ namespace rpma_sim {
 
 uint16_t SocketAddress::port() const {
   if (family() == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(storage).sin_port);
-  if (family() == AF_INET6)
-    return ntohs(reinterpret_cast<const sockaddr_in6&>(storage).sin6_port);
+  if (family() == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(storage).sin6_port);
   return 0;
 }
 
@@ -29,8 +28,7 @@ bool SocketAddress::IsWildcard() const {
 std::string SocketAddress::ToString() const {
   char host[INET6_ADDRSTRLEN] = "?";
   if (family() == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(storage).sin_addr, host,
-              sizeof(host));
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(storage).sin_addr, host, sizeof(host));
     return std::string(host) + ":" + std::to_string(port());
   }
   if (family() == AF_INET6) {
@@ -80,8 +78,8 @@ Status ResolveAddress(const char* host, const char* service, bool passive, Socke
   addrinfo* result = nullptr;
   int rc = getaddrinfo(host, service, &hints, &result);
   if (rc != 0 || result == nullptr) {
-    SIM_LOG_ERROR("getaddrinfo(%s, %s): %s", host ? host : "(null)",
-                  service ? service : "(null)", gai_strerror(rc));
+    SIM_LOG_ERROR("getaddrinfo(%s, %s): %s", host ? host : "(null)", service ? service : "(null)",
+                  gai_strerror(rc));
     return Status::kProvider;
   }
   memcpy(&out->storage, result->ai_addr, result->ai_addrlen);

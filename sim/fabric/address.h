@@ -22,7 +22,7 @@ struct SocketAddress {
 
   int family() const { return storage.ss_family; }
   uint16_t port() const;
-  bool IsWildcard() const;  // 0.0.0.0 or ::
+  bool IsWildcard() const;       // 0.0.0.0 or ::
   std::string ToString() const;  // "1.2.3.4:port" or "[::1]:port"
   bool SameHostAndPort(const SocketAddress& other) const;
 };

@@ -62,8 +62,7 @@ TransportKind TransportFromEnvironment() {
   if (strcasecmp(value, "inproc") == 0) return TransportKind::kInproc;
   if (strcasecmp(value, "tcp") == 0) return TransportKind::kTcp;
   if (strcasecmp(value, "shm") == 0) return TransportKind::kShm;
-  SIM_LOG_WARNING("RPMA_SIM_TRANSPORT=%s is not one of auto, inproc, shm, tcp; using auto",
-                  value);
+  SIM_LOG_WARNING("RPMA_SIM_TRANSPORT=%s is not one of auto, inproc, shm, tcp; using auto", value);
   return TransportKind::kAuto;
 }
 

@@ -15,8 +15,8 @@ namespace rpma_sim {
 
 // The simulated device's limits (ibv_query_device), those of a common ConnectX adapter.
 // Asking for more makes the create call fail, as EINVAL from verbs (RPMA_E_PROVIDER).
-constexpr uint32_t kMaxCompletionQueueEntries = 4194303;  // max_cqe
-constexpr uint32_t kMaxQueuePairWorkRequests = 32768;     // max_qp_wr
+constexpr uint32_t kMaxCompletionQueueEntries = 4194303;        // max_cqe
+constexpr uint32_t kMaxQueuePairWorkRequests = 32768;           // max_qp_wr
 constexpr uint32_t kMaxSharedReceiveQueueWorkRequests = 32767;  // max_srq_wr
 
 class Device {

@@ -2,13 +2,13 @@
 // of each per process (a fork child gets its own: per_process.h). Never destroyed.
 #include "sim/fabric/io_service.h"
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <pthread.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -32,8 +32,8 @@ struct Engine {
   std::atomic<bool> reactor_made{false};
   std::once_flag started;
   std::unique_ptr<ProgressGuard> guard;
-  pthread_t thread{};         // set once, by the call_once of `started`
-  bool thread_made = false;   // likewise
+  pthread_t thread{};        // set once, by the call_once of `started`
+  bool thread_made = false;  // likewise
 };
 
 // The engine thread's stack: a mapping of its own, not one from glibc's cache of the stacks
@@ -44,8 +44,7 @@ struct Engine {
 constexpr size_t kEngineStackSize = 8 << 20;
 
 // LeakSanitizer's call, when it is linked in (ASan): memory to scan for pointers at exit.
-extern "C" void __lsan_register_root_region(const void* begin, size_t size)
-    __attribute__((weak));
+extern "C" void __lsan_register_root_region(const void* begin, size_t size) __attribute__((weak));
 
 // The stacks of the engine threads of this process and of the processes it was forked from
 // (at most one per generation; a line deeper than the table goes unrecorded). A fork child
@@ -142,8 +141,7 @@ void EnsureProgressEngine() {
 void RunAt(std::chrono::steady_clock::time_point deadline, std::function<void()> task) {
   EnsureProgressEngine();
   auto timer = std::make_shared<boost::asio::steady_timer>(IoContext(), deadline);
-  timer->async_wait(
-      [timer, task = std::move(task)](const boost::system::error_code&) { task(); });
+  timer->async_wait([timer, task = std::move(task)](const boost::system::error_code&) { task(); });
 }
 
 }  // namespace rpma_sim

@@ -1,6 +1,6 @@
 // node.cc -- node identities and failing a node's members.
-#include "sim/common/mutex.h"
 #include "sim/fabric/node.h"
+#include "sim/common/mutex.h"
 
 #include <unistd.h>
 
@@ -19,8 +19,8 @@ namespace {
 struct NodeIds {
   NodeIds() {
     std::random_device random;
-    process_part = (static_cast<uint64_t>(random()) << 32) ^
-                   (static_cast<uint64_t>(getpid()) << 32);
+    process_part =
+        (static_cast<uint64_t>(random()) << 32) ^ (static_cast<uint64_t>(getpid()) << 32);
   }
   uint64_t process_part;
   std::atomic<uint32_t> counter{0};

@@ -1,6 +1,6 @@
 // fault_plan.cc -- matching events against the rules, the seed, and the gates in the seams.
-#include "sim/common/mutex.h"
 #include "sim/fault/fault_plan.h"
+#include "sim/common/mutex.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,13 +40,17 @@ bool AppliesAt(const FaultRule& rule, Stage stage) {
                                IsLocalRequesterStatus(rule.status)
                            ? Stage::kSubmit
                            : Stage::kComplete);
-    case FaultKind::kDelay: return stage == Stage::kComplete;
+    case FaultKind::kDelay:
+      return stage == Stage::kComplete;
     case FaultKind::kLose:
-    case FaultKind::kPartition: return stage == Stage::kSubmit;
-    case FaultKind::kPowerFailure: return stage == Stage::kExecute;  // where it would land
+    case FaultKind::kPartition:
+      return stage == Stage::kSubmit;
+    case FaultKind::kPowerFailure:
+      return stage == Stage::kExecute;  // where it would land
     case FaultKind::kCall:
     case FaultKind::kReject:
-    case FaultKind::kUnreachable: return false;
+    case FaultKind::kUnreachable:
+      return false;
   }
   return false;
 }
@@ -58,11 +62,16 @@ ConnectionTag::Link Undirected(const ConnectionTag::Link& link) {
 
 const char* OpName(SendOpcode opcode) {
   switch (opcode) {
-    case SendOpcode::kWrite: return "write";
-    case SendOpcode::kRead: return "read";
-    case SendOpcode::kSend: return "send";
-    case SendOpcode::kFlush: return "flush";
-    case SendOpcode::kAtomicWrite: return "atomic_write";
+    case SendOpcode::kWrite:
+      return "write";
+    case SendOpcode::kRead:
+      return "read";
+    case SendOpcode::kSend:
+      return "send";
+    case SendOpcode::kFlush:
+      return "flush";
+    case SendOpcode::kAtomicWrite:
+      return "atomic_write";
   }
   return "?";
 }
@@ -217,8 +226,8 @@ Status FaultGates::Check(const char* function) {
     for (FaultPlan::Active& active : plan.rules_) {
       const FaultRule& rule = active.rule;
       if (rule.kind != FaultKind::kCall) continue;
-      bool named = rule.function == "*" ? CanReturn(function, rule.error)
-                                        : rule.function == function;
+      bool named =
+          rule.function == "*" ? CanReturn(function, rule.error) : rule.function == function;
       if (!named) continue;
       uint64_t event = ++active.events;
       if (!plan.FiresLocked(active, event, 0)) continue;
@@ -277,8 +286,7 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
           break;
         case FaultKind::kDelay: {
           uint64_t span = rule.us_max - rule.us_min + 1;
-          uint64_t us = rule.us_min +
-                        Draw(plan.seed_, ~index, stream, event) % span;
+          uint64_t us = rule.us_min + Draw(plan.seed_, ~index, stream, event) % span;
           hold = StageHold::For(std::chrono::microseconds(us));
           what = "completes " + std::to_string(us) + " us late";
           break;
@@ -319,8 +327,8 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
       }
       message = "fault '" + rule.text + "' fired: " + OpName(point.request->opcode) + " " +
                 std::to_string(event) + " of " + (side ? "server" : "client") + " connection " +
-                std::to_string(tag.ordinal) + " " + what + " (seed " +
-                std::to_string(plan.seed_) + ")";
+                std::to_string(tag.ordinal) + " " + what + " (seed " + std::to_string(plan.seed_) +
+                ")";
       break;
     }
   }
@@ -355,8 +363,7 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
   if (cut.give_up_at != std::chrono::steady_clock::time_point()) {
     // Retries exceeded: the first outstanding request fails so, the rest are flushed, and
     // the connection is lost on both sides.
-    std::weak_ptr<QueuePair> qp =
-        std::const_pointer_cast<QueuePair>(point.qp->shared_from_this());
+    std::weak_ptr<QueuePair> qp = std::const_pointer_cast<QueuePair>(point.qp->shared_from_this());
     std::weak_ptr<NodeMember> connection = tag.connection;
     RunAt(cut.give_up_at, [qp, connection] {
       if (std::shared_ptr<QueuePair> cut = qp.lock()) cut->EnterError(IBV_WC_RETRY_EXC_ERR);
@@ -368,7 +375,6 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
   }
   return hold;
 }
-
 
 FaultPlan::PartitionHold FaultPlan::HoldAtPartitionLocked(
     Partition& cut, const QueuePair* qp, const ConnectionTag& tag,

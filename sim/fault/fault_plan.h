@@ -39,7 +39,8 @@ class FaultPlan {
   static FaultPlan& Get();
 
   // Reads RPMA_SIM_FAULTS (`@path`: the rules are in that file) and RPMA_SIM_SEED once per
-  // process (a fork child reads them again). kInvalid, now and at every later call, if they cannot be understood (logged).
+  // process (a fork child reads them again). kInvalid, now and at every later call, if they cannot
+  // be understood (logged).
   Status LoadEnvironmentOnce();
 
   // The rules RPMA_SIM_FAULTS gives, ';'-separated ("" when unset), reading them from the
@@ -97,10 +98,8 @@ class FaultPlan {
     std::shared_ptr<StageHold> hold;
     std::chrono::steady_clock::time_point give_up_at;
   };
-  PartitionHold HoldAtPartitionLocked(Partition& cut, const QueuePair* qp,
-                                      const ConnectionTag& tag,
-                                      std::chrono::steady_clock::time_point now)
-      REQUIRES(mutex_);
+  PartitionHold HoldAtPartitionLocked(Partition& cut, const QueuePair* qp, const ConnectionTag& tag,
+                                      std::chrono::steady_clock::time_point now) REQUIRES(mutex_);
   // Lower node id first.
   std::map<ConnectionTag::Link, Partition> partitions_ GUARDED_BY(mutex_);
   uint64_t seed_ GUARDED_BY(mutex_) = 0;

@@ -20,10 +20,10 @@ const Named kKinds[] = {{"call", static_cast<int>(FaultKind::kCall)},
                         {"wc", static_cast<int>(FaultKind::kWc)},
                         {"delay", static_cast<int>(FaultKind::kDelay)},
                         {"lose", static_cast<int>(FaultKind::kLose)},
-                       {"reject", static_cast<int>(FaultKind::kReject)},
-                       {"unreachable", static_cast<int>(FaultKind::kUnreachable)},
-                       {"partition", static_cast<int>(FaultKind::kPartition)},
-                       {"power_failure", static_cast<int>(FaultKind::kPowerFailure)}};
+                        {"reject", static_cast<int>(FaultKind::kReject)},
+                        {"unreachable", static_cast<int>(FaultKind::kUnreachable)},
+                        {"partition", static_cast<int>(FaultKind::kPartition)},
+                        {"power_failure", static_cast<int>(FaultKind::kPowerFailure)}};
 
 const Named kLosses[] = {{"all", static_cast<int>(LossMode::kAll)},
                          {"words", static_cast<int>(LossMode::kWords)},
@@ -205,7 +205,8 @@ class RuleParser {
     if (key == "at_ms") {
       uint64_t ms;
       std::string reason;
-      if (!ParseTime(value, 1, &ms, &reason)) return Fail(at, "at_ms takes milliseconds: " + reason);
+      if (!ParseTime(value, 1, &ms, &reason))
+        return Fail(at, "at_ms takes milliseconds: " + reason);
       rule_->at_ms = static_cast<int64_t>(ms);
       return true;
     }
@@ -214,7 +215,8 @@ class RuleParser {
     if (key == "status" && rule_->kind == FaultKind::kWc) {
       int status;
       if (!Lookup(kStatuses, value, &status))
-        return Fail(at, "status '" + value + "' cannot be injected (rpma_sim(7) lists those that can)");
+        return Fail(at,
+                    "status '" + value + "' cannot be injected (rpma_sim(7) lists those that can)");
       rule_->status = static_cast<ibv_wc_status>(status);
       status_at_ = at;
       return true;
@@ -281,8 +283,8 @@ class RuleParser {
     size_t start = 0;
     for (;;) {
       size_t bar = value.find('|', start);
-      std::string name = value.substr(start, bar == std::string::npos ? std::string::npos
-                                                                      : bar - start);
+      std::string name =
+          value.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
       int op;
       if (name == "*") {
         ops = ~0u;
@@ -311,14 +313,15 @@ class RuleParser {
       case FaultKind::kCall:
         if (rule_->error == Status::kOk) return Fail(end, "a call rule needs err=RPMA_E_...");
         if (rule_->function != "*" && !CanReturn(rule_->function, rule_->error))
-          return Fail(error_at_, rule_->function + " cannot return " + rule_->error_name +
-                                     " in librpma 1.3");
+          return Fail(error_at_,
+                      rule_->function + " cannot return " + rule_->error_name + " in librpma 1.3");
         return true;
       case FaultKind::kWc:
         if (rule_->status == IBV_WC_SUCCESS) return Fail(end, "a wc rule needs status=IBV_WC_...");
         if (rule_->recv && !IsReceiverStatus(rule_->status))
-          return Fail(status_at_, "a receive fails with IBV_WC_LOC_LEN_ERR, IBV_WC_LOC_PROT_ERR, "
-                                  "IBV_WC_LOC_QP_OP_ERR or IBV_WC_GENERAL_ERR");
+          return Fail(status_at_,
+                      "a receive fails with IBV_WC_LOC_LEN_ERR, IBV_WC_LOC_PROT_ERR, "
+                      "IBV_WC_LOC_QP_OP_ERR or IBV_WC_GENERAL_ERR");
         if (!rule_->recv && rule_->status == IBV_WC_REM_ACCESS_ERR &&
             (rule_->ops & ~kOneSidedOps) != 0)
           return Fail(ops_at_ ? ops_at_ : end,
@@ -363,14 +366,13 @@ bool ParseFaultRule(const std::string& text, FaultRule* rule, std::string* error
   return RuleParser(text, rule, error).Parse();
 }
 
-bool ParseFaultRules(const std::string& text, std::vector<FaultRule>* rules,
-                     std::string* error) {
+bool ParseFaultRules(const std::string& text, std::vector<FaultRule>* rules, std::string* error) {
   std::vector<FaultRule> parsed;
   size_t start = 0;
   while (start <= text.size()) {
     size_t semicolon = text.find(';', start);
-    std::string one = text.substr(start, semicolon == std::string::npos ? std::string::npos
-                                                                          : semicolon - start);
+    std::string one =
+        text.substr(start, semicolon == std::string::npos ? std::string::npos : semicolon - start);
     size_t first = one.find_first_not_of(" \t\n");
     if (first != std::string::npos) {
       size_t last = one.find_last_not_of(" \t\n");

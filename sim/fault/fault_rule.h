@@ -1,7 +1,7 @@
 // fault_rule.h -- one fault-injection rule, parsed from its text.
 //
-// A rule is `kind:key=value,...` (rpma_sim(7), docs/fault-injection.md). Kinds: `call` (a public call
-// returns an error), `wc` (a work request completes with an error status), `delay` (a work
+// A rule is `kind:key=value,...` (rpma_sim(7), docs/fault-injection.md). Kinds: `call` (a public
+// call returns an error), `wc` (a work request completes with an error status), `delay` (a work
 // request's completion is late), `lose` (the connection is lost), `reject` (a connection
 // request is rejected), `unreachable` (a connection request's address never answers),
 // `partition` (the connection's link carries nothing for a time), `power_failure` (the node
@@ -82,9 +82,7 @@ struct FaultRule {
   // at the receiver (op=recv), instead of a request at its requester.
   bool recv = false;
 
-  bool MatchesOp(SendOpcode opcode) const {
-    return (ops & (1u << static_cast<int>(opcode))) != 0;
-  }
+  bool MatchesOp(SendOpcode opcode) const { return (ops & (1u << static_cast<int>(opcode))) != 0; }
   // Whether the rule selects `request` (at its requester, or with op=recv at its receiver).
   bool Matches(const SendRequest& request) const {
     return recv ? request.opcode == SendOpcode::kSend || request.with_imm

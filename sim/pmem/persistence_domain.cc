@@ -36,10 +36,14 @@ constexpr size_t kReportLines = 16;
 
 const char* LossModeName(LossMode mode) {
   switch (mode) {
-    case LossMode::kAll: return "all";
-    case LossMode::kWords: return "words";
-    case LossMode::kLines: return "lines";
-    case LossMode::kNone: return "none";
+    case LossMode::kAll:
+      return "all";
+    case LossMode::kWords:
+      return "words";
+    case LossMode::kLines:
+      return "lines";
+    case LossMode::kNone:
+      return "none";
   }
   return "?";
 }
@@ -78,8 +82,8 @@ void PersistenceDomain::ArmAll(bool on) {
     for (PersistenceDomain* domain : registry.domains) domain->Arm();
 }
 
-void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset,
-                                     uint64_t length, const Placement& placement) {
+void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset, uint64_t length,
+                                     const Placement& placement) {
   MutexLock lock(&mutex_);
   if (last_key_ != region.key || last_state_ == nullptr) {
     last_state_ = &regions_[region.key];  // unordered_map: the element stays where it is
@@ -174,7 +178,8 @@ size_t PersistenceDomain::ReportLocked(const char* heading, Select select, uint6
       if (placement.receive || !select(entry.first, placement)) return;
       ++count;
       bytes += range.end - begin;
-      if (lines.size() < kReportLines) lines.push_back(Line{entry.first, &entry.second, begin, &range});
+      if (lines.size() < kReportLines)
+        lines.push_back(Line{entry.first, &entry.second, begin, &range});
     };
     if (placer != 0) {
       entry.second.placed.ForEachOf(placer, consider);
@@ -190,13 +195,13 @@ size_t PersistenceDomain::ReportLocked(const char* heading, Select select, uint6
     const Placement& placement = line.range->placement;
     report->push_back(Formatted(
         "persistence:   region rkey 0x%" PRIx32 " at %p (%" PRIu64 " bytes): offset %" PRIu64
-        ", %" PRIu64 " bytes, placed by work request %" PRIu64 "%s%s; %s would have made it "
+        ", %" PRIu64 " bytes, placed by work request %" PRIu64
+        "%s%s; %s would have made it "
         "durable%s",
         line.key, static_cast<void*>(line.state->base), line.state->length, line.begin,
         line.range->end - line.begin, placement.first,
         placement.last != placement.first ? (" to " + std::to_string(placement.last)).c_str() : "",
-        placement.placer == 0 ? " of a connection that has ended" : "",
-        RemedyLocked().c_str(),
+        placement.placer == 0 ? " of a connection that has ended" : "", RemedyLocked().c_str(),
         placement.visibility_flushed && !caps_.eadr
             ? " (its RPMA_FLUSH_TYPE_VISIBILITY flush does not make it durable)"
             : ""));
@@ -208,13 +213,13 @@ size_t PersistenceDomain::ReportLocked(const char* heading, Select select, uint6
 
 void PersistenceDomain::EndPlacer(uint64_t placer, const std::string& connection) {
   if (!tracking() || placer == 0) return;  // 0 is nobody: no connection places as it
-  std::vector<std::string> report;  // logged after the lock (a system call)
+  std::vector<std::string> report;         // logged after the lock (a system call)
   {
     MutexLock lock(&mutex_);
     if (report_) {
       std::string heading = connection + " ended";
-      ReportLocked(heading.c_str(), [](uint32_t, const Placement&) { return true; }, placer,
-                   &report);
+      ReportLocked(
+          heading.c_str(), [](uint32_t, const Placement&) { return true; }, placer, &report);
     }
     for (auto& entry : regions_) entry.second.placed.Disown(placer);
   }
@@ -224,7 +229,8 @@ void PersistenceDomain::EndPlacer(uint64_t placer, const std::string& connection
 size_t PersistenceDomain::Report(std::vector<std::string>* report) {
   if (!caps_.persistent_memory) return 0;  // on DRAM nothing can be made durable
   MutexLock lock(&mutex_);
-  return ReportLocked("report", [](uint32_t, const Placement&) { return true; }, 0, report);
+  return ReportLocked(
+      "report", [](uint32_t, const Placement&) { return true; }, 0, report);
 }
 
 size_t PersistenceDomain::Report() {
@@ -255,11 +261,10 @@ void PersistenceDomain::ForgetRegion(uint32_t key) {
     if (last_key_ == key) last_state_ = nullptr;
     if (report_) {
       // What a connection still open placed there: its own report would no longer find it.
-      ReportLocked("a region deregistered",
-                   [key](uint32_t region, const Placement& p) {
-                     return region == key && p.placer != 0;
-                   },
-                   0, &report);
+      ReportLocked(
+          "a region deregistered",
+          [key](uint32_t region, const Placement& p) { return region == key && p.placer != 0; }, 0,
+          &report);
     }
     regions_.erase(key);
   }
@@ -299,14 +304,13 @@ uint64_t PersistenceDomain::PowerFail(LossMode mode, uint64_t seed) {
     state.placed.Clear();
     state.pre_images.Clear();
   }
-  SIM_LOG_NOTICE("persistence: power failure (loss=%s): %" PRIu64 " bytes were not durable, %" PRIu64
-                 " reverted",
+  SIM_LOG_NOTICE("persistence: power failure (loss=%s): %" PRIu64
+                 " bytes were not durable, %" PRIu64 " reverted",
                  LossModeName(mode), placed, reverted);
   if (trace::On()) {
     trace::Instant(trace::kProcessTrack, "power", "power failure",
-                   std::string("\"loss\":\"") + LossModeName(mode) +
-                       "\",\"bytes_not_durable\":" + std::to_string(placed) +
-                       ",\"bytes_reverted\":" + std::to_string(reverted));
+                   std::string("\"loss\":\"") + LossModeName(mode) + "\",\"bytes_not_durable\":" +
+                       std::to_string(placed) + ",\"bytes_reverted\":" + std::to_string(reverted));
   }
   return reverted;
 }

@@ -53,8 +53,7 @@ class PlacedRanges {
   // Records [begin, end) as placed by `placement`. `newly_placed(begin, end)` is called
   // first for each part that was durable until now (so its pre-image can be saved).
   template <typename NewlyPlaced>
-  void Place(uint64_t begin, uint64_t end, const Placement& placement,
-             NewlyPlaced&& newly_placed) {
+  void Place(uint64_t begin, uint64_t end, const Placement& placement, NewlyPlaced&& newly_placed) {
     if (begin >= end || PlaceAgain(begin, end, placement)) return;
     PlaceNew(begin, end, placement, Span(std::forward<NewlyPlaced>(newly_placed)));
   }
@@ -88,8 +87,7 @@ class PlacedRanges {
   // The common case, cheap: the same bytes (or bytes inside them) placed again by the same
   // connection; nothing was durable, nothing moves. False if it is not that case.
   bool PlaceAgain(uint64_t begin, uint64_t end, const Placement& placement);
-  void PlaceNew(uint64_t begin, uint64_t end, const Placement& placement,
-                const Span& newly_placed);
+  void PlaceNew(uint64_t begin, uint64_t end, const Placement& placement, const Span& newly_placed);
   // Splits the range containing `at` (if any starts before it) so that one starts there.
   void SplitAt(uint64_t at);
   // Merges `left` with the range right after it if they touch and match; true if it did.

@@ -23,7 +23,8 @@ void PreImages::Restore(uint8_t* base, uint64_t begin, uint64_t end) const {
     uint64_t page = begin / kPage;
     uint64_t stop = std::min(end, (page + 1) * kPage);
     auto saved = pages_.find(page);
-    if (saved != pages_.end()) memcpy(base + begin, saved->second.get() + begin % kPage, stop - begin);
+    if (saved != pages_.end())
+      memcpy(base + begin, saved->second.get() + begin % kPage, stop - begin);
     begin = stop;
   }
 }

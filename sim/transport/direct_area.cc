@@ -31,9 +31,8 @@ bool DirectArea::Publish(uint32_t rkey, uint64_t addr, uint64_t length, uint32_t
   free_slot->access.store(access, std::memory_order_relaxed);
   free_slot->addr.store(addr, std::memory_order_relaxed);
   free_slot->length.store(length, std::memory_order_relaxed);
-  size_t path_length = file != nullptr && file->path.size() <= sizeof(free_slot->path)
-                           ? file->path.size()
-                           : 0;
+  size_t path_length =
+      file != nullptr && file->path.size() <= sizeof(free_slot->path) ? file->path.size() : 0;
   free_slot->path_length.store(static_cast<uint32_t>(path_length), std::memory_order_relaxed);
   if (path_length > 0) {
     free_slot->file_offset.store(file->offset, std::memory_order_relaxed);
@@ -75,8 +74,8 @@ bool DirectArea::WaitIdle(std::chrono::milliseconds timeout) {
   return WaitForZero(in_use, timeout);
 }
 
-bool DirectArea::ReadPlacements(const std::function<void(uint32_t, uint64_t, uint64_t,
-                                                         uint64_t, uint64_t)>& visit) {
+bool DirectArea::ReadPlacements(
+    const std::function<void(uint32_t, uint64_t, uint64_t, uint64_t, uint64_t)>& visit) {
   uint64_t read = placements_read.load(std::memory_order_relaxed);
   uint64_t written = placements_written.load(std::memory_order_acquire);
   if (written - read > kPlacements) return false;
@@ -92,11 +91,10 @@ bool DirectArea::ReadPlacements(const std::function<void(uint32_t, uint64_t, uin
       std::this_thread::yield();
     }
     if (expected != DirectPlacement::kFree && expected != DirectPlacement::kTaken) break;
-    visit(record.rkey.load(std::memory_order_relaxed),
-          record.offset.load(std::memory_order_relaxed),
-          record.length.load(std::memory_order_relaxed),
-          record.first.load(std::memory_order_relaxed),
-          record.last.load(std::memory_order_relaxed));
+    visit(
+        record.rkey.load(std::memory_order_relaxed), record.offset.load(std::memory_order_relaxed),
+        record.length.load(std::memory_order_relaxed), record.first.load(std::memory_order_relaxed),
+        record.last.load(std::memory_order_relaxed));
   }
   placements_read.store(read, std::memory_order_release);
   return true;
@@ -169,8 +167,7 @@ bool DirectArea::RecordPlacement(uint32_t rkey, uint64_t offset, uint64_t length
       if (touches) {
         uint64_t new_start = std::min(start, offset);
         last.offset.store(new_start, std::memory_order_relaxed);
-        last.length.store(std::max(end, offset + length) - new_start,
-                          std::memory_order_relaxed);
+        last.length.store(std::max(end, offset + length) - new_start, std::memory_order_relaxed);
         last.last.store(ordinal, std::memory_order_relaxed);
       }
       last.claim.store(DirectPlacement::kFree, std::memory_order_release);

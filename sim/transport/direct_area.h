@@ -84,8 +84,8 @@ struct DirectArea {
   // its requests the usual way, whose execution makes the target read them.
   static constexpr size_t kNoticeEvery = 32;
 
-  std::atomic<uint32_t> open;    // target: direct access allowed now
-  std::atomic<uint32_t> in_use;  // initiator: accesses under way
+  std::atomic<uint32_t> open;                // target: direct access allowed now
+  std::atomic<uint32_t> in_use;              // initiator: accesses under way
   std::atomic<uint64_t> placements_read;     // target
   std::atomic<uint64_t> placements_written;  // initiator
   DirectRegion regions[kRegions];
@@ -112,7 +112,7 @@ struct DirectArea {
   // for the next call. Returns false (having read none) if the peer's counters are
   // impossible.
   bool ReadPlacements(const std::function<void(uint32_t rkey, uint64_t offset, uint64_t length,
-                                                uint64_t first, uint64_t last)>& visit);
+                                               uint64_t first, uint64_t last)>& visit);
 
   // Initiator side.
   // Finds the valid entry of `rkey` that holds [address, address + length) with `access`.

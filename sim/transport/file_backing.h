@@ -17,9 +17,9 @@
 namespace rpma_sim {
 
 struct FileBacking {
-  std::string path;      // absolute, as /proc/self/maps names it
-  uint64_t offset = 0;   // of the range's first byte in the file
-  uint64_t device = 0;   // st_dev and st_ino, to tell the file from another of that name
+  std::string path;     // absolute, as /proc/self/maps names it
+  uint64_t offset = 0;  // of the range's first byte in the file
+  uint64_t device = 0;  // st_dev and st_ino, to tell the file from another of that name
   uint64_t inode = 0;
 };
 

@@ -1,6 +1,6 @@
 // frame_router.h -- a wire's handler that sends each frame to whom it concerns: the data
-// path's frames (REQUEST, RESPONSE, PLACED) to one handler, the connection manager's (HELLO, ACCEPT,
-// REJECT, DISCONNECT, and the TCP wire's DOORBELL) to another, so that neither passes
+// path's frames (REQUEST, RESPONSE, PLACED) to one handler, the connection manager's (HELLO,
+// ACCEPT, REJECT, DISCONNECT, and the TCP wire's DOORBELL) to another, so that neither passes
 // through the other.
 //
 // The end of the wire goes to the connection manager's handler only: the data path learns

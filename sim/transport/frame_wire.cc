@@ -88,7 +88,8 @@ bool FrameWire::Flush(int timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   MutexLock lock(&mutex_);
   while (!writer_done_ && !(outbound_.empty() && !writing_)) {
-    if (!drained_.WaitUntil(&mutex_, deadline)) return writer_done_ || (outbound_.empty() && !writing_);
+    if (!drained_.WaitUntil(&mutex_, deadline))
+      return writer_done_ || (outbound_.empty() && !writing_);
   }
   return true;
 }

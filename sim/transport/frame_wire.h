@@ -158,7 +158,7 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   Mutex read_mutex_;
   std::shared_ptr<WireHandler> handler_ GUARDED_BY(read_mutex_);  // reset when reading ends
   Incoming incoming_ GUARDED_BY(read_mutex_);
-  uint64_t polls_seen_ = 0;               // the engine's thread only
+  uint64_t polls_seen_ = 0;  // the engine's thread only
   // How often DeliverArrived read something: while an application polls and reads, the
   // engine leaves the stream to it instead of spinning beside it for the same cores.
   std::atomic<uint64_t> polls_{0};

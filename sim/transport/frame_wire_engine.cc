@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <chrono>
 
-#include "sim/common/mutex.h"
 #include "sim/common/happens_before.h"
 #include "sim/common/log.h"
+#include "sim/common/mutex.h"
 #include "sim/fabric/io_service.h"
 #include "sim/transport/frame_wire.h"
 
@@ -225,9 +225,8 @@ FrameWire::WriteResult FrameWire::WriteQueuedLocked() {
 
 bool FrameWire::WriteFrame(Outgoing* out) {
   if (!out->payload) return WriteParts(out, nullptr, 0);
-  return out->payload->WriteWith([this, out](const iovec* parts, int count) {
-    return WriteParts(out, parts, count);
-  });
+  return out->payload->WriteWith(
+      [this, out](const iovec* parts, int count) { return WriteParts(out, parts, count); });
 }
 
 bool FrameWire::WriteParts(Outgoing* out, const iovec* payload, int payload_count) {
@@ -274,9 +273,8 @@ bool FrameWire::WriteParts(Outgoing* out, const iovec* payload, int payload_coun
 
 void FrameWire::ArmWrite() {
   auto self = shared_from_this();
-  boost::asio::post(IoContext(), [self] {
-    self->stream_->AsyncWaitWritable([self] { self->OnWritable(); });
-  });
+  boost::asio::post(IoContext(),
+                    [self] { self->stream_->AsyncWaitWritable([self] { self->OnWritable(); }); });
 }
 
 void FrameWire::OnWritable() {

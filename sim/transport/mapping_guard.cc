@@ -1,6 +1,6 @@
 // mapping_guard.cc -- the guard table and the SIGBUS handler that consults it.
-#include "sim/common/mutex.h"
 #include "sim/transport/mapping_guard.h"
+#include "sim/common/mutex.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -20,8 +20,8 @@ namespace {
 
 // A slot is in use while start != 0. Written under the allocator's lock, read by the
 // handler without it, as a sequence lock: `version` is odd while a writer changes the
-// range, so a handler that sees it odd, or changed by the time it read the range, leaves the slot alone (a range
-// half old and half new must never decide what is replaced).
+// range, so a handler that sees it odd, or changed by the time it read the range, leaves the slot
+// alone (a range half old and half new must never decide what is replaced).
 struct Slot {
   std::atomic<uint32_t> version{0};
   std::atomic<uintptr_t> start{0};
@@ -165,8 +165,11 @@ MappingGuard::MappingGuard(const void* start, size_t length) {
     slot_ = g_slots_used.load(std::memory_order_relaxed);
   } else {
     static bool told = false;
-    if (!told) SIM_LOG_WARNING("more than %d shared mappings: the later ones are not guarded "
-                               "against a peer that truncates them", kSlots);
+    if (!told)
+      SIM_LOG_WARNING(
+          "more than %d shared mappings: the later ones are not guarded "
+          "against a peer that truncates them",
+          kSlots);
     told = true;
     return;
   }

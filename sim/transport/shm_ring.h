@@ -15,8 +15,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/uio.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <atomic>
 
@@ -24,11 +24,11 @@ namespace rpma_sim {
 
 // The shared part of one ring. Counters only grow; position = counter % capacity.
 struct RingControl {
-  alignas(64) std::atomic<uint64_t> head{0};        // bytes ever written, by the producer
-  std::atomic<uint32_t> producer_closed{0};         // the producer wrote its last byte
+  alignas(64) std::atomic<uint64_t> head{0};         // bytes ever written, by the producer
+  std::atomic<uint32_t> producer_closed{0};          // the producer wrote its last byte
   std::atomic<uint32_t> producer_wants_doorbell{0};  // ring it when space is made
-  alignas(64) std::atomic<uint64_t> tail{0};        // bytes ever read, by the consumer
-  std::atomic<uint32_t> consumer_closed{0};         // the consumer reads no more
+  alignas(64) std::atomic<uint64_t> tail{0};         // bytes ever read, by the consumer
+  std::atomic<uint32_t> consumer_closed{0};          // the consumer reads no more
   std::atomic<uint32_t> consumer_wants_doorbell{0};  // ring it when bytes are written
 };
 

@@ -1,6 +1,6 @@
 // shm_segment.cc -- creating, opening, checking and removing connection segments.
-#include "sim/common/mutex.h"
 #include "sim/transport/shm_segment.h"
+#include "sim/common/mutex.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -41,12 +41,12 @@ struct SegmentHeader {
   uint32_t version;
   uint32_t ring_capacity;
   uint64_t nonce;
-  std::atomic<int32_t> pid[2];            // indexed by ShmSegment::Side
-  std::atomic<uint64_t> base[2];          // where each side mapped the segment
-  std::atomic<uint32_t> reaches_peer[2];  // side i may move bytes in and out of the other
+  std::atomic<int32_t> pid[2];                 // indexed by ShmSegment::Side
+  std::atomic<uint64_t> base[2];               // where each side mapped the segment
+  std::atomic<uint32_t> reaches_peer[2];       // side i may move bytes in and out of the other
   std::atomic<uint32_t> references_open[2];    // side i's buffers may be named (1 at first)
   std::atomic<uint32_t> references_in_use[2];  // copies to or from side i's buffers under way
-  RingControl ring[2];                    // ring[kClient] carries client -> server
+  RingControl ring[2];                         // ring[kClient] carries client -> server
 };
 
 namespace {
@@ -231,9 +231,8 @@ Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out
                                                         : strerror(error));
     bip::mapped_region region(*object, bip::read_write, 0, SegmentSize(ring_capacity));
     InitHeader(region.get_address(), ring_capacity, RandomBits());
-    out->reset(new ShmSegment(name, kClient,
-                              std::make_shared<bip::mapped_region>(std::move(region)),
-                              ring_capacity));
+    out->reset(new ShmSegment(
+        name, kClient, std::make_shared<bip::mapped_region>(std::move(region)), ring_capacity));
     ShmSegment& made = **out;
     MutexLock lock(&made.object_mutex_);
     made.object_ = std::move(object);
@@ -247,8 +246,7 @@ Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out
   return Status::kOk;
 }
 
-Status ShmSegment::Open(const std::string& name, uint64_t nonce,
-                        std::shared_ptr<ShmSegment>* out) {
+Status ShmSegment::Open(const std::string& name, uint64_t nonce, std::shared_ptr<ShmSegment>* out) {
   if (CreatorOf(name) == 0) {
     SIM_LOG_ERROR("shared memory segment name '%s' is not one of rpma-sim's", name.c_str());
     return Status::kProvider;
@@ -271,12 +269,10 @@ Status ShmSegment::Open(const std::string& name, uint64_t nonce,
     }
     const size_t size = static_cast<size_t>(status.st_size);
     std::shared_ptr<bip::mapped_region> region = MappingInThisProcess(name);
-    if (!region)
-      region = std::make_shared<bip::mapped_region>(object, bip::read_write, 0, size);
+    if (!region) region = std::make_shared<bip::mapped_region>(object, bip::read_write, 0, size);
     // The peer may have truncated it since its size was read: the check reads zeros then.
     MappingGuard checking(region->get_address(), region->get_size());
-    const size_t ring_capacity =
-        CheckHeader(region->get_address(), size, nonce);
+    const size_t ring_capacity = CheckHeader(region->get_address(), size, nonce);
     if (ring_capacity == 0 || checking.truncated()) {
       SIM_LOG_ERROR("shared memory segment %s is not the one offered", name.c_str());
       return Status::kProvider;
@@ -300,8 +296,7 @@ bool IsStale(const std::string& name) {
     bip::shared_memory_object object(bip::open_only, name.c_str(), bip::read_only);
     int fd = object.get_mapping_handle().handle;
     struct stat status;
-    if (fstat(fd, &status) != 0 ||
-        time(nullptr) - status.st_mtime < ShmSegment::kStaleAfterSeconds)
+    if (fstat(fd, &status) != 0 || time(nullptr) - status.st_mtime < ShmSegment::kStaleAfterSeconds)
       return false;
     return flock(fd, LOCK_EX | LOCK_NB) == 0;  // released when `object` closes
   } catch (const bip::interprocess_exception&) {

@@ -1,7 +1,7 @@
 // shm_stream.cc -- reading and writing a connection's rings, waiting for them on the
 // progress engine (a short spin, then a doorbell), and ending them.
-#include "sim/common/mutex.h"
 #include "sim/transport/shm_stream.h"
+#include "sim/common/mutex.h"
 
 #include <sched.h>
 

@@ -22,8 +22,8 @@ boost::asio::ip::tcp::endpoint ToEndpoint(const SocketAddress& address) {
   return endpoint;
 }
 
-Status SocketStream::Connect(const SocketAddress& address, int timeout_ms,
-                             ConnectFailure* failure, std::unique_ptr<SocketStream>* stream) {
+Status SocketStream::Connect(const SocketAddress& address, int timeout_ms, ConnectFailure* failure,
+                             std::unique_ptr<SocketStream>* stream) {
   boost::asio::ip::tcp::endpoint endpoint = ToEndpoint(address);
   // Connected before the engine's reactor sees it: a socket not yet connected reports a
   // hang-up to epoll, which would wake the engine for nothing.

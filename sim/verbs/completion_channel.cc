@@ -1,6 +1,6 @@
 // completion_channel.cc -- event queue of a completion channel.
-#include "sim/common/mutex.h"
 #include "sim/verbs/completion_channel.h"
+#include "sim/common/mutex.h"
 
 #include <algorithm>
 

@@ -8,8 +8,8 @@
 
 #include <deque>
 
-#include "sim/common/mutex.h"
 #include "sim/common/event_fd.h"
+#include "sim/common/mutex.h"
 #include "sim/common/status.h"
 
 namespace rpma_sim {

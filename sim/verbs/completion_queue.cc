@@ -1,6 +1,6 @@
 // completion_queue.cc -- pushing, polling and arming a completion queue.
-#include "sim/common/mutex.h"
 #include "sim/verbs/completion_queue.h"
+#include "sim/common/mutex.h"
 
 #include "sim/verbs/send_queue_slots.h"
 

@@ -14,8 +14,7 @@ Status ConnectionQueues::Create(const std::shared_ptr<ProtectionDomain>& pd,
     return Status::kProvider;
   }
   if (config.sq_size > kMaxQueuePairWorkRequests || config.rq_size > kMaxQueuePairWorkRequests) {
-    SIM_LOG_ERROR("ibv_create_qp(sq %u, rq %u): Invalid argument", config.sq_size,
-                  config.rq_size);
+    SIM_LOG_ERROR("ibv_create_qp(sq %u, rq %u): Invalid argument", config.sq_size, config.rq_size);
     return Status::kProvider;
   }
   ConnectionQueues queues;

@@ -58,16 +58,14 @@ bool ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const SendReques
   if (places && !area.HasPlacementRoom()) return false;  // the request's execution makes room
   DirectGrant grant;
   int access = places ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ;
-  if (!area.Find(request.rkey, request.remote_addr, request.length, access, &grant))
-    return false;
+  if (!area.Find(request.rkey, request.remote_addr, request.length, access, &grant)) return false;
   // Mapped (once per region) before the access is announced: that may take system calls.
   uint8_t* mapped = mappings.Get(area, grant);
   uint8_t* remote =
       mapped == nullptr ? nullptr : mapped + (request.remote_addr - grant.region_addr);
   // An atomic write is one 8-byte store, which only a mapping gives (the responder also
   // answers for the unaligned ones).
-  if (atomic && (remote == nullptr || reinterpret_cast<uintptr_t>(remote) % 8 != 0))
-    return false;
+  if (atomic && (remote == nullptr || reinterpret_cast<uintptr_t>(remote) % 8 != 0)) return false;
   bool done = false;
   area.Enter();
   if (area.StillGranted(grant)) {
@@ -81,18 +79,21 @@ bool ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const SendReques
       __atomic_store_n(reinterpret_cast<uint64_t*>(remote), value, __ATOMIC_SEQ_CST);
       done = true;
     } else {
-      ReaderLock table_lock(&MemoryRegionTable::Get().mutex());  // this side's buffer stays registered meanwhile
+      ReaderLock table_lock(
+          &MemoryRegionTable::Get().mutex());  // this side's buffer stays registered meanwhile
       if (MemoryRegionTable::Get().IsRegisteredLocked(*request.local)) {
         uint8_t* local = request.local->addr + request.local_offset;
         if (remote != nullptr) {
-          if (places) memcpy(remote, local, request.length);
-          else memcpy(local, remote, request.length);
+          if (places)
+            memcpy(remote, local, request.length);
+          else
+            memcpy(local, remote, request.length);
           done = true;
         } else {
-          done = places ? WriteToProcess(segment.peer_pid(), request.remote_addr, local,
-                                         request.length)
-                        : ReadFromProcess(segment.peer_pid(), request.remote_addr, local,
-                                          request.length);
+          done =
+              places
+                  ? WriteToProcess(segment.peer_pid(), request.remote_addr, local, request.length)
+                  : ReadFromProcess(segment.peer_pid(), request.remote_addr, local, request.length);
         }
       }
     }

@@ -1,7 +1,7 @@
 // direct_target.cc -- publishing a domain's regions to a connection's peer, opening and
 // closing direct access, and taking the peer's placement records.
-#include "sim/common/mutex.h"
 #include "sim/verbs/direct_target.h"
+#include "sim/common/mutex.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -117,8 +117,8 @@ void DirectTarget::Refresh() {
   // No wait for accesses under way: one that began before a gate or an arming counts as
   // executed before it (its placement is taken with the next request, before that executes).
   MutexLock lock(&mutex_);
-  bool open = connected_ && !closed_ && !g_stage_gate_slot.installed() &&
-              !pd_->persistence().armed();
+  bool open =
+      connected_ && !closed_ && !g_stage_gate_slot.installed() && !pd_->persistence().armed();
   area_.open.store(open ? 1 : 0);
 }
 
@@ -151,17 +151,21 @@ void DirectTarget::TakePlacements(const MemoryRegion* going) {
   bool believable = area_.ReadPlacements(
       [&](uint32_t rkey, uint64_t offset, uint64_t length, uint64_t first, uint64_t last) {
         // Checked like a request: a record the peer made up places nothing.
-        MemoryRegionTable::Get().mutex().AssertReaderHeld();  // ReadPlacements calls back within table_lock
+        MemoryRegionTable::Get()
+            .mutex()
+            .AssertReaderHeld();  // ReadPlacements calls back within table_lock
         const MemoryRegion* region = MemoryRegionTable::Get().FindLocked(rkey);
         if (region == nullptr && going != nullptr && going->rkey == rkey) region = going;
         if (region == nullptr || region->pd != pd_ || !region->ContainsOffset(offset, length))
           return;
-        persistence.Place(PlacedRegion{region->rkey, region->addr, region->length}, offset,
-                          length, Placement{qp_num_, first, last, false, false});
+        persistence.Place(PlacedRegion{region->rkey, region->addr, region->length}, offset, length,
+                          Placement{qp_num_, first, last, false, false});
       });
   if (!believable)
-    SIM_LOG_ERROR("the peer of queue pair %u wrote impossible placement counters; its direct "
-                  "access stays closed", qp_num_);
+    SIM_LOG_ERROR(
+        "the peer of queue pair %u wrote impossible placement counters; its direct "
+        "access stays closed",
+        qp_num_);
   if (!believable) area_.open.store(0);
 }
 

@@ -104,8 +104,9 @@ size_t ReportAllNotDurable() {
 
 Status ProtectionDomain::PowerFail(LossMode mode, uint64_t seed) {
   if (mode != LossMode::kNone && !persistence_->armed()) {
-    SIM_LOG_ERROR("power failure: the node was not armed before the writes "
-                  "(rpma_sim_power_failure_arm, or a power_failure rule); nothing done");
+    SIM_LOG_ERROR(
+        "power failure: the node was not armed before the writes "
+        "(rpma_sim_power_failure_arm, or a power_failure rule); nothing done");
     return Status::kInvalid;
   }
   node_->Fail([this, mode, seed] {
@@ -120,8 +121,10 @@ Status ProtectionDomain::PowerFail(LossMode mode, uint64_t seed) {
 Status ProtectionDomain::Deallocate() {
   int users = users_.load();
   if (users != 0) {
-    SIM_LOG_ERROR("ibv_dealloc_pd: %d objects still use the protection domain: Device or "
-                  "resource busy", users);
+    SIM_LOG_ERROR(
+        "ibv_dealloc_pd: %d objects still use the protection domain: Device or "
+        "resource busy",
+        users);
     return Status::kProvider;
   }
   return Status::kOk;

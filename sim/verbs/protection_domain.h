@@ -42,8 +42,9 @@ class ProtectionDomain {
 
   // Power failure of this node: its queue pairs stop, no remote operation is still
   // copying, its memory reverts as `mode` says (seeded by `seed`), then its connections are
-  // lost on both sides (as Node::Fail), so whoever sees the loss sees the reverted memory. kInvalid, with nothing done, if the domain is not armed and `mode` is not
-  // kNone: what a placement overwrote was not kept.
+  // lost on both sides (as Node::Fail), so whoever sees the loss sees the reverted memory.
+  // kInvalid, with nothing done, if the domain is not armed and `mode` is not kNone: what a
+  // placement overwrote was not kept.
   Status PowerFail(LossMode mode, uint64_t seed);
 
   // Registers memory in this domain. kProvider (EFAULT) when the range wraps around or is

@@ -153,9 +153,10 @@ void QueuePair::CompletionLostLocked(const CompletionQueue& cq) {
   uint32_t depth = cq.depth();
   uint32_t qp_num = qp_num_;
   RunAt(std::chrono::steady_clock::now(), [self, connection, depth, qp_num] {
-    SIM_LOG_ERROR("a completion queue of depth %u overflowed (IBV_EVENT_CQ_ERR): queue pair "
-                  "%u goes to error and its connection is lost",
-                  depth, qp_num);
+    SIM_LOG_ERROR(
+        "a completion queue of depth %u overflowed (IBV_EVENT_CQ_ERR): queue pair "
+        "%u goes to error and its connection is lost",
+        depth, qp_num);
     if (std::shared_ptr<QueuePair> qp = self.lock()) qp->EnterError();
     if (std::shared_ptr<NodeMember> member = connection.lock()) member->OnNodeFailed();
   });

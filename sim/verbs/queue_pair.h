@@ -15,20 +15,20 @@
 
 #include <stdint.h>
 
-#include <deque>
-#include <vector>
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <memory>
+#include <vector>
 
 #include "sim/common/status.h"
 #include "sim/verbs/completion_queue.h"
 #include "sim/verbs/connection_tag.h"
+#include "sim/verbs/execution_lock.h"
 #include "sim/verbs/protection_domain.h"
 #include "sim/verbs/receive_queue.h"
 #include "sim/verbs/remote_link.h"
 #include "sim/verbs/send_queue_slots.h"
-#include "sim/verbs/execution_lock.h"
 #include "sim/verbs/send_request.h"
 #include "sim/verbs/shared_receive_queue.h"
 #include "sim/verbs/stage_gate.h"
@@ -85,9 +85,7 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   const ConnectionTag& tag_locked() const REQUIRES(execution_) { return tag_; }
 
   // The execution lock as the thread-safety analysis knows it (execution_lock.h).
-  const ExecutionCapability& execution() const RETURN_CAPABILITY(execution_) {
-    return execution_;
-  }
+  const ExecutionCapability& execution() const RETURN_CAPABILITY(execution_) { return execution_; }
 
   // Holds a queue pair's execution lock, and its in-process peer's, for its scope
   // (execution_lock.h); with two queue pairs, both of theirs at once.
@@ -169,14 +167,17 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   // requester.cc
   // Carries `request` over the link; `injected` (StagePoint::fail at kSubmit) may make it
   // carry a key no region has.
-  void SubmitLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status injected) REQUIRES(execution_);
+  void SubmitLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status injected)
+      REQUIRES(execution_);
   // The request first in line got `outcome` and may complete now. FinishLocked is for
   // pipeline.cc; the requester's own fast path uses the inline FinishInlineLocked.
   void FinishLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status,
                     const uint8_t* read_data, size_t length) REQUIRES(execution_);
   inline void FinishInlineLocked(const SendRequest& request, uint64_t sequence,
-                                 ibv_wc_status status, const uint8_t* read_data, size_t length) REQUIRES(execution_);
-  void CompleteSendLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status) REQUIRES(execution_);
+                                 ibv_wc_status status, const uint8_t* read_data, size_t length)
+      REQUIRES(execution_);
+  void CompleteSendLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status)
+      REQUIRES(execution_);
   // A completion of this queue pair did not fit `cq` (completion_queue.h): the queue pair
   // goes to error and its connection is lost on both sides, as a NIC's CQ overflow ends
   // them. Both happen on the progress engine (the connection manager's lock comes before
@@ -203,7 +204,8 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
                            uint64_t sequence, bool receive) REQUIRES(execution_);
   bool TakeReceiveLocked(ReceiveRequest* request) REQUIRES(execution_);
   void CompleteReceiveLocked(const ReceiveRequest& request, ibv_wc_status status,
-                             ibv_wc_opcode opcode, uint32_t byte_len, const SendRequest* sender) REQUIRES(execution_);
+                             ibv_wc_opcode opcode, uint32_t byte_len, const SendRequest* sender)
+      REQUIRES(execution_);
 
   const std::shared_ptr<ProtectionDomain> pd_;
   const QueuePairConfig config_;

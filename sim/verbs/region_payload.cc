@@ -1,7 +1,7 @@
 // region_payload.cc -- reading a request's bytes from its registered region while a wire
 // sends them, or zeros once the region is gone.
-#include "sim/common/mutex.h"
 #include "sim/verbs/region_payload.h"
+#include "sim/common/mutex.h"
 
 #include <sys/mman.h>
 
@@ -9,8 +9,7 @@
 
 namespace rpma_sim {
 
-RegionPayload::RegionPayload(std::shared_ptr<MemoryRegion> region, uint64_t offset,
-                             size_t length)
+RegionPayload::RegionPayload(std::shared_ptr<MemoryRegion> region, uint64_t offset, size_t length)
     : region_(std::move(region)), offset_(offset), length_(length) {}
 
 RegionPayload::~RegionPayload() {
@@ -26,8 +25,7 @@ bool RegionPayload::WriteWith(const std::function<bool(const iovec* parts, int c
   if (!lost_.load()) {
     ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
     if (!revoked_ && MemoryRegionTable::Get().IsRegisteredLocked(*region_)) {
-      iovec parts[2] = {{region_->addr + offset_, length_},
-                        {const_cast<uint8_t*>(&kIntact), 1}};
+      iovec parts[2] = {{region_->addr + offset_, length_}, {const_cast<uint8_t*>(&kIntact), 1}};
       return write(parts, 2);
     }
     lost_.store(true);

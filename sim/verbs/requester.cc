@@ -15,7 +15,8 @@ ibv_wc_status CheckLocal(const SendRequest& request, const ProtectionDomain* pd)
   if (!request.local || request.length == 0) return IBV_WC_SUCCESS;
   const MemoryRegion& local = *request.local;
   ReaderLock lock(&MemoryRegionTable::Get().mutex());
-  if (!MemoryRegionTable::Get().IsRegisteredLocked(local) || local.pd != pd) return IBV_WC_LOC_PROT_ERR;
+  if (!MemoryRegionTable::Get().IsRegisteredLocked(local) || local.pd != pd)
+    return IBV_WC_LOC_PROT_ERR;
   if (!local.ContainsOffset(request.local_offset, request.length)) return IBV_WC_LOC_PROT_ERR;
   int required = request.opcode == SendOpcode::kRead ? IBV_ACCESS_LOCAL_WRITE : 0;
   if ((local.access & required) != required) return IBV_WC_LOC_PROT_ERR;
@@ -127,10 +128,9 @@ void QueuePair::OnResponseLocked(uint64_t sequence, const Outcome& outcome,
   // nothing is held: the common case, kept cheap).
   size_t answered = answered_.size();
   bool nothing_held = answered == 0 && unsubmitted_ == 0;
-  bool stale = nothing_held
-                   ? in_flight_.empty() || in_flight_.front().sequence != sequence
-                   : in_flight_.size() - unsubmitted_ <= answered ||
-                         in_flight_[answered].sequence != sequence;
+  bool stale = nothing_held ? in_flight_.empty() || in_flight_.front().sequence != sequence
+                            : in_flight_.size() - unsubmitted_ <= answered ||
+                                  in_flight_[answered].sequence != sequence;
   if (stale) return;
   ibv_wc_status status = outcome.status;
   if (answered == 0 &&
@@ -147,13 +147,16 @@ void QueuePair::OnResponseLocked(uint64_t sequence, const Outcome& outcome,
 
 ibv_wc_opcode QueuePair::SendCompletionOpcode(SendOpcode opcode) const {
   switch (opcode) {
-    case SendOpcode::kWrite: return IBV_WC_RDMA_WRITE;
-    case SendOpcode::kRead: return IBV_WC_RDMA_READ;
+    case SendOpcode::kWrite:
+      return IBV_WC_RDMA_WRITE;
+    case SendOpcode::kRead:
+      return IBV_WC_RDMA_READ;
     case SendOpcode::kAtomicWrite:
       return native_atomic_write_ ? IBV_WC_ATOMIC_WRITE : IBV_WC_RDMA_WRITE;
     case SendOpcode::kFlush:
       return native_flush_ ? static_cast<ibv_wc_opcode>(8) /* IBV_WC_FLUSH */ : IBV_WC_RDMA_READ;
-    case SendOpcode::kSend: return IBV_WC_SEND;
+    case SendOpcode::kSend:
+      return IBV_WC_SEND;
   }
   return IBV_WC_SEND;
 }

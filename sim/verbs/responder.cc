@@ -12,9 +12,8 @@ namespace {
 
 // The region holding the target range of a one-sided request, registered in `pd` with the
 // access needed; nullptr with IBV_WC_REM_ACCESS_ERR otherwise.
-const MemoryRegion* FindRemote(const ProtectionDomain* pd,
-                               uint32_t rkey, uint64_t address, uint64_t len,
-                               int required_access, ibv_wc_status* status)
+const MemoryRegion* FindRemote(const ProtectionDomain* pd, uint32_t rkey, uint64_t address,
+                               uint64_t len, int required_access, ibv_wc_status* status)
     REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
   const MemoryRegion* region = MemoryRegionTable::Get().FindLocked(rkey);
   if (region == nullptr || region->pd != pd ||
@@ -95,8 +94,8 @@ bool QueuePair::ExecuteInboundLocked(InboundRequest& inbound) {
   if (NeedsReceive(request) && !TakeReceiveLocked(&receive)) return false;  // RNR: wait
   if (inbound.receive_fails != IBV_WC_SUCCESS) {
     // A receiver's error the gate chose: the receive completes with it, nothing placed.
-    ibv_wc_status remote = inbound.receive_fails == IBV_WC_LOC_LEN_ERR ? IBV_WC_REM_INV_REQ_ERR
-                                                                       : IBV_WC_REM_OP_ERR;
+    ibv_wc_status remote =
+        inbound.receive_fails == IBV_WC_LOC_LEN_ERR ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_OP_ERR;
     std::shared_ptr<ResponseSink> reply = inbound.reply;
     reply->RespondLocked(inbound.sequence, Outcome{remote}, nullptr, 0);
     CompleteReceiveLocked(receive, inbound.receive_fails, IBV_WC_RECV, 0, nullptr);
@@ -145,8 +144,7 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
       region = FindRemote(pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_WRITE, &outcome.status);
       if (region == nullptr) break;
-      NotePlacementLocked(*region, remote - region->addr, request.length, inbound.sequence,
-                          false);
+      NotePlacementLocked(*region, remote - region->addr, request.length, inbound.sequence, false);
       if (!FetchSource(inbound, remote))
         outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
       break;
@@ -171,8 +169,7 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
         outcome.status = IBV_WC_REM_INV_REQ_ERR;  // native atomics need natural alignment
         break;
       }
-      NotePlacementLocked(*region, remote - region->addr, sizeof(value), inbound.sequence,
-                          false);
+      NotePlacementLocked(*region, remote - region->addr, sizeof(value), inbound.sequence, false);
       if (aligned)
         __atomic_store_n(reinterpret_cast<uint64_t*>(remote), value, __ATOMIC_SEQ_CST);
       else
@@ -182,15 +179,16 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
     case SendOpcode::kFlush: {
       // Portable path: an 8-byte read at the flushed address; native: the whole range.
       uint64_t len = native_flush_ ? request.length : sizeof(uint64_t);
-      region = FindRemote(pd(), request.rkey, request.remote_addr, len,
-                          IBV_ACCESS_REMOTE_READ, &outcome.status);
+      region = FindRemote(pd(), request.rkey, request.remote_addr, len, IBV_ACCESS_REMOTE_READ,
+                          &outcome.status);
       if (region == nullptr) break;
       // What the flush makes durable is the persistence model's to say (sim/pmem).
       pd()->persistence().Flush(Placed(*region), remote - region->addr, request.length,
                                 request.flush_kind == FlushKind::kPersistent, qp_num_);
       break;
     }
-    case SendOpcode::kSend: break;
+    case SendOpcode::kSend:
+      break;
   }
   return outcome;
 }
@@ -202,15 +200,16 @@ bool QueuePair::ExecuteFromPeerLocked(const SendRequest& request, uint64_t seque
       holds_[static_cast<int>(Stage::kExecute)] || g_stage_gate_slot.installed())
     return false;
   const bool write = request.opcode == SendOpcode::kWrite;
-  if ((!write && request.opcode != SendOpcode::kRead) || request.with_imm ||
-      request.length == 0 || !request.local)
+  if ((!write && request.opcode != SendOpcode::kRead) || request.with_imm || request.length == 0 ||
+      !request.local)
     return false;
   ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
   ibv_wc_status status;
   const MemoryRegion* region =
       FindRemote(pd(), request.rkey, request.remote_addr, request.length,
                  write ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ, &status);
-  if (region == nullptr || !MemoryRegionTable::Get().IsRegisteredLocked(*request.local)) return false;
+  if (region == nullptr || !MemoryRegionTable::Get().IsRegisteredLocked(*request.local))
+    return false;
   uint8_t* remote = reinterpret_cast<uint8_t*>(request.remote_addr);
   uint8_t* local = request.local->addr + request.local_offset;
   if (write) {
@@ -231,14 +230,14 @@ Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRe
     *receiver_status = IBV_WC_LOC_LEN_ERR;
     outcome.status = IBV_WC_REM_INV_REQ_ERR;
   } else if (request.length > 0 &&
-             (!MemoryRegionTable::Get().IsRegisteredLocked(*receive.region) || receive.region->pd != pd() ||
+             (!MemoryRegionTable::Get().IsRegisteredLocked(*receive.region) ||
+              receive.region->pd != pd() ||
               !receive.region->ContainsOffset(receive.offset, request.length) ||
               (receive.region->access & IBV_ACCESS_LOCAL_WRITE) == 0)) {
     *receiver_status = IBV_WC_LOC_PROT_ERR;
     outcome.status = IBV_WC_REM_OP_ERR;
   } else if (request.length > 0) {
-    NotePlacementLocked(*receive.region, receive.offset, request.length, inbound.sequence,
-                        true);
+    NotePlacementLocked(*receive.region, receive.offset, request.length, inbound.sequence, true);
     if (!FetchSource(inbound, receive.region->addr + receive.offset)) {
       *receiver_status = IBV_WC_WR_FLUSH_ERR;
       outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile

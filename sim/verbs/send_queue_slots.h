@@ -11,7 +11,6 @@
 
 #include "sim/common/mutex.h"
 
-
 namespace rpma_sim {
 
 class SendQueueSlots {

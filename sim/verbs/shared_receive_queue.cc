@@ -1,6 +1,6 @@
 // shared_receive_queue.cc -- creation of an SRQ, its optional receive CQ, and posting to it.
-#include "sim/common/mutex.h"
 #include "sim/verbs/shared_receive_queue.h"
+#include "sim/common/mutex.h"
 
 #include <algorithm>
 
@@ -61,10 +61,9 @@ Status SharedReceiveQueue::PostReceive(const ReceiveRequest& request) {
       SIM_LOG_ERROR("ibv_post_srq_recv: the shared receive queue is full");
       return status;
     }
-    attached_.erase(
-        std::remove_if(attached_.begin(), attached_.end(),
-                       [](const std::weak_ptr<QueuePair>& qp) { return qp.expired(); }),
-        attached_.end());
+    attached_.erase(std::remove_if(attached_.begin(), attached_.end(),
+                                   [](const std::weak_ptr<QueuePair>& qp) { return qp.expired(); }),
+                    attached_.end());
     for (const auto& entry : attached_)
       if (auto qp = entry.lock()) users.push_back(std::move(qp));
   }

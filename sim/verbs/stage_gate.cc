@@ -1,6 +1,6 @@
 // stage_gate.cc -- holds, their timers on the progress engine, and the process's gate.
-#include "sim/common/mutex.h"
 #include "sim/verbs/stage_gate.h"
+#include "sim/common/mutex.h"
 
 #include <boost/asio/post.hpp>
 

@@ -22,8 +22,8 @@
 
 #include <infiniband/verbs.h>
 
-#include "sim/common/mutex.h"
 #include "sim/common/gate_slot.h"
+#include "sim/common/mutex.h"
 #include "sim/verbs/send_request.h"
 
 namespace rpma_sim {
@@ -53,8 +53,8 @@ struct StagePoint {
   // kExecute any remote status: the responder answers with it without touching memory, and
   // both go to error (remote errors); for a request that consumes a receive, a receiver's
   // status (IsReceiverStatus) instead completes that receive with it, the requester gets the
-  // matching remote error, and both go to error. At kComplete any status: the requester completes the
-  // request with it and goes to error alone (local errors, retries exceeded).
+  // matching remote error, and both go to error. At kComplete any status: the requester completes
+  // the request with it and goes to error alone (local errors, retries exceeded).
   ibv_wc_status* fail;
 };
 

@@ -1,8 +1,8 @@
 // wire_link.cc -- encoding and decoding REQUEST and RESPONSE frames, and holding the peer to
 // what an RC peer may send: requests in sequence, responses only to requests under way, no
 // more waiting than send queues hold.
-#include "sim/common/mutex.h"
 #include "sim/verbs/wire_link.h"
+#include "sim/common/mutex.h"
 
 #include <string.h>
 
@@ -11,8 +11,8 @@
 #include "sim/common/log.h"
 #include "sim/fabric/config.h"
 #include "sim/fabric/device.h"
-#include "sim/verbs/direct_request.h"
 #include "sim/transport/process_vm.h"
+#include "sim/verbs/direct_request.h"
 #include "sim/verbs/memory_region.h"
 #include "sim/verbs/queue_pair.h"
 #include "sim/verbs/region_payload.h"
@@ -37,9 +37,8 @@ constexpr uint64_t kConnectionFramesSlack = 64 << 10;
 // this side's requests and the peer's answers (each within a window, or one frame alone),
 // and the answers that carry no bytes (at most one per request a send queue holds, on
 // either side). More comes from a peer that does not read.
-constexpr uint64_t kMaxQueuedBytes =
-    2 * std::max<uint64_t>(WireLink::kWindowBytes, kMaxFrameBody) +
-    2 * uint64_t{kMaxQueuePairWorkRequests} * 64;
+constexpr uint64_t kMaxQueuedBytes = 2 * std::max<uint64_t>(WireLink::kWindowBytes, kMaxFrameBody) +
+                                     2 * uint64_t{kMaxQueuePairWorkRequests} * 64;
 
 // A write's or send's bytes from this many on are sent from the requester's memory rather
 // than copied into the frame (region_payload.h), and a read's from the buffer the responder
@@ -47,7 +46,7 @@ constexpr uint64_t kMaxQueuedBytes =
 constexpr size_t kPayloadInPlace = 16 * 1024;
 
 // REQUEST flags (PROTOCOL.md).
-constexpr uint8_t kByReference = 1;  // the payload stays at an address in the requester
+constexpr uint8_t kByReference = 1;     // the payload stays at an address in the requester
 constexpr uint8_t kResponderFails = 2;  // a status follows: the responder answers with it
 constexpr uint8_t kInPlace = 4;  // the bytes came from the requester's memory, a byte after them
 
@@ -327,8 +326,7 @@ void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
     writer.U64(reinterpret_cast<uintptr_t>(request.local->addr + request.local_offset));
   } else if (in_place) {
     // The wire reads them when the stream takes them, which RDMA's rules allow too.
-    payload = std::make_shared<RegionPayload>(request.local, request.local_offset,
-                                              request.length);
+    payload = std::make_shared<RegionPayload>(request.local, request.local_offset, request.length);
     in_place_.emplace_back(sequence, payload);
   } else if (with_bytes) {
     // The requester checked its buffer just now, under the same execution lock.
@@ -375,8 +373,8 @@ void WireLink::ForgetInPlaceLocked(uint64_t sequence) {
 bool WireLink::AdmitLocked(uint64_t sequence, uint64_t window_bytes, size_t queued_bytes,
                            std::string* error) {
   if (!FitsWindow(unanswered_bytes_, window_bytes)) {
-    *error = "more bytes under way than the window (" +
-             std::to_string(kWindowBytes >> 20) + " MiB) allows";
+    *error = "more bytes under way than the window (" + std::to_string(kWindowBytes >> 20) +
+             " MiB) allows";
     return false;
   }
   // The answers still queued for the peer are under way for it too: the queue holds at
@@ -428,8 +426,7 @@ void WireLink::RespondWithBytesLocked(uint64_t sequence, const Outcome& outcome,
 }
 
 bool WireLink::DecodeRequest(FrameBody body, std::shared_ptr<ShmSegment> reference_peer,
-                             InboundRequest* inbound, std::string* error,
-                             uint64_t* window_bytes) {
+                             InboundRequest* inbound, std::string* error, uint64_t* window_bytes) {
   ByteReader reader(body.data(), body.size());
   SendRequest& request = inbound->request;
   inbound->sequence = reader.U64();

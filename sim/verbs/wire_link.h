@@ -171,8 +171,7 @@ class WireLink : public RemoteLink,
   std::deque<HeldRequest> held_requests_ GUARDED_BY(execution_);
   // Requester: the requests sent or held whose bytes the wire reads from the requester's
   // memory, in order, until answered.
-  std::deque<std::pair<uint64_t, std::shared_ptr<RegionPayload>>> in_place_
-      GUARDED_BY(execution_);
+  std::deque<std::pair<uint64_t, std::shared_ptr<RegionPayload>>> in_place_ GUARDED_BY(execution_);
   // Responder: the peer's requests this side has not answered yet (sequence, window
   // bytes), in order, and their sum.
   std::deque<std::pair<uint64_t, uint64_t>> unanswered_ GUARDED_BY(execution_);

@@ -13,11 +13,16 @@ namespace {
 
 const char* OpcodeName(const SendRequest& request) {
   switch (request.opcode) {
-    case SendOpcode::kWrite: return request.with_imm ? "write_with_imm" : "write";
-    case SendOpcode::kRead: return "read";
-    case SendOpcode::kAtomicWrite: return "atomic_write";
-    case SendOpcode::kFlush: return "flush";
-    case SendOpcode::kSend: return request.with_imm ? "send_with_imm" : "send";
+    case SendOpcode::kWrite:
+      return request.with_imm ? "write_with_imm" : "write";
+    case SendOpcode::kRead:
+      return "read";
+    case SendOpcode::kAtomicWrite:
+      return "atomic_write";
+    case SendOpcode::kFlush:
+      return "flush";
+    case SendOpcode::kSend:
+      return request.with_imm ? "send_with_imm" : "send";
   }
   return "?";
 }
@@ -40,30 +45,54 @@ std::string StatusArgs(ibv_wc_status status) {
 
 const char* WorkRequestTrace::StatusName(ibv_wc_status status) {
   switch (status) {
-    case IBV_WC_SUCCESS: return "IBV_WC_SUCCESS";
-    case IBV_WC_LOC_LEN_ERR: return "IBV_WC_LOC_LEN_ERR";
-    case IBV_WC_LOC_QP_OP_ERR: return "IBV_WC_LOC_QP_OP_ERR";
-    case IBV_WC_LOC_EEC_OP_ERR: return "IBV_WC_LOC_EEC_OP_ERR";
-    case IBV_WC_LOC_PROT_ERR: return "IBV_WC_LOC_PROT_ERR";
-    case IBV_WC_WR_FLUSH_ERR: return "IBV_WC_WR_FLUSH_ERR";
-    case IBV_WC_MW_BIND_ERR: return "IBV_WC_MW_BIND_ERR";
-    case IBV_WC_BAD_RESP_ERR: return "IBV_WC_BAD_RESP_ERR";
-    case IBV_WC_LOC_ACCESS_ERR: return "IBV_WC_LOC_ACCESS_ERR";
-    case IBV_WC_REM_INV_REQ_ERR: return "IBV_WC_REM_INV_REQ_ERR";
-    case IBV_WC_REM_ACCESS_ERR: return "IBV_WC_REM_ACCESS_ERR";
-    case IBV_WC_REM_OP_ERR: return "IBV_WC_REM_OP_ERR";
-    case IBV_WC_RETRY_EXC_ERR: return "IBV_WC_RETRY_EXC_ERR";
-    case IBV_WC_RNR_RETRY_EXC_ERR: return "IBV_WC_RNR_RETRY_EXC_ERR";
-    case IBV_WC_LOC_RDD_VIOL_ERR: return "IBV_WC_LOC_RDD_VIOL_ERR";
-    case IBV_WC_REM_INV_RD_REQ_ERR: return "IBV_WC_REM_INV_RD_REQ_ERR";
-    case IBV_WC_REM_ABORT_ERR: return "IBV_WC_REM_ABORT_ERR";
-    case IBV_WC_INV_EECN_ERR: return "IBV_WC_INV_EECN_ERR";
-    case IBV_WC_INV_EEC_STATE_ERR: return "IBV_WC_INV_EEC_STATE_ERR";
-    case IBV_WC_FATAL_ERR: return "IBV_WC_FATAL_ERR";
-    case IBV_WC_RESP_TIMEOUT_ERR: return "IBV_WC_RESP_TIMEOUT_ERR";
-    case IBV_WC_GENERAL_ERR: return "IBV_WC_GENERAL_ERR";
-    case IBV_WC_TM_ERR: return "IBV_WC_TM_ERR";
-    case IBV_WC_TM_RNDV_INCOMPLETE: return "IBV_WC_TM_RNDV_INCOMPLETE";
+    case IBV_WC_SUCCESS:
+      return "IBV_WC_SUCCESS";
+    case IBV_WC_LOC_LEN_ERR:
+      return "IBV_WC_LOC_LEN_ERR";
+    case IBV_WC_LOC_QP_OP_ERR:
+      return "IBV_WC_LOC_QP_OP_ERR";
+    case IBV_WC_LOC_EEC_OP_ERR:
+      return "IBV_WC_LOC_EEC_OP_ERR";
+    case IBV_WC_LOC_PROT_ERR:
+      return "IBV_WC_LOC_PROT_ERR";
+    case IBV_WC_WR_FLUSH_ERR:
+      return "IBV_WC_WR_FLUSH_ERR";
+    case IBV_WC_MW_BIND_ERR:
+      return "IBV_WC_MW_BIND_ERR";
+    case IBV_WC_BAD_RESP_ERR:
+      return "IBV_WC_BAD_RESP_ERR";
+    case IBV_WC_LOC_ACCESS_ERR:
+      return "IBV_WC_LOC_ACCESS_ERR";
+    case IBV_WC_REM_INV_REQ_ERR:
+      return "IBV_WC_REM_INV_REQ_ERR";
+    case IBV_WC_REM_ACCESS_ERR:
+      return "IBV_WC_REM_ACCESS_ERR";
+    case IBV_WC_REM_OP_ERR:
+      return "IBV_WC_REM_OP_ERR";
+    case IBV_WC_RETRY_EXC_ERR:
+      return "IBV_WC_RETRY_EXC_ERR";
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+      return "IBV_WC_RNR_RETRY_EXC_ERR";
+    case IBV_WC_LOC_RDD_VIOL_ERR:
+      return "IBV_WC_LOC_RDD_VIOL_ERR";
+    case IBV_WC_REM_INV_RD_REQ_ERR:
+      return "IBV_WC_REM_INV_RD_REQ_ERR";
+    case IBV_WC_REM_ABORT_ERR:
+      return "IBV_WC_REM_ABORT_ERR";
+    case IBV_WC_INV_EECN_ERR:
+      return "IBV_WC_INV_EECN_ERR";
+    case IBV_WC_INV_EEC_STATE_ERR:
+      return "IBV_WC_INV_EEC_STATE_ERR";
+    case IBV_WC_FATAL_ERR:
+      return "IBV_WC_FATAL_ERR";
+    case IBV_WC_RESP_TIMEOUT_ERR:
+      return "IBV_WC_RESP_TIMEOUT_ERR";
+    case IBV_WC_GENERAL_ERR:
+      return "IBV_WC_GENERAL_ERR";
+    case IBV_WC_TM_ERR:
+      return "IBV_WC_TM_ERR";
+    case IBV_WC_TM_RNDV_INCOMPLETE:
+      return "IBV_WC_TM_RNDV_INCOMPLETE";
   }
   return "IBV_WC_?";
 }
@@ -89,7 +118,7 @@ void WorkRequestTrace::Instant(uint32_t qp_num, const char* category, const std:
 }
 
 uint64_t WorkRequestTrace::Lane(std::vector<uint64_t>* ends, uint64_t start, uint64_t end,
-                               bool* added) {
+                                bool* added) {
   *added = false;
   for (size_t lane = 0; lane < ends->size(); ++lane) {
     if ((*ends)[lane] <= start) {
@@ -134,8 +163,8 @@ void WorkRequestTrace::Sent(uint32_t qp_num, const ConnectionTag& tag, const Sen
     color = "yellow";
   }
   if (status != IBV_WC_SUCCESS) color = "terrible";
-  trace::Slice(track, request.opcode == SendOpcode::kFlush ? "wr,flush" : "wr",
-               OpcodeName(request), start, end, args, color);
+  trace::Slice(track, request.opcode == SendOpcode::kFlush ? "wr,flush" : "wr", OpcodeName(request),
+               start, end, args, color);
 }
 
 void WorkRequestTrace::Received(uint32_t qp_num, const ConnectionTag& tag,

@@ -1,4 +1,5 @@
-// access_error_test.cc -- NIC-enforced access rights, keys and bounds as error completions, checked not to touch memory outside the registered regions.
+// access_error_test.cc -- NIC-enforced access rights, keys and bounds as error completions, checked
+// not to touch memory outside the registered regions.
 #include <librpma.h>
 #include <string.h>
 
@@ -33,7 +34,7 @@ TEST_F(AccessErrorTest, WriteWithImmToRegionWithoutWriteDst) {
                                    RPMA_F_COMPLETION_ON_ERROR, 5, Ctx(0x102)));
   // No receive is needed for the error; if the NIC wants one first, give it one.
   uint8_t recv_byte = 0x3C;
-  rpma_mr_local *recv_mr = nullptr;
+  rpma_mr_local* recv_mr = nullptr;
   ASSERT_NO_FATAL_FAILURE(Register(&recv_byte, 1, RPMA_MR_USAGE_RECV, &recv_mr));
   ASSERT_EQ(0, rpma_recv(pair_.server, recv_mr, 0, 1, Ctx(0x103)));
   ASSERT_NO_FATAL_FAILURE(
@@ -63,8 +64,8 @@ TEST_F(AccessErrorTest, ReadFromFlushOnlyRegionsSucceeds) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, kLocalUsage));
   Guarded persistent;
   memset(persistent.region(), 0x61, kSize);
-  rpma_mr_local *pmr = nullptr;
-  rpma_mr_remote *premote = nullptr;
+  rpma_mr_local* pmr = nullptr;
+  rpma_mr_remote* premote = nullptr;
   ASSERT_NO_FATAL_FAILURE(
       Register(persistent.region(), kSize, RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &pmr));
   ASSERT_NO_FATAL_FAILURE(RemoteOf(pmr, &premote));
@@ -82,7 +83,7 @@ TEST_F(AccessErrorTest, ReadFromFlushOnlyRegionsSucceeds) {
 // Remote bounds: a table of (offset, length) outside [0, kSize), for write and read.
 
 struct Range {
-  const char *name;
+  const char* name;
   size_t offset;
   size_t len;
 };
@@ -93,8 +94,8 @@ const Range kOutOfBounds[] = {
     {"InRearGuard", kSize + 8, 8},
     {"OneByteTooLong", 0, kSize + 1},
     {"LengthTooLongFromMiddle", 16, kSize},
-    {"OffsetPlusLenOverflows", SIZE_MAX - 3, 8},  // offset + len wraps to 4
-    {"OffsetMax", SIZE_MAX, 1},                    // offset + len wraps to 0
+    {"OffsetPlusLenOverflows", SIZE_MAX - 3, 8},        // offset + len wraps to 4
+    {"OffsetMax", SIZE_MAX, 1},                         // offset + len wraps to 0
     {"WrapsIntoFrontGuard", SIZE_MAX - kGuard + 1, 8},  // raddr + offset = raddr - kGuard
 };
 
@@ -107,7 +108,7 @@ TEST_P(RemoteBoundsTest, IsRemoteAccessErrorAndTouchesNothing) {
   // The local buffer is big enough for every length in the table.
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
   std::vector<uint8_t> big(2 * kSize + 16, 0x77);
-  rpma_mr_local *big_mr = nullptr;
+  rpma_mr_local* big_mr = nullptr;
   ASSERT_NO_FATAL_FAILURE(Register(big.data(), big.size(), kLocalUsage, &big_mr));
   ASSERT_NO_FATAL_FAILURE(Register(target_.region(), kSize,
                                    RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, &target_mr_));
@@ -127,14 +128,14 @@ TEST_P(RemoteBoundsTest, IsRemoteAccessErrorAndTouchesNothing) {
   EXPECT_EQ(big_before, big);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Ranges, RemoteBoundsTest,
-    ::testing::Combine(::testing::Values(Dir::kWrite, Dir::kRead),
-                       ::testing::ValuesIn(kOutOfBounds)),
-    [](const ::testing::TestParamInfo<std::tuple<Dir, Range>> &info) {
-      return std::string(std::get<0>(info.param) == Dir::kWrite ? "Write" : "Read") +
-             std::get<1>(info.param).name;
-    });
+INSTANTIATE_TEST_SUITE_P(Ranges, RemoteBoundsTest,
+                         ::testing::Combine(::testing::Values(Dir::kWrite, Dir::kRead),
+                                            ::testing::ValuesIn(kOutOfBounds)),
+                         [](const ::testing::TestParamInfo<std::tuple<Dir, Range>>& info) {
+                           return std::string(std::get<0>(info.param) == Dir::kWrite ? "Write"
+                                                                                     : "Read") +
+                                  std::get<1>(info.param).name;
+                         });
 
 TEST_F(AccessErrorTest, WriteExactlyToTheEdgeSucceeds) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST, kLocalUsage));
@@ -150,7 +151,7 @@ TEST_F(AccessErrorTest, WriteExactlyToTheEdgeSucceeds) {
 
 TEST_F(AccessErrorTest, WriteWithWrongRkey) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, kLocalUsage));
-  rpma_mr_remote *forged = nullptr;
+  rpma_mr_remote* forged = nullptr;
   ASSERT_NO_FATAL_FAILURE(ForgedRkeyRemote(target_mr_, &forged));
   ASSERT_EQ(0, rpma_write(pair_.client, forged, 0, local_mr_, 0, 64, RPMA_F_COMPLETION_ALWAYS,
                           Ctx(0x301)));
@@ -162,7 +163,7 @@ TEST_F(AccessErrorTest, WriteWithWrongRkey) {
 
 TEST_F(AccessErrorTest, ReadWithWrongRkey) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, kLocalUsage));
-  rpma_mr_remote *forged = nullptr;
+  rpma_mr_remote* forged = nullptr;
   ASSERT_NO_FATAL_FAILURE(ForgedRkeyRemote(target_mr_, &forged));
   ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 0, forged, 0, 64, RPMA_F_COMPLETION_ALWAYS,
                          Ctx(0x302)));
@@ -177,7 +178,7 @@ TEST_F(AccessErrorTest, ForgedLargerSizeDoesNotExtendTheRegion) {
   std::vector<uint8_t> desc;
   ASSERT_NO_FATAL_FAILURE(Descriptor(target_mr_, &desc));
   desc[9] += 1;  // length += 256
-  rpma_mr_remote *forged = nullptr;
+  rpma_mr_remote* forged = nullptr;
   ASSERT_NO_FATAL_FAILURE(FromDescriptor(desc, &forged));
   size_t size = 0;
   ASSERT_EQ(0, rpma_mr_remote_get_size(forged, &size));
@@ -204,8 +205,8 @@ TEST_F(AccessErrorTest, WriteToRegionOfAnotherProtectionDomain) {
   // connection's: the responder's NIC does not accept it.
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, kLocalUsage));
   Guarded foreign;
-  rpma_mr_local *foreign_mr = nullptr;
-  rpma_mr_remote *foreign_remote = nullptr;
+  rpma_mr_local* foreign_mr = nullptr;
+  rpma_mr_remote* foreign_remote = nullptr;
   ASSERT_NO_FATAL_FAILURE(
       RegisterForeign(&foreign, RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, &foreign_mr));
   ASSERT_NO_FATAL_FAILURE(RemoteOf(foreign_mr, &foreign_remote));
@@ -219,8 +220,8 @@ TEST_F(AccessErrorTest, WriteToRegionOfAnotherProtectionDomain) {
 TEST_F(AccessErrorTest, ReadFromRegionOfAnotherProtectionDomain) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, kLocalUsage));
   Guarded foreign;
-  rpma_mr_local *foreign_mr = nullptr;
-  rpma_mr_remote *foreign_remote = nullptr;
+  rpma_mr_local* foreign_mr = nullptr;
+  rpma_mr_remote* foreign_remote = nullptr;
   ASSERT_NO_FATAL_FAILURE(RegisterForeign(&foreign, RPMA_MR_USAGE_READ_SRC, &foreign_mr));
   ASSERT_NO_FATAL_FAILURE(RemoteOf(foreign_mr, &foreign_remote));
   ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 0, foreign_remote, 0, 64,
@@ -236,7 +237,7 @@ TEST_F(AccessErrorTest, ReadFromRegionOfAnotherProtectionDomain) {
 TEST_F(AccessErrorTest, ReadIntoLocalRegionOfAnotherProtectionDomain) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_READ_SRC, kLocalUsage));
   Guarded foreign;
-  rpma_mr_local *foreign_mr = nullptr;
+  rpma_mr_local* foreign_mr = nullptr;
   ASSERT_NO_FATAL_FAILURE(RegisterForeign(&foreign, RPMA_MR_USAGE_READ_DST, &foreign_mr));
   ASSERT_EQ(0, rpma_read(pair_.client, foreign_mr, 0, remote_, 0, 64, RPMA_F_COMPLETION_ALWAYS,
                          Ctx(0x403)));
@@ -248,7 +249,7 @@ TEST_F(AccessErrorTest, ReadIntoLocalRegionOfAnotherProtectionDomain) {
 TEST_F(AccessErrorTest, WriteFromLocalRegionOfAnotherProtectionDomain) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST, kLocalUsage));
   Guarded foreign;
-  rpma_mr_local *foreign_mr = nullptr;
+  rpma_mr_local* foreign_mr = nullptr;
   ASSERT_NO_FATAL_FAILURE(RegisterForeign(&foreign, RPMA_MR_USAGE_WRITE_SRC, &foreign_mr));
   ASSERT_EQ(0, rpma_write(pair_.client, remote_, 0, foreign_mr, 0, 64, RPMA_F_COMPLETION_ALWAYS,
                           Ctx(0x404)));

@@ -1,4 +1,5 @@
-// atomic_write_test.cc -- rpma_atomic_write: INVAL checks, 8 bytes placed, completion opcodes (portable and native), source copied at post, never torn, access errors.
+// atomic_write_test.cc -- rpma_atomic_write: INVAL checks, 8 bytes placed, completion opcodes
+// (portable and native), source copied at post, never torn, access errors.
 #include <librpma.h>
 #include <rpma_sim.h>
 #include <string.h>
@@ -32,7 +33,7 @@ class AtomicWriteTest : public PairFixture {
     ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(target_mr_, &remote_, &desc_));
   }
 
-  void ExpectCompletion(ibv_wc_status status, const void *ctx, ibv_wc_opcode opcode) {
+  void ExpectCompletion(ibv_wc_status status, const void* ctx, ibv_wc_opcode opcode) {
     ExpectQpCompletion(client_cq_, client_qp_num_, ctx, status, opcode);
   }
 
@@ -44,16 +45,16 @@ class AtomicWriteTest : public PairFixture {
 
   std::vector<uint64_t> words_;
   std::vector<uint8_t> desc_;
-  rpma_mr_local *target_mr_ = nullptr;
-  rpma_mr_remote *remote_ = nullptr;
-  rpma_mr_remote *extra_remote_ = nullptr;
-  rpma_mr_local *extra_mr_ = nullptr;
+  rpma_mr_local* target_mr_ = nullptr;
+  rpma_mr_remote* remote_ = nullptr;
+  rpma_mr_remote* extra_remote_ = nullptr;
+  rpma_mr_local* extra_mr_ = nullptr;
 
   // Registers 64 bytes starting 4 bytes into an aligned buffer: the region's address is not a
   // multiple of 8. extra_remote_ is the client's view of it.
-  void RegisterMisalignedRegion(std::vector<uint64_t> *backing) {
+  void RegisterMisalignedRegion(std::vector<uint64_t>* backing) {
     backing->assign(kWords + 1, kInitial);
-    uint8_t *start = reinterpret_cast<uint8_t *>(backing->data()) + 4;
+    uint8_t* start = reinterpret_cast<uint8_t*>(backing->data()) + 4;
     ASSERT_NO_FATAL_FAILURE(
         regs_.Register(pair_.peer, start, kSize, RPMA_MR_USAGE_WRITE_DST, &extra_mr_));
     ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(extra_mr_, &extra_remote_));
@@ -97,8 +98,8 @@ TEST_F(AtomicWriteTest, InvalFlagsZero) {
 
 TEST_F(AtomicWriteTest, InvalMisalignedOffset) {
   ASSERT_NO_FATAL_FAILURE(Setup());
-  for (size_t offset : {size_t{1}, size_t{2}, size_t{4}, size_t{7}, size_t{9}, size_t{12},
-                        size_t{60}, SIZE_MAX}) {
+  for (size_t offset :
+       {size_t{1}, size_t{2}, size_t{4}, size_t{7}, size_t{9}, size_t{12}, size_t{60}, SIZE_MAX}) {
     EXPECT_EQ(RPMA_E_INVAL, rpma_atomic_write(pair_.client, remote_, offset, kValue,
                                               RPMA_F_COMPLETION_ALWAYS, Ctx(offset)))
         << "dst_offset " << offset;
@@ -112,8 +113,8 @@ TEST_F(AtomicWriteTest, InvalMisalignedOffset) {
 
 TEST_F(AtomicWriteTest, WritesEightBytesAndCompletesAsRdmaWrite) {
   ASSERT_NO_FATAL_FAILURE(Setup());
-  ASSERT_EQ(0, rpma_atomic_write(pair_.client, remote_, 8, kValue, RPMA_F_COMPLETION_ALWAYS,
-                                 Ctx(0xA7)));
+  ASSERT_EQ(
+      0, rpma_atomic_write(pair_.client, remote_, 8, kValue, RPMA_F_COMPLETION_ALWAYS, Ctx(0xA7)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(IBV_WC_SUCCESS, Ctx(0xA7), IBV_WC_RDMA_WRITE));
   EXPECT_EQ(0, memcmp(&words_[1], kValue, 8));
   EXPECT_TRUE(WordsUntouchedExcept(1));
@@ -122,8 +123,8 @@ TEST_F(AtomicWriteTest, WritesEightBytesAndCompletesAsRdmaWrite) {
 
 TEST_F(AtomicWriteTest, LastWordOfRegion) {
   ASSERT_NO_FATAL_FAILURE(Setup());
-  ASSERT_EQ(0, rpma_atomic_write(pair_.client, remote_, kSize - 8, kValue,
-                                 RPMA_F_COMPLETION_ALWAYS, nullptr));
+  ASSERT_EQ(0, rpma_atomic_write(pair_.client, remote_, kSize - 8, kValue, RPMA_F_COMPLETION_ALWAYS,
+                                 nullptr));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(IBV_WC_SUCCESS, nullptr, IBV_WC_RDMA_WRITE));
   EXPECT_EQ(0, memcmp(&words_[kWords - 1], kValue, 8));
   EXPECT_TRUE(WordsUntouchedExcept(kWords - 1));
@@ -132,8 +133,8 @@ TEST_F(AtomicWriteTest, LastWordOfRegion) {
 TEST_F(AtomicWriteTest, NativeCompletesAsAtomicWrite) {
   ScopedCap cap(RPMA_SIM_CAP_NATIVE_ATOMIC_WRITE);
   ASSERT_NO_FATAL_FAILURE(Setup());
-  ASSERT_EQ(0, rpma_atomic_write(pair_.client, remote_, 16, kValue, RPMA_F_COMPLETION_ALWAYS,
-                                 Ctx(0xA8)));
+  ASSERT_EQ(
+      0, rpma_atomic_write(pair_.client, remote_, 16, kValue, RPMA_F_COMPLETION_ALWAYS, Ctx(0xA8)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(IBV_WC_SUCCESS, Ctx(0xA8), IBV_WC_ATOMIC_WRITE));
   EXPECT_EQ(0, memcmp(&words_[2], kValue, 8));
   EXPECT_TRUE(WordsUntouchedExcept(2));
@@ -141,12 +142,10 @@ TEST_F(AtomicWriteTest, NativeCompletesAsAtomicWrite) {
 }
 
 TEST_F(AtomicWriteTest, CapRestoredMeansPortableAgain) {
-  {
-    ScopedCap cap(RPMA_SIM_CAP_NATIVE_ATOMIC_WRITE);
-  }
+  { ScopedCap cap(RPMA_SIM_CAP_NATIVE_ATOMIC_WRITE); }
   ASSERT_NO_FATAL_FAILURE(Setup());
-  ASSERT_EQ(0, rpma_atomic_write(pair_.client, remote_, 0, kValue, RPMA_F_COMPLETION_ALWAYS,
-                                 Ctx(0xA9)));
+  ASSERT_EQ(
+      0, rpma_atomic_write(pair_.client, remote_, 0, kValue, RPMA_F_COMPLETION_ALWAYS, Ctx(0xA9)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(IBV_WC_SUCCESS, Ctx(0xA9), IBV_WC_RDMA_WRITE));
 }
 
@@ -154,8 +153,8 @@ TEST_F(AtomicWriteTest, SourceIsCopiedAtPost) {
   ASSERT_NO_FATAL_FAILURE(Setup());
   char src[8];
   memcpy(src, kValue, 8);
-  ASSERT_EQ(0, rpma_atomic_write(pair_.client, remote_, 24, src, RPMA_F_COMPLETION_ALWAYS,
-                                 Ctx(0xAA)));
+  ASSERT_EQ(0,
+            rpma_atomic_write(pair_.client, remote_, 24, src, RPMA_F_COMPLETION_ALWAYS, Ctx(0xAA)));
   memset(src, 'Z', sizeof(src));  // reused at once, before the completion
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(IBV_WC_SUCCESS, Ctx(0xAA), IBV_WC_RDMA_WRITE));
   EXPECT_EQ(0, memcmp(&words_[3], kValue, 8));
@@ -175,8 +174,8 @@ TEST_F(AtomicWriteTest, OnErrorOnlyGivesNoCompletionOnSuccess) {
   ASSERT_NO_FATAL_FAILURE(Setup());
   ASSERT_EQ(0, rpma_atomic_write(pair_.client, remote_, 0, kValue, RPMA_F_COMPLETION_ON_ERROR,
                                  Ctx(0xB1)));
-  ASSERT_EQ(0, rpma_atomic_write(pair_.client, remote_, 8, kValue, RPMA_F_COMPLETION_ALWAYS,
-                                 Ctx(0xB2)));
+  ASSERT_EQ(
+      0, rpma_atomic_write(pair_.client, remote_, 8, kValue, RPMA_F_COMPLETION_ALWAYS, Ctx(0xB2)));
   // Send-queue completions are in order: the first one is the signalled write's.
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(IBV_WC_SUCCESS, Ctx(0xB2), IBV_WC_RDMA_WRITE));
   ExpectNoCompletion(client_cq_);
@@ -186,7 +185,7 @@ TEST_F(AtomicWriteTest, OnErrorOnlyGivesNoCompletionOnSuccess) {
 
 TEST_F(AtomicWriteTest, NeverTorn) {
   ASSERT_NO_FATAL_FAILURE(Setup());
-  uint64_t *const word = &words_[5];
+  uint64_t* const word = &words_[5];
   std::atomic<bool> done{false};
   std::atomic<uint64_t> torn{0}, seen_a{0}, seen_b{0};
   std::atomic<uint64_t> torn_value{0};
@@ -244,7 +243,7 @@ TEST_F(AtomicWriteTest, PortablePathToMisalignedRegionIsAPlainWrite) {
   ASSERT_EQ(0, rpma_atomic_write(pair_.client, extra_remote_, 8, kValue, RPMA_F_COMPLETION_ALWAYS,
                                  Ctx(0xD1)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(IBV_WC_SUCCESS, Ctx(0xD1), IBV_WC_RDMA_WRITE));
-  EXPECT_EQ(0, memcmp(reinterpret_cast<uint8_t *>(backing.data()) + 4 + 8, kValue, 8));
+  EXPECT_EQ(0, memcmp(reinterpret_cast<uint8_t*>(backing.data()) + 4 + 8, kValue, 8));
 }
 
 TEST_F(AtomicWriteTest, NativePathToMisalignedAddressIsInvalidRequest) {
@@ -255,8 +254,7 @@ TEST_F(AtomicWriteTest, NativePathToMisalignedAddressIsInvalidRequest) {
   ASSERT_NO_FATAL_FAILURE(RegisterMisalignedRegion(&backing));
   ASSERT_EQ(0, rpma_atomic_write(pair_.client, extra_remote_, 8, kValue, RPMA_F_COMPLETION_ALWAYS,
                                  Ctx(0xD2)));
-  ASSERT_NO_FATAL_FAILURE(
-      ExpectCompletion(IBV_WC_REM_INV_REQ_ERR, Ctx(0xD2), IBV_WC_ATOMIC_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(IBV_WC_REM_INV_REQ_ERR, Ctx(0xD2), IBV_WC_ATOMIC_WRITE));
   for (uint64_t word : backing) EXPECT_EQ(kInitial, word);
 }
 
@@ -265,8 +263,8 @@ TEST_F(AtomicWriteTest, NativePathToMisalignedAddressIsInvalidRequest) {
 
 TEST_F(AtomicWriteTest, RegionWithoutWriteDstIsRemoteAccessError) {
   ASSERT_NO_FATAL_FAILURE(Setup(0xFF & ~RPMA_MR_USAGE_WRITE_DST));
-  ASSERT_EQ(0, rpma_atomic_write(pair_.client, remote_, 0, kValue, RPMA_F_COMPLETION_ALWAYS,
-                                 Ctx(0xC1)));
+  ASSERT_EQ(
+      0, rpma_atomic_write(pair_.client, remote_, 0, kValue, RPMA_F_COMPLETION_ALWAYS, Ctx(0xC1)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(IBV_WC_REM_ACCESS_ERR, Ctx(0xC1), IBV_WC_RDMA_WRITE));
   EXPECT_TRUE(WordsUntouchedExcept(kWords));
 }
@@ -291,8 +289,8 @@ TEST_F(AtomicWriteTest, OffsetOverflowIsRemoteAccessError) {
 TEST_F(AtomicWriteTest, WrongRkeyIsRemoteAccessError) {
   ASSERT_NO_FATAL_FAILURE(Setup());
   std::vector<uint8_t> forged = desc_;
-  uint32_t rkey = forged[16] | forged[17] << 8 | forged[18] << 16 |
-                  static_cast<uint32_t>(forged[19]) << 24;
+  uint32_t rkey =
+      forged[16] | forged[17] << 8 | forged[18] << 16 | static_cast<uint32_t>(forged[19]) << 24;
   rkey += 1;
   for (int i = 0; i < 4; ++i) forged[16 + i] = static_cast<uint8_t>(rkey >> (8 * i));
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(forged.data(), forged.size(), &extra_remote_));

@@ -1,4 +1,5 @@
-// channel_test.cc -- completion channels (ibverbs arm/ack model): rpma_cq_get_fd, rpma_cq_wait, rpma_conn_get_compl_fd, rpma_conn_wait.
+// channel_test.cc -- completion channels (ibverbs arm/ack model): rpma_cq_get_fd, rpma_cq_wait,
+// rpma_conn_get_compl_fd, rpma_conn_wait.
 #include <gtest/gtest.h>
 #include <librpma.h>
 #include <sys/epoll.h>
@@ -15,7 +16,7 @@
 
 namespace {
 
-int CqFd(rpma_cq *cq) {
+int CqFd(rpma_cq* cq) {
   int fd = -1;
   EXPECT_EQ(0, rpma_cq_get_fd(cq, &fd));
   return fd;
@@ -60,13 +61,13 @@ class ChannelTest : public PairFixture {
     ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 7, IBV_WC_SEND));
   }
 
-  rpma_conn_cfg *client_cfg_ = nullptr;
-  rpma_conn_cfg *server_cfg_ = nullptr;
-  rpma_cq *cq_ = nullptr;
-  rpma_cq *rcq_ = nullptr;
-  rpma_cq *server_rcq_ = nullptr;
-  Buffer *src_ = nullptr;
-  Buffer *dst_ = nullptr;
+  rpma_conn_cfg* client_cfg_ = nullptr;
+  rpma_conn_cfg* server_cfg_ = nullptr;
+  rpma_cq* cq_ = nullptr;
+  rpma_cq* rcq_ = nullptr;
+  rpma_cq* server_rcq_ = nullptr;
+  Buffer* src_ = nullptr;
+  Buffer* dst_ = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -277,7 +278,7 @@ TEST_F(ChannelTest, SharedChannelRefusesCqWait) {
   EXPECT_EQ(RPMA_E_SHARED_CHANNEL, rpma_cq_wait(cq_));
   EXPECT_EQ(RPMA_E_SHARED_CHANNEL, rpma_cq_wait(rcq_));
   EXPECT_TRUE(IsReadableNow(fd));
-  rpma_cq *fired = nullptr;
+  rpma_cq* fired = nullptr;
   ASSERT_EQ(0, rpma_conn_wait(pair_.client, 0, &fired, nullptr));
   EXPECT_EQ(cq_, fired);
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(cq_, 1, IBV_WC_SEND));
@@ -304,7 +305,7 @@ TEST_F(ChannelTest, ConnWaitReportsWhichCqFired) {
   // A send completion: the main CQ.
   ASSERT_NO_FATAL_FAILURE(ClientSend(1));
   ASSERT_TRUE(WaitReadable(fd, kSafetyTimeoutMs));
-  rpma_cq *fired = nullptr;
+  rpma_cq* fired = nullptr;
   bool is_rcq = true;
   ASSERT_EQ(0, rpma_conn_wait(pair_.client, 0, &fired, &is_rcq));
   EXPECT_EQ(cq_, fired);
@@ -352,7 +353,7 @@ TEST_F(ChannelTest, ConnWaitReturnsBothEventsInOrder) {
   ASSERT_NO_FATAL_FAILURE(ServerSendsToClient(2));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(rcq_, 2, IBV_WC_RECV));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(cq_, 1, IBV_WC_SEND));
-  rpma_cq *fired = nullptr;
+  rpma_cq* fired = nullptr;
   bool is_rcq = true;
   ASSERT_EQ(0, rpma_conn_wait(pair_.client, 0, &fired, &is_rcq));
   EXPECT_EQ(cq_, fired);
@@ -369,7 +370,7 @@ TEST_F(ChannelTest, ConnWaitNonBlockingWithoutEvent) {
   int fd = -1;
   ASSERT_EQ(0, rpma_conn_get_compl_fd(pair_.client, &fd));
   ASSERT_NO_FATAL_FAILURE(SetNonBlocking(fd));
-  rpma_cq *fired = nullptr;
+  rpma_cq* fired = nullptr;
   bool is_rcq = false;
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(RPMA_E_NO_COMPLETION, rpma_conn_wait(pair_.client, 0, &fired, &is_rcq));
@@ -387,7 +388,7 @@ TEST_F(ChannelTest, SharedChannelWithoutRcq) {
   // Receives go to the main CQ, and rpma_conn_wait names it.
   ASSERT_NO_FATAL_FAILURE(ServerSendsToClient(1));
   ASSERT_TRUE(WaitReadable(fd, kSafetyTimeoutMs));
-  rpma_cq *fired = nullptr;
+  rpma_cq* fired = nullptr;
   bool is_rcq = true;
   ASSERT_EQ(0, rpma_conn_wait(pair_.client, 0, &fired, &is_rcq));
   EXPECT_EQ(cq_, fired);
@@ -399,7 +400,7 @@ TEST_F(ChannelTest, NotSharedChannel) {
   ASSERT_NO_FATAL_FAILURE(Connect(4, false));
   int fd = -1;
   EXPECT_EQ(RPMA_E_NOT_SHARED_CHNL, rpma_conn_get_compl_fd(pair_.client, &fd));
-  rpma_cq *fired = nullptr;
+  rpma_cq* fired = nullptr;
   EXPECT_EQ(RPMA_E_NOT_SHARED_CHNL, rpma_conn_wait(pair_.client, 0, &fired, nullptr));
 }
 

@@ -1,4 +1,5 @@
-// Tests of the 16 rpma_conn_cfg functions: defaults, NULL checks, set/get round trips, the SRQ setting.
+// Tests of the 16 rpma_conn_cfg functions: defaults, NULL checks, set/get round trips, the SRQ
+// setting.
 #include <librpma.h>
 
 #include <climits>
@@ -25,7 +26,7 @@ class ConnCfgTest : public ::testing::Test {
     return timeout_ms;
   }
 
-  struct rpma_conn_cfg *cfg_ = nullptr;
+  struct rpma_conn_cfg* cfg_ = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -45,8 +46,8 @@ TEST(ConnCfgDelete, NullObjectReturnsZero) {
 }
 
 TEST(ConnCfgNew, TwoCfgsAreIndependent) {
-  struct rpma_conn_cfg *cfg1 = nullptr;
-  struct rpma_conn_cfg *cfg2 = nullptr;
+  struct rpma_conn_cfg* cfg1 = nullptr;
+  struct rpma_conn_cfg* cfg2 = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg1));
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg2));
   EXPECT_NE(cfg1, cfg2);
@@ -126,9 +127,9 @@ TEST(ConnCfgGetTimeout, BothNullIsInval) {
 // ---------------------------------------------------------------------------------------------
 
 struct U32Field {
-  const char *name;
-  int (*set)(struct rpma_conn_cfg *, uint32_t);
-  int (*get)(const struct rpma_conn_cfg *, uint32_t *);
+  const char* name;
+  int (*set)(struct rpma_conn_cfg*, uint32_t);
+  int (*get)(const struct rpma_conn_cfg*, uint32_t*);
   uint32_t default_value;
 };
 
@@ -161,7 +162,9 @@ TEST_P(ConnCfgU32Test, GetNullCfgIsInval) {
   EXPECT_EQ(RPMA_E_INVAL, GetParam().get(nullptr, &value));
 }
 
-TEST_P(ConnCfgU32Test, GetNullOutIsInval) { EXPECT_EQ(RPMA_E_INVAL, GetParam().get(cfg_, nullptr)); }
+TEST_P(ConnCfgU32Test, GetNullOutIsInval) {
+  EXPECT_EQ(RPMA_E_INVAL, GetParam().get(cfg_, nullptr));
+}
 
 TEST_P(ConnCfgU32Test, GetBothNullIsInval) {
   EXPECT_EQ(RPMA_E_INVAL, GetParam().get(nullptr, nullptr));
@@ -186,7 +189,7 @@ TEST_P(ConnCfgU32Test, LastSetWins) {
 // Setting this field leaves every other field at its default.
 TEST_P(ConnCfgU32Test, SetLeavesOtherFieldsAlone) {
   ASSERT_EQ(0, GetParam().set(cfg_, 12345));
-  for (const U32Field &other : kU32Fields) {
+  for (const U32Field& other : kU32Fields) {
     if (other.get == GetParam().get) continue;
     uint32_t value = 0xDEADBEEF;
     EXPECT_EQ(0, other.get(cfg_, &value));
@@ -199,7 +202,7 @@ TEST_P(ConnCfgU32Test, SetLeavesOtherFieldsAlone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fields, ConnCfgU32Test, ::testing::ValuesIn(kU32Fields),
-                         [](const ::testing::TestParamInfo<U32Field> &info) {
+                         [](const ::testing::TestParamInfo<U32Field>& info) {
                            return std::string(info.param.name);
                          });
 
@@ -250,13 +253,13 @@ TEST_F(ConnCfgTest, ComplChannelRoundTripTrueThenFalse) {
 // ---------------------------------------------------------------------------------------------
 
 TEST_F(ConnCfgTest, DefaultSrqIsNull) {
-  struct rpma_srq *srq = reinterpret_cast<struct rpma_srq *>(0x1);
+  struct rpma_srq* srq = reinterpret_cast<struct rpma_srq*>(0x1);
   EXPECT_EQ(0, rpma_conn_cfg_get_srq(cfg_, &srq));
   EXPECT_EQ(nullptr, srq);
 }
 
 TEST(ConnCfgGetSrq, NullCfgIsInval) {
-  struct rpma_srq *srq = nullptr;
+  struct rpma_srq* srq = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_cfg_get_srq(nullptr, &srq));
 }
 
@@ -282,7 +285,7 @@ class ConnCfgSrqTest : public ConnCfgTest {
  protected:
   void SetUp() override {
     ConnCfgTest::SetUp();
-    struct ibv_context *ctx = nullptr;
+    struct ibv_context* ctx = nullptr;
     ASSERT_EQ(0, rpma_utils_get_ibv_context("127.0.0.1", RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
     ASSERT_EQ(0, rpma_peer_new(ctx, &peer_));
     ASSERT_EQ(0, rpma_srq_new(peer_, nullptr, &srq_));
@@ -294,14 +297,14 @@ class ConnCfgSrqTest : public ConnCfgTest {
     ConnCfgTest::TearDown();
   }
 
-  struct rpma_srq *Srq() {
-    struct rpma_srq *srq = nullptr;
+  struct rpma_srq* Srq() {
+    struct rpma_srq* srq = nullptr;
     EXPECT_EQ(0, rpma_conn_cfg_get_srq(cfg_, &srq));
     return srq;
   }
 
-  struct rpma_peer *peer_ = nullptr;
-  struct rpma_srq *srq_ = nullptr;
+  struct rpma_peer* peer_ = nullptr;
+  struct rpma_srq* srq_ = nullptr;
 };
 
 TEST_F(ConnCfgSrqTest, SetSrqNullCfgIsInval) {
@@ -320,7 +323,7 @@ TEST_F(ConnCfgSrqTest, SetNullSrqAfterRealOneIsInvalAndKeepsIt) {
 }
 
 TEST_F(ConnCfgSrqTest, SetSecondSrqReplacesFirst) {
-  struct rpma_srq *srq2 = nullptr;
+  struct rpma_srq* srq2 = nullptr;
   ASSERT_EQ(0, rpma_srq_new(peer_, nullptr, &srq2));
   EXPECT_EQ(0, rpma_conn_cfg_set_srq(cfg_, srq_));
   EXPECT_EQ(0, rpma_conn_cfg_set_srq(cfg_, srq2));
@@ -330,7 +333,7 @@ TEST_F(ConnCfgSrqTest, SetSecondSrqReplacesFirst) {
 
 TEST_F(ConnCfgSrqTest, SetSrqLeavesSizesAlone) {
   ASSERT_EQ(0, rpma_conn_cfg_set_srq(cfg_, srq_));
-  for (const U32Field &field : kU32Fields) {
+  for (const U32Field& field : kU32Fields) {
     uint32_t value = 0xDEADBEEF;
     EXPECT_EQ(0, field.get(cfg_, &value));
     EXPECT_EQ(field.default_value, value) << field.name;
@@ -339,11 +342,11 @@ TEST_F(ConnCfgSrqTest, SetSrqLeavesSizesAlone) {
 
 // Deleting the cfg does not delete the SRQ it refers to (TearDown deletes the SRQ afterwards).
 TEST_F(ConnCfgSrqTest, DeleteCfgKeepsSrq) {
-  struct rpma_conn_cfg *cfg = nullptr;
+  struct rpma_conn_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   ASSERT_EQ(0, rpma_conn_cfg_set_srq(cfg, srq_));
   EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
-  struct rpma_cq *rcq = nullptr;
+  struct rpma_cq* rcq = nullptr;
   EXPECT_EQ(0, rpma_srq_get_rcq(srq_, &rcq));
 }
 

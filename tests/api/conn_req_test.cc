@@ -13,7 +13,7 @@
 namespace {
 
 // A value no implementation returns as a connection: shows that *conn_ptr was left untouched.
-rpma_conn *const kUntouched = reinterpret_cast<rpma_conn *>(0x1);
+rpma_conn* const kUntouched = reinterpret_cast<rpma_conn*>(0x1);
 
 std::vector<uint8_t> Pattern(size_t len, uint8_t seed) {
   std::vector<uint8_t> bytes(len);
@@ -21,7 +21,7 @@ std::vector<uint8_t> Pattern(size_t len, uint8_t seed) {
   return bytes;
 }
 
-rpma_conn_private_data PrivateData(std::vector<uint8_t> *bytes) {
+rpma_conn_private_data PrivateData(std::vector<uint8_t>* bytes) {
   rpma_conn_private_data pdata;
   pdata.ptr = bytes->data();
   pdata.len = static_cast<uint8_t>(bytes->size());
@@ -38,15 +38,15 @@ class ConnReqTest : public PeerFixture {
   }
 
   // An outgoing request to 127.0.0.1:port_.
-  void NewRequest(const rpma_conn_cfg *cfg, rpma_conn_req **req) {
+  void NewRequest(const rpma_conn_cfg* cfg, rpma_conn_req** req) {
     ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), cfg, req));
     ASSERT_NE(nullptr, *req);
   }
 
   // A client connects (with pdata) to the listening endpoint; *incoming is the server's request.
-  void ClientConnects(const rpma_conn_private_data *pdata, rpma_conn **client,
-                      rpma_conn_req **incoming) {
-    rpma_conn_req *req = nullptr;
+  void ClientConnects(const rpma_conn_private_data* pdata, rpma_conn** client,
+                      rpma_conn_req** incoming) {
+    rpma_conn_req* req = nullptr;
     ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
     ASSERT_EQ(0, rpma_conn_req_connect(&req, pdata, client));
     ASSERT_NE(nullptr, *client);
@@ -55,7 +55,7 @@ class ConnReqTest : public PeerFixture {
 
   // The client's request was refused: it sees REJECTED, then disconnect (result ignored, as
   // example 01 does) and delete.
-  void ExpectRejectedAndDelete(rpma_conn **client) {
+  void ExpectRejectedAndDelete(rpma_conn** client) {
     ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(*client, RPMA_CONN_REJECTED));
     (void)rpma_conn_disconnect(*client);
     ASSERT_EQ(0, rpma_conn_delete(client));
@@ -67,26 +67,26 @@ class ConnReqTest : public PeerFixture {
     ASSERT_NE(nullptr, mr_);
   }
 
-  rpma_mr_local *mr_ = nullptr;
+  rpma_mr_local* mr_ = nullptr;
   char buf_[1024] = {};
 };
 
 // rpma_conn_req_new
 
 TEST_F(ConnReqTest, NewNullPeer) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_new(nullptr, kLoopback, port_.c_str(), nullptr, &req));
   EXPECT_EQ(nullptr, req);
 }
 
 TEST_F(ConnReqTest, NewNullAddr) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_new(peer_, nullptr, port_.c_str(), nullptr, &req));
   EXPECT_EQ(nullptr, req);
 }
 
 TEST_F(ConnReqTest, NewNullPort) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_new(peer_, kLoopback, nullptr, nullptr, &req));
   EXPECT_EQ(nullptr, req);
 }
@@ -96,28 +96,28 @@ TEST_F(ConnReqTest, NewNullReqPtr) {
 }
 
 TEST_F(ConnReqTest, NewUnresolvableHost) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   EXPECT_EQ(RPMA_E_PROVIDER,
             rpma_conn_req_new(peer_, "no-such-host.invalid", port_.c_str(), nullptr, &req));
   EXPECT_EQ(nullptr, req);
 }
 
 TEST_F(ConnReqTest, NewSharedChannelWithSrqThatHasItsOwnRcq) {
-  rpma_srq_cfg *srq_cfg = nullptr;
+  rpma_srq_cfg* srq_cfg = nullptr;
   ASSERT_EQ(0, rpma_srq_cfg_new(&srq_cfg));
   ASSERT_EQ(0, rpma_srq_cfg_set_rcq_size(srq_cfg, 5));
-  rpma_srq *srq = nullptr;
+  rpma_srq* srq = nullptr;
   ASSERT_EQ(0, rpma_srq_new(peer_, srq_cfg, &srq));
-  rpma_cq *srq_rcq = nullptr;
+  rpma_cq* srq_rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq, &srq_rcq));
   ASSERT_NE(nullptr, srq_rcq);
 
-  rpma_conn_cfg *cfg = nullptr;
+  rpma_conn_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   ASSERT_EQ(0, rpma_conn_cfg_set_compl_channel(cfg, true));
   ASSERT_EQ(0, rpma_conn_cfg_set_srq(cfg, srq));
 
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), cfg, &req));
   EXPECT_EQ(nullptr, req);
 
@@ -127,18 +127,18 @@ TEST_F(ConnReqTest, NewSharedChannelWithSrqThatHasItsOwnRcq) {
 }
 
 TEST_F(ConnReqTest, NewSharedChannelWithSrqWithoutRcqIsAllowed) {
-  rpma_srq_cfg *srq_cfg = nullptr;
+  rpma_srq_cfg* srq_cfg = nullptr;
   ASSERT_EQ(0, rpma_srq_cfg_new(&srq_cfg));
   ASSERT_EQ(0, rpma_srq_cfg_set_rcq_size(srq_cfg, 0));
-  rpma_srq *srq = nullptr;
+  rpma_srq* srq = nullptr;
   ASSERT_EQ(0, rpma_srq_new(peer_, srq_cfg, &srq));
 
-  rpma_conn_cfg *cfg = nullptr;
+  rpma_conn_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   ASSERT_EQ(0, rpma_conn_cfg_set_compl_channel(cfg, true));
   ASSERT_EQ(0, rpma_conn_cfg_set_srq(cfg, srq));
 
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   EXPECT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), cfg, &req));
   EXPECT_NE(nullptr, req);
   EXPECT_EQ(0, rpma_conn_req_delete(&req));
@@ -149,7 +149,7 @@ TEST_F(ConnReqTest, NewSharedChannelWithSrqWithoutRcqIsAllowed) {
 }
 
 TEST_F(ConnReqTest, NewSucceedsWhenNobodyListens) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), nullptr, &req));
   EXPECT_NE(nullptr, req);
   EXPECT_EQ(0, rpma_conn_req_delete(&req));
@@ -157,11 +157,11 @@ TEST_F(ConnReqTest, NewSucceedsWhenNobodyListens) {
 }
 
 TEST_F(ConnReqTest, NewWithConfig) {
-  rpma_conn_cfg *cfg = nullptr;
+  rpma_conn_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   ASSERT_EQ(0, rpma_conn_cfg_set_rcq_size(cfg, 4));
   ASSERT_EQ(0, rpma_conn_cfg_set_compl_channel(cfg, true));
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   EXPECT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), cfg, &req));
   EXPECT_EQ(0, rpma_conn_req_delete(&req));
   EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
@@ -171,14 +171,12 @@ TEST_F(ConnReqTest, NewWithConfig) {
 
 TEST_F(ConnReqTest, DeleteNullReqPtr) { EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_delete(nullptr)); }
 
-TEST_F(ConnReqTest, DeleteNullReq) {
-  ExpectDeleteOfNullObjectReturnsZero(rpma_conn_req_delete);
-}
+TEST_F(ConnReqTest, DeleteNullReq) { ExpectDeleteOfNullObjectReturnsZero(rpma_conn_req_delete); }
 
 TEST_F(ConnReqTest, DeleteIncomingRequestRejectsTheClient) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_conn *client = nullptr;
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(ClientConnects(nullptr, &client, &incoming));
   EXPECT_EQ(0, rpma_conn_req_delete(&incoming));
   EXPECT_EQ(nullptr, incoming);
@@ -188,20 +186,20 @@ TEST_F(ConnReqTest, DeleteIncomingRequestRejectsTheClient) {
 // rpma_conn_req_connect: argument checks
 
 TEST_F(ConnReqTest, ConnectNullReqPtr) {
-  rpma_conn *conn = kUntouched;
+  rpma_conn* conn = kUntouched;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_connect(nullptr, nullptr, &conn));
   EXPECT_EQ(kUntouched, conn);
 }
 
 TEST_F(ConnReqTest, ConnectNullReq) {
-  rpma_conn_req *req = nullptr;
-  rpma_conn *conn = kUntouched;
+  rpma_conn_req* req = nullptr;
+  rpma_conn* conn = kUntouched;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_connect(&req, nullptr, &conn));
   EXPECT_EQ(kUntouched, conn);
 }
 
 TEST_F(ConnReqTest, ConnectNullConnPtrConsumesOutgoingRequest) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_connect(&req, nullptr, nullptr));
   EXPECT_EQ(nullptr, req);
@@ -209,8 +207,8 @@ TEST_F(ConnReqTest, ConnectNullConnPtrConsumesOutgoingRequest) {
 
 TEST_F(ConnReqTest, ConnectNullConnPtrConsumesAndRejectsIncomingRequest) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_conn *client = nullptr;
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(ClientConnects(nullptr, &client, &incoming));
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_connect(&incoming, nullptr, nullptr));
   EXPECT_EQ(nullptr, incoming);
@@ -218,25 +216,25 @@ TEST_F(ConnReqTest, ConnectNullConnPtrConsumesAndRejectsIncomingRequest) {
 }
 
 TEST_F(ConnReqTest, ConnectPrivateDataWithNullPtrConsumesOutgoingRequest) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
   rpma_conn_private_data pdata;
   pdata.ptr = nullptr;
   pdata.len = 8;
-  rpma_conn *conn = kUntouched;
+  rpma_conn* conn = kUntouched;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_connect(&req, &pdata, &conn));
   EXPECT_EQ(nullptr, req);
   EXPECT_EQ(kUntouched, conn);
 }
 
 TEST_F(ConnReqTest, ConnectPrivateDataWithZeroLenConsumesOutgoingRequest) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
   char byte = 'x';
   rpma_conn_private_data pdata;
   pdata.ptr = &byte;
   pdata.len = 0;
-  rpma_conn *conn = kUntouched;
+  rpma_conn* conn = kUntouched;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_connect(&req, &pdata, &conn));
   EXPECT_EQ(nullptr, req);
   EXPECT_EQ(kUntouched, conn);
@@ -244,13 +242,13 @@ TEST_F(ConnReqTest, ConnectPrivateDataWithZeroLenConsumesOutgoingRequest) {
 
 TEST_F(ConnReqTest, ConnectPrivateDataWithNullPtrConsumesAndRejectsIncomingRequest) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_conn *client = nullptr;
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(ClientConnects(nullptr, &client, &incoming));
   rpma_conn_private_data pdata;
   pdata.ptr = nullptr;
   pdata.len = 8;
-  rpma_conn *server = kUntouched;
+  rpma_conn* server = kUntouched;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_connect(&incoming, &pdata, &server));
   EXPECT_EQ(nullptr, incoming);
   EXPECT_EQ(kUntouched, server);
@@ -259,14 +257,14 @@ TEST_F(ConnReqTest, ConnectPrivateDataWithNullPtrConsumesAndRejectsIncomingReque
 
 TEST_F(ConnReqTest, ConnectPrivateDataWithZeroLenConsumesAndRejectsIncomingRequest) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_conn *client = nullptr;
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(ClientConnects(nullptr, &client, &incoming));
   char byte = 'x';
   rpma_conn_private_data pdata;
   pdata.ptr = &byte;
   pdata.len = 0;
-  rpma_conn *server = kUntouched;
+  rpma_conn* server = kUntouched;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_connect(&incoming, &pdata, &server));
   EXPECT_EQ(nullptr, incoming);
   EXPECT_EQ(kUntouched, server);
@@ -277,11 +275,11 @@ TEST_F(ConnReqTest, ConnectPrivateDataWithZeroLenConsumesAndRejectsIncomingReque
 
 TEST_F(ConnReqTest, ConnectClientPrivateData57BytesIsTooLong) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
   std::vector<uint8_t> bytes = Pattern(57, 1);
   rpma_conn_private_data pdata = PrivateData(&bytes);
-  rpma_conn *conn = kUntouched;
+  rpma_conn* conn = kUntouched;
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_conn_req_connect(&req, &pdata, &conn));
   EXPECT_EQ(nullptr, req);
   EXPECT_EQ(kUntouched, conn);
@@ -292,8 +290,8 @@ TEST_F(ConnReqTest, ConnectClientPrivateData56BytesReachesTheServer) {
   std::vector<uint8_t> bytes = Pattern(56, 3);
   const std::vector<uint8_t> sent = bytes;
   rpma_conn_private_data pdata = PrivateData(&bytes);
-  rpma_conn *client = nullptr;
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(ClientConnects(&pdata, &client, &incoming));
 
   rpma_conn_private_data got = {nullptr, 0};
@@ -302,7 +300,7 @@ TEST_F(ConnReqTest, ConnectClientPrivateData56BytesReachesTheServer) {
   ASSERT_NE(nullptr, got.ptr);
   EXPECT_EQ(0, memcmp(sent.data(), got.ptr, 56));
 
-  rpma_conn *server = nullptr;
+  rpma_conn* server = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&incoming, nullptr, &server));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, RPMA_CONN_ESTABLISHED));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(server, RPMA_CONN_ESTABLISHED));
@@ -311,12 +309,12 @@ TEST_F(ConnReqTest, ConnectClientPrivateData56BytesReachesTheServer) {
 
 TEST_F(ConnReqTest, ConnectServerPrivateData197BytesIsTooLong) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_conn *client = nullptr;
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(ClientConnects(nullptr, &client, &incoming));
   std::vector<uint8_t> bytes = Pattern(197, 5);
   rpma_conn_private_data pdata = PrivateData(&bytes);
-  rpma_conn *server = kUntouched;
+  rpma_conn* server = kUntouched;
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_conn_req_connect(&incoming, &pdata, &server));
   EXPECT_EQ(nullptr, incoming);
   EXPECT_EQ(kUntouched, server);
@@ -326,13 +324,13 @@ TEST_F(ConnReqTest, ConnectServerPrivateData197BytesIsTooLong) {
 
 TEST_F(ConnReqTest, ConnectServerPrivateData196BytesReachesTheClient) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_conn *client = nullptr;
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(ClientConnects(nullptr, &client, &incoming));
   std::vector<uint8_t> bytes = Pattern(196, 9);
   const std::vector<uint8_t> sent = bytes;
   rpma_conn_private_data pdata = PrivateData(&bytes);
-  rpma_conn *server = nullptr;
+  rpma_conn* server = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&incoming, &pdata, &server));
   EXPECT_EQ(nullptr, incoming);
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, RPMA_CONN_ESTABLISHED));
@@ -347,9 +345,9 @@ TEST_F(ConnReqTest, ConnectServerPrivateData196BytesReachesTheClient) {
 }
 
 TEST_F(ConnReqTest, ConnectToPortNobodyListensOnIsRejected) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
-  rpma_conn *client = nullptr;
+  rpma_conn* client = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
   EXPECT_EQ(nullptr, req);
   ASSERT_NE(nullptr, client);
@@ -364,7 +362,7 @@ TEST_F(ConnReqTest, RecvNullReq) {
 }
 
 TEST_F(ConnReqTest, RecvNullDst) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_recv(req, nullptr, 0, 8, this));
   // Unlike rpma_recv, a 0-byte receive (dst NULL, offset 0, len 0) is INVAL here too.
@@ -375,7 +373,7 @@ TEST_F(ConnReqTest, RecvNullDst) {
 
 TEST_F(ConnReqTest, RecvNullOpContextIsAllowed) {
   ASSERT_NO_FATAL_FAILURE(RegisterRecvBuffer());
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
   EXPECT_EQ(0, rpma_conn_req_recv(req, mr_, 0, 8, nullptr));
   EXPECT_EQ(0, rpma_conn_req_delete(&req));
@@ -383,7 +381,7 @@ TEST_F(ConnReqTest, RecvNullOpContextIsAllowed) {
 
 TEST_F(ConnReqTest, RecvMoreThanDefaultRqSize) {
   ASSERT_NO_FATAL_FAILURE(RegisterRecvBuffer());
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
   for (int i = 0; i < 10; ++i) {  // default rq_size
     EXPECT_EQ(0, rpma_conn_req_recv(req, mr_, i * 8, 8, nullptr)) << "receive #" << i;
@@ -395,15 +393,15 @@ TEST_F(ConnReqTest, RecvMoreThanDefaultRqSize) {
 TEST_F(ConnReqTest, RecvMoreThanConfiguredRqSizeOnIncomingRequest) {
   ASSERT_NO_FATAL_FAILURE(Listen());
   ASSERT_NO_FATAL_FAILURE(RegisterRecvBuffer());
-  rpma_conn_cfg *cfg = nullptr;
+  rpma_conn_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   ASSERT_EQ(0, rpma_conn_cfg_set_rq_size(cfg, 3));
 
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
-  rpma_conn *client = nullptr;
+  rpma_conn* client = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(NextConnReq(ep_, cfg, &incoming));
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(0, rpma_conn_req_recv(incoming, mr_, i * 8, 8, nullptr)) << "receive #" << i;
@@ -416,12 +414,12 @@ TEST_F(ConnReqTest, RecvMoreThanConfiguredRqSizeOnIncomingRequest) {
 
 TEST_F(ConnReqTest, RecvOnRequestUsingSrqFails) {
   ASSERT_NO_FATAL_FAILURE(RegisterRecvBuffer());
-  rpma_srq *srq = nullptr;
+  rpma_srq* srq = nullptr;
   ASSERT_EQ(0, rpma_srq_new(peer_, nullptr, &srq));
-  rpma_conn_cfg *cfg = nullptr;
+  rpma_conn_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   ASSERT_EQ(0, rpma_conn_cfg_set_srq(cfg, srq));
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewRequest(cfg, &req));
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_conn_req_recv(req, mr_, 0, 8, nullptr));
   EXPECT_EQ(0, rpma_conn_req_delete(&req));
@@ -435,22 +433,21 @@ TEST_F(ConnReqTest, RecvPostedOnIncomingRequestReceivesTheFirstMessage) {
   static const char kMessage[] = "hello from the client";
   char send_buf[sizeof(kMessage)];
   memcpy(send_buf, kMessage, sizeof(kMessage));
-  rpma_mr_local *send_mr = nullptr;
+  rpma_mr_local* send_mr = nullptr;
   ASSERT_EQ(0, rpma_mr_reg(peer_, send_buf, sizeof(send_buf), RPMA_MR_USAGE_SEND, &send_mr));
 
-  rpma_conn *client = nullptr;
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(ClientConnects(nullptr, &client, &incoming));
   int context = 0;
   ASSERT_EQ(0, rpma_conn_req_recv(incoming, mr_, 64, 100, &context));
-  rpma_conn *server = nullptr;
+  rpma_conn* server = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&incoming, nullptr, &server));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, RPMA_CONN_ESTABLISHED));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(server, RPMA_CONN_ESTABLISHED));
 
-  ASSERT_EQ(0, rpma_send(client, send_mr, 0, sizeof(send_buf), RPMA_F_COMPLETION_ALWAYS,
-                         nullptr));
-  rpma_cq *cq = nullptr;
+  ASSERT_EQ(0, rpma_send(client, send_mr, 0, sizeof(send_buf), RPMA_F_COMPLETION_ALWAYS, nullptr));
+  rpma_cq* cq = nullptr;
   ASSERT_EQ(0, rpma_conn_get_cq(server, &cq));
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(WaitForCompletion(cq, &wc)) << "no receive completion";
@@ -461,7 +458,7 @@ TEST_F(ConnReqTest, RecvPostedOnIncomingRequestReceivesTheFirstMessage) {
   EXPECT_EQ(0, memcmp(kMessage, buf_ + 64, sizeof(kMessage)));
 
   // The client's send completion.
-  rpma_cq *client_cq = nullptr;
+  rpma_cq* client_cq = nullptr;
   ASSERT_EQ(0, rpma_conn_get_cq(client, &client_cq));
   int client_cq_fd = -1;
   ASSERT_EQ(0, rpma_cq_get_fd(client_cq, &client_cq_fd));
@@ -483,7 +480,7 @@ TEST_F(ConnReqTest, GetPrivateDataNullReq) {
 }
 
 TEST_F(ConnReqTest, GetPrivateDataNullPdata) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_get_private_data(req, nullptr));
   EXPECT_EQ(0, rpma_conn_req_delete(&req));
@@ -494,8 +491,8 @@ TEST_F(ConnReqTest, GetPrivateDataIsACopyOfTheClientsBytes) {
   std::vector<uint8_t> bytes = Pattern(28, 11);
   const std::vector<uint8_t> sent = bytes;
   rpma_conn_private_data pdata = PrivateData(&bytes);
-  rpma_conn *client = nullptr;
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(ClientConnects(&pdata, &client, &incoming));
   // The client may reuse its buffer once rpma_conn_req_connect returned.
   memset(bytes.data(), 0xEE, bytes.size());
@@ -504,7 +501,7 @@ TEST_F(ConnReqTest, GetPrivateDataIsACopyOfTheClientsBytes) {
   ASSERT_EQ(0, rpma_conn_req_get_private_data(incoming, &got));
   ASSERT_EQ(28, got.len);
   ASSERT_NE(nullptr, got.ptr);
-  EXPECT_NE(static_cast<void *>(bytes.data()), got.ptr);
+  EXPECT_NE(static_cast<void*>(bytes.data()), got.ptr);
   EXPECT_EQ(0, memcmp(sent.data(), got.ptr, sent.size()));
 
   EXPECT_EQ(0, rpma_conn_req_delete(&incoming));
@@ -513,8 +510,8 @@ TEST_F(ConnReqTest, GetPrivateDataIsACopyOfTheClientsBytes) {
 
 TEST_F(ConnReqTest, GetPrivateDataWhenNoneWasSent) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_conn *client = nullptr;
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(ClientConnects(nullptr, &client, &incoming));
   rpma_conn_private_data got;
   got.ptr = this;
@@ -527,7 +524,7 @@ TEST_F(ConnReqTest, GetPrivateDataWhenNoneWasSent) {
 }
 
 TEST_F(ConnReqTest, GetPrivateDataOfOutgoingRequestIsEmpty) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
   rpma_conn_private_data got;
   got.ptr = this;

@@ -23,13 +23,13 @@ class ConnCfg {
     EXPECT_EQ(0, rpma_conn_cfg_set_compl_channel(cfg_, shared));
   }
   ~ConnCfg() { EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg_)); }
-  ConnCfg(const ConnCfg &) = delete;
-  ConnCfg &operator=(const ConnCfg &) = delete;
+  ConnCfg(const ConnCfg&) = delete;
+  ConnCfg& operator=(const ConnCfg&) = delete;
 
-  const rpma_conn_cfg *get() const { return cfg_; }
+  const rpma_conn_cfg* get() const { return cfg_; }
 
  private:
-  rpma_conn_cfg *cfg_ = nullptr;
+  rpma_conn_cfg* cfg_ = nullptr;
 };
 
 // Tests that need one established pair with default configs.
@@ -78,7 +78,7 @@ TEST_F(ConnTest, GetPrivateDataInval) {
 }
 
 TEST_F(ConnTest, ApplyRemotePeerCfg) {
-  rpma_peer_cfg *pcfg = nullptr;
+  rpma_peer_cfg* pcfg = nullptr;
   ASSERT_EQ(0, rpma_peer_cfg_new(&pcfg));
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_apply_remote_peer_cfg(nullptr, pcfg));
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_apply_remote_peer_cfg(pair_.client, nullptr));
@@ -105,24 +105,24 @@ TEST_F(ConnTest, QpNumsAreNonZeroAndDistinct) {
 }
 
 TEST_F(ConnTest, GetCq) {
-  rpma_cq *cq = nullptr;
+  rpma_cq* cq = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_get_cq(nullptr, &cq));
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_get_cq(pair_.client, nullptr));
   ASSERT_EQ(0, rpma_conn_get_cq(pair_.client, &cq));
   EXPECT_NE(nullptr, cq);
-  rpma_cq *server_cq = nullptr;
+  rpma_cq* server_cq = nullptr;
   ASSERT_EQ(0, rpma_conn_get_cq(pair_.server, &server_cq));
   EXPECT_NE(nullptr, server_cq);
   EXPECT_NE(cq, server_cq);
 }
 
 TEST_F(ConnTest, GetRcqInvalAndNullWithoutRcq) {
-  rpma_cq *rcq = reinterpret_cast<rpma_cq *>(0x1);
+  rpma_cq* rcq = reinterpret_cast<rpma_cq*>(0x1);
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_get_rcq(nullptr, &rcq));
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_get_rcq(pair_.client, nullptr));
   ASSERT_EQ(0, rpma_conn_get_rcq(pair_.client, &rcq));
   EXPECT_EQ(nullptr, rcq);
-  rcq = reinterpret_cast<rpma_cq *>(0x1);
+  rcq = reinterpret_cast<rpma_cq*>(0x1);
   ASSERT_EQ(0, rpma_conn_get_rcq(pair_.server, &rcq));
   EXPECT_EQ(nullptr, rcq);
 }
@@ -136,7 +136,7 @@ TEST_F(ConnTest, GetComplFdInvalAndNotShared) {
 }
 
 TEST_F(ConnTest, WaitInvalAndNotShared) {
-  rpma_cq *cq = nullptr;
+  rpma_cq* cq = nullptr;
   bool is_rcq = false;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_wait(nullptr, 0, &cq, &is_rcq));
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_wait(pair_.client, 0, nullptr, &is_rcq));
@@ -148,7 +148,7 @@ TEST_F(ConnTest, DisconnectInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_conn_disconnect
 
 TEST_F(ConnTest, DeleteInvalAndNull) {
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_delete(nullptr));
-  rpma_conn *conn = nullptr;
+  rpma_conn* conn = nullptr;
   EXPECT_EQ(0, rpma_conn_delete(&conn));
   EXPECT_EQ(nullptr, conn);
 }
@@ -162,9 +162,9 @@ TEST(ConnCqTest, GetRcqWithRcqSize) {
   options.server_cfg = cfg.get();
   ConnectedPair pair;
   ASSERT_NO_FATAL_FAILURE(pair.Connect(options));
-  for (rpma_conn *conn : {pair.client, pair.server}) {
-    rpma_cq *cq = nullptr;
-    rpma_cq *rcq = nullptr;
+  for (rpma_conn* conn : {pair.client, pair.server}) {
+    rpma_cq* cq = nullptr;
+    rpma_cq* rcq = nullptr;
     ASSERT_EQ(0, rpma_conn_get_cq(conn, &cq));
     ASSERT_EQ(0, rpma_conn_get_rcq(conn, &rcq));
     EXPECT_NE(nullptr, rcq);
@@ -179,10 +179,10 @@ TEST(ConnCqTest, RcqOnOneSideOnly) {
   options.server_cfg = cfg.get();
   ConnectedPair pair;
   ASSERT_NO_FATAL_FAILURE(pair.Connect(options));
-  rpma_cq *rcq = nullptr;
+  rpma_cq* rcq = nullptr;
   ASSERT_EQ(0, rpma_conn_get_rcq(pair.server, &rcq));
   EXPECT_NE(nullptr, rcq);
-  rcq = reinterpret_cast<rpma_cq *>(0x1);
+  rcq = reinterpret_cast<rpma_cq*>(0x1);
   ASSERT_EQ(0, rpma_conn_get_rcq(pair.client, &rcq));
   EXPECT_EQ(nullptr, rcq);
   ASSERT_NO_FATAL_FAILURE(pair.Teardown());
@@ -223,7 +223,7 @@ TEST(ConnCqTest, WaitOnSharedChannelNonBlockingWithoutCompletion) {
   int fd = -1;
   ASSERT_EQ(0, rpma_conn_get_compl_fd(pair.client, &fd));
   ASSERT_NO_FATAL_FAILURE(SetNonBlocking(fd));
-  rpma_cq *cq = nullptr;
+  rpma_cq* cq = nullptr;
   bool is_rcq = true;
   EXPECT_EQ(RPMA_E_NO_COMPLETION, rpma_conn_wait(pair.client, 0, &cq, &is_rcq));
   EXPECT_EQ(RPMA_E_NO_COMPLETION, rpma_conn_wait(pair.client, 0, &cq, nullptr));
@@ -331,7 +331,7 @@ TEST(ConnEventsTest, DisconnectThenDeleteAtOnceStillClosesThePeer) {
 TEST(ConnEventsTest, NonBlockingNextEventWithoutEventReturnsNoEvent) {
   ConnectedPair pair;
   ASSERT_NO_FATAL_FAILURE(pair.Connect());
-  for (rpma_conn *conn : {pair.client, pair.server}) {
+  for (rpma_conn* conn : {pair.client, pair.server}) {
     int fd = -1;
     ASSERT_EQ(0, rpma_conn_get_event_fd(conn, &fd));
     ASSERT_NO_FATAL_FAILURE(SetNonBlocking(fd));
@@ -341,7 +341,7 @@ TEST(ConnEventsTest, NonBlockingNextEventWithoutEventReturnsNoEvent) {
   }
   // Non-blocking mode still delivers the events that are there.
   ASSERT_EQ(0, rpma_conn_disconnect(pair.server));
-  for (rpma_conn *conn : {pair.client, pair.server}) {
+  for (rpma_conn* conn : {pair.client, pair.server}) {
     int fd = -1;
     ASSERT_EQ(0, rpma_conn_get_event_fd(conn, &fd));
     ASSERT_TRUE(WaitReadable(fd, kSafetyTimeoutMs));
@@ -404,7 +404,7 @@ TEST(ConnPrivateDataTest, BothDirectionsExactCopies) {
   ConnectedPair pair;
   ASSERT_NO_FATAL_FAILURE(pair.Listen());
   // Before the server accepted, the client has no private data.
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(pair.peer, kLoopback, pair.port.c_str(), nullptr, &req));
   ASSERT_EQ(0, rpma_conn_req_connect(&req, &client_pdata, &pair.client));
   rpma_conn_private_data got = {&got, 99};
@@ -412,7 +412,7 @@ TEST(ConnPrivateDataTest, BothDirectionsExactCopies) {
   EXPECT_EQ(nullptr, got.ptr);
   EXPECT_EQ(0, got.len);
 
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(NextConnReq(pair.ep, nullptr, &incoming));
   ASSERT_EQ(0, rpma_conn_req_connect(&incoming, &server_pdata, &pair.server));
   // The senders' buffers may be reused at once: the library keeps copies.
@@ -424,13 +424,13 @@ TEST(ConnPrivateDataTest, BothDirectionsExactCopies) {
   ASSERT_EQ(0, rpma_conn_get_private_data(pair.client, &got));
   ASSERT_EQ(14, got.len);
   ASSERT_NE(nullptr, got.ptr);
-  EXPECT_NE(static_cast<void *>(server_bytes.data()), got.ptr);
+  EXPECT_NE(static_cast<void*>(server_bytes.data()), got.ptr);
   EXPECT_EQ(0, memcmp(server_sent.data(), got.ptr, 14));
 
   ASSERT_EQ(0, rpma_conn_get_private_data(pair.server, &got));
   ASSERT_EQ(28, got.len);
   ASSERT_NE(nullptr, got.ptr);
-  EXPECT_NE(static_cast<void *>(client_bytes.data()), got.ptr);
+  EXPECT_NE(static_cast<void*>(client_bytes.data()), got.ptr);
   EXPECT_EQ(0, memcmp(client_sent.data(), got.ptr, 28));
 
   // Still valid (and unchanged) after disconnect and CLOSED, until rpma_conn_delete.
@@ -452,7 +452,7 @@ TEST(ConnPrivateDataTest, BothDirectionsExactCopies) {
 TEST(ConnPrivateDataTest, NoneSentEitherWay) {
   ConnectedPair pair;
   ASSERT_NO_FATAL_FAILURE(pair.Connect());
-  for (rpma_conn *conn : {pair.client, pair.server}) {
+  for (rpma_conn* conn : {pair.client, pair.server}) {
     rpma_conn_private_data got = {&got, 99};
     ASSERT_EQ(0, rpma_conn_get_private_data(conn, &got));
     EXPECT_EQ(nullptr, got.ptr);

@@ -18,7 +18,7 @@ class CqOverflowTest : public PairFixture {
  protected:
   // Connects with the client's and the server's configurations, then registers a target on
   // the server (written to, received into) and a source on the client.
-  void Setup(const rpma_conn_cfg *client_cfg, const rpma_conn_cfg *server_cfg) {
+  void Setup(const rpma_conn_cfg* client_cfg, const rpma_conn_cfg* server_cfg) {
     PairOptions options;
     options.client_cfg = client_cfg;
     options.server_cfg = server_cfg;
@@ -31,8 +31,8 @@ class CqOverflowTest : public PairFixture {
     ASSERT_NE(nullptr, source_);
   }
 
-  rpma_conn_cfg *Cfg(uint32_t cq_size, uint32_t sq_size, uint32_t rq_size) {
-    rpma_conn_cfg *cfg = NewCfg();
+  rpma_conn_cfg* Cfg(uint32_t cq_size, uint32_t sq_size, uint32_t rq_size) {
+    rpma_conn_cfg* cfg = NewCfg();
     EXPECT_EQ(0, rpma_conn_cfg_set_cq_size(cfg, cq_size));
     EXPECT_EQ(0, rpma_conn_cfg_set_sq_size(cfg, sq_size));
     EXPECT_EQ(0, rpma_conn_cfg_set_rq_size(cfg, rq_size));
@@ -53,7 +53,7 @@ class CqOverflowTest : public PairFixture {
 
   // Polls `cq` until it fails: the wr_ids of the completions it gave, each successful with
   // `opcode`. The failure must be RPMA_E_PROVIDER, and stay so.
-  std::vector<uint64_t> DrainUntilOverflow(rpma_cq *cq, ibv_wc_opcode opcode) {
+  std::vector<uint64_t> DrainUntilOverflow(rpma_cq* cq, ibv_wc_opcode opcode) {
     std::vector<uint64_t> ids;
     for (;;) {
       ibv_wc wc;
@@ -73,9 +73,9 @@ class CqOverflowTest : public PairFixture {
     return ids;
   }
 
-  Buffer *target_ = nullptr;
-  rpma_mr_remote *remote_ = nullptr;
-  Buffer *source_ = nullptr;
+  Buffer* target_ = nullptr;
+  rpma_mr_remote* remote_ = nullptr;
+  Buffer* source_ = nullptr;
 };
 
 TEST_F(CqOverflowTest, SendCompletionsPastTheDepthOverflowTheRequestersQueue) {
@@ -85,8 +85,7 @@ TEST_F(CqOverflowTest, SendCompletionsPastTheDepthOverflowTheRequestersQueue) {
     ASSERT_EQ(0, rpma_write(pair_.client, remote_, 8 * i, source_->mr, 8 * i, 8,
                             RPMA_F_COMPLETION_ALWAYS, Ctx(i)));
   ASSERT_NO_FATAL_FAILURE(ExpectLostOnBothSides());
-  EXPECT_EQ((std::vector<uint64_t>{1, 2, 3, 4}),
-            DrainUntilOverflow(client_cq_, IBV_WC_RDMA_WRITE));
+  EXPECT_EQ((std::vector<uint64_t>{1, 2, 3, 4}), DrainUntilOverflow(client_cq_, IBV_WC_RDMA_WRITE));
   DeleteBoth();
 }
 
@@ -96,8 +95,8 @@ TEST_F(CqOverflowTest, ReceiveCompletionsPastTheDepthOverflowTheRespondersQueue)
   for (uintptr_t i = 1; i <= 3; ++i)
     ASSERT_EQ(0, rpma_recv(pair_.server, target_->mr, 8 * i, 8, Ctx(100 + i)));
   for (uintptr_t i = 1; i <= 3; ++i)
-    ASSERT_EQ(0, rpma_send(pair_.client, source_->mr, 8 * i, 8, RPMA_F_COMPLETION_ON_ERROR,
-                           Ctx(i)));
+    ASSERT_EQ(0,
+              rpma_send(pair_.client, source_->mr, 8 * i, 8, RPMA_F_COMPLETION_ON_ERROR, Ctx(i)));
   ASSERT_NO_FATAL_FAILURE(ExpectLostOnBothSides());
   EXPECT_EQ((std::vector<uint64_t>{101, 102}), DrainUntilOverflow(server_cq_, IBV_WC_RECV));
   DeleteBoth();
@@ -108,8 +107,8 @@ TEST_F(CqOverflowTest, AWaiterIsWokenByTheOverflowAndNeverBlocksAgain) {
   int fd = -1;
   ASSERT_EQ(0, rpma_cq_get_fd(client_cq_, &fd));
   for (uintptr_t i = 1; i <= 2; ++i)
-    ASSERT_EQ(0, rpma_write(pair_.client, remote_, 0, source_->mr, 0, 8,
-                            RPMA_F_COMPLETION_ALWAYS, Ctx(i)));
+    ASSERT_EQ(0, rpma_write(pair_.client, remote_, 0, source_->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+                            Ctx(i)));
   // The first completion raised the event; every wait after the overflow returns at once
   // (its re-arming raises the next), so a loop of wait and poll ends with the error.
   for (int round = 0; round < 3; ++round) {

@@ -24,9 +24,9 @@ class CqTest : public PairFixture {
     ASSERT_EQ(0, rpma_conn_get_rcq(pair_.client, &rcq_));
   }
 
-  rpma_conn_cfg *cfg_ = nullptr;
-  rpma_cq *cq_ = nullptr;
-  rpma_cq *rcq_ = nullptr;
+  rpma_conn_cfg* cfg_ = nullptr;
+  rpma_cq* cq_ = nullptr;
+  rpma_cq* rcq_ = nullptr;
 };
 
 // rpma_cq_get_fd
@@ -74,7 +74,7 @@ TEST_F(CqTest, WaitNullCq) { EXPECT_EQ(RPMA_E_INVAL, rpma_cq_wait(nullptr)); }
 
 TEST_F(CqTest, WaitNonBlockingWithoutCompletion) {
   ASSERT_NO_FATAL_FAILURE(Connect(4, false));
-  for (rpma_cq *cq : {cq_, rcq_}) {
+  for (rpma_cq* cq : {cq_, rcq_}) {
     ASSERT_NE(nullptr, cq);
     int fd = -1;
     ASSERT_EQ(0, rpma_cq_get_fd(cq, &fd));

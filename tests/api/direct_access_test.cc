@@ -135,8 +135,8 @@ TEST_F(DirectAccessTest, RegionsWithoutRemoteAccessLeaveTheDirectAreaToOthers) {
     ASSERT_EQ(0, rpma_mr_get_descriptor_size(target_mr, &descriptor_size));
     ASSERT_LE(descriptor_size, server.size);
     ASSERT_EQ(0, rpma_mr_get_descriptor(target_mr, server.memory));
-    ASSERT_EQ(0, rpma_send(server.conn, server.mr, 0, descriptor_size,
-                           RPMA_F_COMPLETION_ON_ERROR, nullptr));
+    ASSERT_EQ(0, rpma_send(server.conn, server.mr, 0, descriptor_size, RPMA_F_COMPLETION_ON_ERROR,
+                           nullptr));
     EXPECT_CONN_EVENT(server.conn, RPMA_CONN_CLOSED);
     for (size_t i = 0; i < 64; ++i) ASSERT_EQ(0x3c, target[i]) << "offset " << i;
     ASSERT_EQ(0, rpma_mr_dereg(&target_mr));
@@ -156,8 +156,8 @@ TEST_F(DirectAccessTest, RegionsWithoutRemoteAccessLeaveTheDirectAreaToOthers) {
   {
     Stopped stopped(server_pid);
     ASSERT_TRUE(stopped.ok()) << "could not stop process " << server_pid;
-    ASSERT_EQ(0, rpma_write(client.conn, target, 0, client.mr, 0, 64, RPMA_F_COMPLETION_ALWAYS,
-                            nullptr));
+    ASSERT_EQ(
+        0, rpma_write(client.conn, target, 0, client.mr, 0, 64, RPMA_F_COMPLETION_ALWAYS, nullptr));
     EXPECT_COMPLETION(client.cq, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
   }
   ASSERT_EQ(0, rpma_mr_remote_delete(&target));

@@ -49,7 +49,7 @@ TEST_F(EpTest, ListenSucceeds) {
 
 TEST_F(EpTest, ListenPortInUseByAnotherEndpoint) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_ep *second = nullptr;
+  rpma_ep* second = nullptr;
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_ep_listen(peer_, kLoopback, port_.c_str(), &second));
   EXPECT_EQ(nullptr, second);
   if (second != nullptr) {
@@ -77,9 +77,7 @@ TEST_F(EpTest, ListenAddressNotOwnedByHost) {
 
 TEST_F(EpTest, ShutdownNullEpPtr) { EXPECT_EQ(RPMA_E_INVAL, rpma_ep_shutdown(nullptr)); }
 
-TEST_F(EpTest, ShutdownNullEp) {
-  ExpectDeleteOfNullObjectReturnsZero(rpma_ep_shutdown);
-}
+TEST_F(EpTest, ShutdownNullEp) { ExpectDeleteOfNullObjectReturnsZero(rpma_ep_shutdown); }
 
 TEST_F(EpTest, ShutdownSetsNull) {
   ASSERT_NO_FATAL_FAILURE(Listen());
@@ -97,8 +95,8 @@ TEST_F(EpTest, PortCanBeListenedOnAgainAfterShutdown) {
 
 TEST_F(EpTest, PortCanBeListenedOnAgainAfterShutdownThatServedConnections) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_conn *client = nullptr;
-  rpma_conn *server = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn* server = nullptr;
   ASSERT_NO_FATAL_FAILURE(ConnectOnce(peer_, ep_, port_, PairOptions(), &client, &server));
   ASSERT_NO_FATAL_FAILURE(DisconnectAndDelete(&client, &server));
   ASSERT_NO_FATAL_FAILURE(ConnectAndReject());
@@ -111,8 +109,8 @@ TEST_F(EpTest, PortCanBeListenedOnAgainAfterShutdownThatServedConnections) {
 
 TEST_F(EpTest, ShutdownLeavesEstablishedConnectionsAlive) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_conn *client = nullptr;
-  rpma_conn *server = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn* server = nullptr;
   ASSERT_NO_FATAL_FAILURE(ConnectOnce(peer_, ep_, port_, PairOptions(), &client, &server));
   ASSERT_EQ(0, rpma_ep_shutdown(&ep_));
   ASSERT_NO_FATAL_FAILURE(ExpectNoPendingEvent(client));
@@ -125,9 +123,9 @@ TEST_F(EpTest, ShutdownWithPendingRequestLeavesClientDeletable) {
   ASSERT_NO_FATAL_FAILURE(Listen());
   int ep_fd = -1;
   ASSERT_EQ(0, rpma_ep_get_fd(ep_, &ep_fd));
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), nullptr, &req));
-  rpma_conn *client = nullptr;
+  rpma_conn* client = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
   ASSERT_TRUE(WaitReadable(ep_fd, kSafetyTimeoutMs));
   ASSERT_EQ(0, rpma_ep_shutdown(&ep_));
@@ -165,9 +163,9 @@ TEST_F(EpTest, GetFdIsARealPollableFd) {
 
   EXPECT_FALSE(IsReadableNow(fd)) << "readable before any client connected";
 
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), nullptr, &req));
-  rpma_conn *client = nullptr;
+  rpma_conn* client = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
 
   EXPECT_TRUE(WaitReadable(fd, kSafetyTimeoutMs)) << "not readable after a client connected";
@@ -176,7 +174,7 @@ TEST_F(EpTest, GetFdIsARealPollableFd) {
   // Level-triggered: still readable until the request is taken.
   EXPECT_TRUE(IsReadableNow(fd));
 
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_EQ(0, rpma_ep_next_conn_req(ep_, nullptr, &incoming));
   EXPECT_FALSE(IsReadableNow(fd)) << "still readable after the only request was taken";
   EXPECT_EQ(0, epoll_wait(epfd, &got, 1, 0));
@@ -190,7 +188,7 @@ TEST_F(EpTest, GetFdIsARealPollableFd) {
 // rpma_ep_next_conn_req
 
 TEST_F(EpTest, NextConnReqNullEp) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_ep_next_conn_req(nullptr, nullptr, &req));
   EXPECT_EQ(nullptr, req);
 }
@@ -205,7 +203,7 @@ TEST_F(EpTest, NextConnReqNonBlockingWithoutRequestReturnsNoEvent) {
   int fd = -1;
   ASSERT_EQ(0, rpma_ep_get_fd(ep_, &fd));
   ASSERT_NO_FATAL_FAILURE(SetNonBlocking(fd));
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   EXPECT_EQ(RPMA_E_NO_EVENT, rpma_ep_next_conn_req(ep_, nullptr, &req));
   EXPECT_EQ(nullptr, req);
   // Asking again changes nothing.
@@ -219,22 +217,22 @@ TEST_F(EpTest, NextConnReqNonBlockingWithPendingRequestSucceeds) {
   ASSERT_EQ(0, rpma_ep_get_fd(ep_, &fd));
   ASSERT_NO_FATAL_FAILURE(SetNonBlocking(fd));
 
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), nullptr, &req));
-  rpma_conn *client = nullptr;
+  rpma_conn* client = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
 
   ASSERT_TRUE(WaitReadable(fd, kSafetyTimeoutMs));
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_EQ(0, rpma_ep_next_conn_req(ep_, nullptr, &incoming));
   ASSERT_NE(nullptr, incoming);
   // The only request was taken: the next call has nothing to return.
-  rpma_conn_req *none = nullptr;
+  rpma_conn_req* none = nullptr;
   EXPECT_EQ(RPMA_E_NO_EVENT, rpma_ep_next_conn_req(ep_, nullptr, &none));
   EXPECT_EQ(nullptr, none);
 
   // The request is usable: accept it.
-  rpma_conn *server = nullptr;
+  rpma_conn* server = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&incoming, nullptr, &server));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, RPMA_CONN_ESTABLISHED));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(server, RPMA_CONN_ESTABLISHED));
@@ -243,18 +241,18 @@ TEST_F(EpTest, NextConnReqNonBlockingWithPendingRequestSucceeds) {
 
 TEST_F(EpTest, NextConnReqBlockingReturnsQueuedRequestsInTurn) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_conn *clients[2] = {nullptr, nullptr};
-  for (rpma_conn *&client : clients) {
-    rpma_conn_req *req = nullptr;
+  rpma_conn* clients[2] = {nullptr, nullptr};
+  for (rpma_conn*& client : clients) {
+    rpma_conn_req* req = nullptr;
     ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), nullptr, &req));
     ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
   }
   for (int i = 0; i < 2; ++i) {
-    rpma_conn_req *incoming = nullptr;
+    rpma_conn_req* incoming = nullptr;
     ASSERT_NO_FATAL_FAILURE(NextConnReq(ep_, nullptr, &incoming));
     ASSERT_EQ(0, rpma_conn_req_delete(&incoming));
   }
-  for (rpma_conn *&client : clients) {
+  for (rpma_conn*& client : clients) {
     ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, RPMA_CONN_REJECTED));
     ASSERT_EQ(0, rpma_conn_delete(&client));
   }

@@ -1,4 +1,6 @@
-// error_state_test.cc -- after an error completion the queue pair (and, for remote errors, the target's too) is in the error state: everything outstanding and later completes with IBV_WC_WR_FLUSH_ERR.
+// error_state_test.cc -- after an error completion the queue pair (and, for remote errors, the
+// target's too) is in the error state: everything outstanding and later completes with
+// IBV_WC_WR_FLUSH_ERR.
 #include <librpma.h>
 #include <string.h>
 
@@ -17,9 +19,9 @@ namespace {
 // The error state
 
 TEST_F(AccessErrorTest, EverythingPostedAfterAnErrorIsFlushed) {
-  ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
-                                    RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
-                                kLocalUsage | RPMA_MR_USAGE_SEND));
+  ASSERT_NO_FATAL_FAILURE(
+      Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
+            kLocalUsage | RPMA_MR_USAGE_SEND));
   ASSERT_NO_FATAL_FAILURE(FailClientWithRemoteAccessError(Ctx(0x500)));
   ASSERT_NO_FATAL_FAILURE(
       ExpectCompletion(client_cq_, IBV_WC_REM_ACCESS_ERR, Ctx(0x500), client_qp_num_));
@@ -28,14 +30,14 @@ TEST_F(AccessErrorTest, EverythingPostedAfterAnErrorIsFlushed) {
   const char value[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   EXPECT_EQ(0, rpma_write(pair_.client, remote_, 0, local_mr_, 0, 64, RPMA_F_COMPLETION_ALWAYS,
                           Ctx(0x501)));
-  EXPECT_EQ(0, rpma_write(pair_.client, remote_, 64, local_mr_, 64, 64,
-                          RPMA_F_COMPLETION_ON_ERROR, Ctx(0x502)));
+  EXPECT_EQ(0, rpma_write(pair_.client, remote_, 64, local_mr_, 64, 64, RPMA_F_COMPLETION_ON_ERROR,
+                          Ctx(0x502)));
   EXPECT_EQ(0, rpma_read(pair_.client, local_mr_, 0, remote_, 0, 64, RPMA_F_COMPLETION_ALWAYS,
                          Ctx(0x503)));
   EXPECT_EQ(0, rpma_read(pair_.client, local_mr_, 64, remote_, 64, 64, RPMA_F_COMPLETION_ON_ERROR,
                          Ctx(0x504)));
-  EXPECT_EQ(0, rpma_write(pair_.client, nullptr, 0, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS,
-                          Ctx(0x505)));
+  EXPECT_EQ(
+      0, rpma_write(pair_.client, nullptr, 0, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(0x505)));
   EXPECT_EQ(0, rpma_write_with_imm(pair_.client, remote_, 128, local_mr_, 0, 8,
                                    RPMA_F_COMPLETION_ON_ERROR, 9, Ctx(0x506)));
   EXPECT_EQ(0, rpma_atomic_write(pair_.client, remote_, 256, value, RPMA_F_COMPLETION_ALWAYS,
@@ -58,7 +60,7 @@ TEST_F(AccessErrorTest, EverythingPostedAfterAnErrorIsFlushed) {
 TEST_F(AccessErrorTest, ReceivesOfTheFailingSideAreFlushed) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST, kLocalUsage));
   uint8_t recv_buf[2] = {0x11, 0x22};
-  rpma_mr_local *recv_mr = nullptr;
+  rpma_mr_local* recv_mr = nullptr;
   ASSERT_NO_FATAL_FAILURE(Register(recv_buf, sizeof(recv_buf), RPMA_MR_USAGE_RECV, &recv_mr));
   ASSERT_EQ(0, rpma_recv(pair_.client, recv_mr, 0, 1, Ctx(0x521)));
   ASSERT_EQ(0, rpma_recv(pair_.client, recv_mr, 1, 1, Ctx(0x522)));
@@ -87,11 +89,11 @@ TEST_F(AccessErrorTest, LocalErrorMovesOnlyTheRequesterToError) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST,
                                 RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_WRITE_SRC));
   uint8_t recv_byte = 0x44;
-  rpma_mr_local *recv_mr = nullptr;
+  rpma_mr_local* recv_mr = nullptr;
   ASSERT_NO_FATAL_FAILURE(Register(&recv_byte, 1, RPMA_MR_USAGE_RECV, &recv_mr));
   ASSERT_EQ(0, rpma_recv(pair_.server, recv_mr, 0, 1, Ctx(0x551)));
   // SEND | WRITE_SRC grants LOCAL_WRITE (WRITE_SRC), so use a SEND-only region to fail locally.
-  rpma_mr_local *send_only = nullptr;
+  rpma_mr_local* send_only = nullptr;
   Guarded send_buf;
   ASSERT_NO_FATAL_FAILURE(Register(send_buf.region(), kSize, RPMA_MR_USAGE_SEND, &send_only));
   ASSERT_EQ(0, rpma_read(pair_.client, send_only, 0, remote_, 0, 8, RPMA_F_COMPLETION_ALWAYS,
@@ -116,17 +118,17 @@ class RemoteErrorStateTest : public AccessErrorTest, public ::testing::WithParam
 TEST_P(RemoteErrorStateTest, TargetQueuePairEntersErrorToo) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, kLocalUsage));
   uint8_t recv_buf[2] = {0x11, 0x22};
-  rpma_mr_local *recv_mr = nullptr;
+  rpma_mr_local* recv_mr = nullptr;
   ASSERT_NO_FATAL_FAILURE(Register(recv_buf, sizeof(recv_buf), RPMA_MR_USAGE_RECV, &recv_mr));
   ASSERT_EQ(0, rpma_recv(pair_.server, recv_mr, 0, 1, Ctx(0x531)));
   ASSERT_EQ(0, rpma_recv(pair_.server, recv_mr, 1, 1, Ctx(0x532)));
 
   if (GetParam() == Dir::kWrite) {
-    ASSERT_EQ(0, rpma_write(pair_.client, remote_, kSize, local_mr_, 0, 8,
-                            RPMA_F_COMPLETION_ALWAYS, Ctx(0x530)));
+    ASSERT_EQ(0, rpma_write(pair_.client, remote_, kSize, local_mr_, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+                            Ctx(0x530)));
   } else {
-    ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 0, remote_, kSize, 8,
-                           RPMA_F_COMPLETION_ALWAYS, Ctx(0x530)));
+    ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 0, remote_, kSize, 8, RPMA_F_COMPLETION_ALWAYS,
+                           Ctx(0x530)));
   }
   ASSERT_NO_FATAL_FAILURE(
       ExpectCompletion(client_cq_, IBV_WC_REM_ACCESS_ERR, Ctx(0x530), client_qp_num_));
@@ -143,15 +145,15 @@ TEST_P(RemoteErrorStateTest, TargetQueuePairEntersErrorToo) {
 
   // So do its later receives and its own one-sided operations.
   Guarded client_target;
-  rpma_mr_local *ct_mr = nullptr;
-  rpma_mr_remote *ct_remote = nullptr;
+  rpma_mr_local* ct_mr = nullptr;
+  rpma_mr_remote* ct_remote = nullptr;
   ASSERT_NO_FATAL_FAILURE(Register(client_target.region(), kSize, RPMA_MR_USAGE_WRITE_DST, &ct_mr));
   ASSERT_NO_FATAL_FAILURE(RemoteOf(ct_mr, &ct_remote));
   EXPECT_EQ(0, rpma_recv(pair_.server, recv_mr, 0, 1, Ctx(0x533)));
   ASSERT_NO_FATAL_FAILURE(
       ExpectCompletion(server_cq_, IBV_WC_WR_FLUSH_ERR, Ctx(0x533), server_qp_num_));
-  EXPECT_EQ(0, rpma_write(pair_.server, ct_remote, 0, target_mr_, 0, 64,
-                          RPMA_F_COMPLETION_ON_ERROR, Ctx(0x534)));
+  EXPECT_EQ(0, rpma_write(pair_.server, ct_remote, 0, target_mr_, 0, 64, RPMA_F_COMPLETION_ON_ERROR,
+                          Ctx(0x534)));
   ASSERT_NO_FATAL_FAILURE(
       ExpectCompletion(server_cq_, IBV_WC_WR_FLUSH_ERR, Ctx(0x534), server_qp_num_));
   ExpectNoCompletion(server_cq_);
@@ -161,14 +163,14 @@ TEST_P(RemoteErrorStateTest, TargetQueuePairEntersErrorToo) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dirs, RemoteErrorStateTest, ::testing::Values(Dir::kWrite, Dir::kRead),
-                         [](const ::testing::TestParamInfo<Dir> &info) {
+                         [](const ::testing::TestParamInfo<Dir>& info) {
                            return std::string(info.param == Dir::kWrite ? "Write" : "Read");
                          });
 
 TEST_F(AccessErrorTest, UnsignalledFailureStillCompletesAndLaterUnsignalledFlush) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST, kLocalUsage));
-  ASSERT_EQ(0, rpma_write(pair_.client, remote_, kSize, local_mr_, 0, 8,
-                          RPMA_F_COMPLETION_ON_ERROR, Ctx(0x541)));
+  ASSERT_EQ(0, rpma_write(pair_.client, remote_, kSize, local_mr_, 0, 8, RPMA_F_COMPLETION_ON_ERROR,
+                          Ctx(0x541)));
   ASSERT_EQ(0, rpma_write(pair_.client, remote_, 0, local_mr_, 0, 8, RPMA_F_COMPLETION_ON_ERROR,
                           Ctx(0x542)));
   ASSERT_EQ(0, rpma_write(pair_.client, remote_, 8, local_mr_, 8, 8, RPMA_F_COMPLETION_ON_ERROR,

@@ -50,7 +50,7 @@ std::vector<bool> ChoicesUnder(uint64_t seed) {
   EXPECT_EQ(0, rpma_sim_fault_add("call:fn=rpma_conn_cfg_new,err=RPMA_E_NOMEM,p=0.5"));
   std::vector<bool> failed;
   for (int i = 0; i < 64; ++i) {
-    rpma_conn_cfg *cfg = nullptr;
+    rpma_conn_cfg* cfg = nullptr;
     int ret = rpma_conn_cfg_new(&cfg);
     failed.push_back(ret == RPMA_E_NOMEM);
     if (ret == 0) {
@@ -71,20 +71,20 @@ TEST_F(FaultControlTest, TheNthPointFailsAndTheCountStartsAgainAtEverySet) {
   // rpma_conn_cfg_new passes one point (librpma's), at its start.
   ASSERT_EQ(0, rpma_sim_fault_point_set(2));
   EXPECT_EQ(0, Passed());
-  rpma_conn_cfg *cfgs[3] = {};
+  rpma_conn_cfg* cfgs[3] = {};
   EXPECT_EQ(0, rpma_conn_cfg_new(&cfgs[0]));
   EXPECT_EQ(RPMA_E_NOMEM, rpma_conn_cfg_new(&cfgs[1]));
   EXPECT_EQ(0, rpma_conn_cfg_new(&cfgs[2]));  // later points pass without failing
   EXPECT_EQ(3, Passed());
   ASSERT_EQ(0, rpma_sim_fault_point_set(1));
   EXPECT_EQ(0, Passed());
-  rpma_conn_cfg *again = nullptr;
+  rpma_conn_cfg* again = nullptr;
   EXPECT_EQ(RPMA_E_NOMEM, rpma_conn_cfg_new(&again));
   EXPECT_EQ(1, Passed());
   ASSERT_EQ(0, rpma_sim_fault_point_set(0));  // off: nothing counts or fails
   EXPECT_EQ(0, rpma_conn_cfg_new(&again));
   EXPECT_EQ(0, Passed());
-  for (rpma_conn_cfg *&cfg : cfgs) EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+  for (rpma_conn_cfg*& cfg : cfgs) EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
   EXPECT_EQ(0, rpma_conn_cfg_delete(&again));
 }
 

@@ -31,44 +31,44 @@ TEST_F(FaultRulesTest, MalformedRulesAreRefused) {
   uint64_t before = Fired();
   EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_add(nullptr));
   EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_count(nullptr));
-  for (const char *rule : {
+  for (const char* rule : {
            "bogus:nth=1",
-           "call",                                            // no err
-           "call:fn=rpma_mr_reg,err=RPMA_E_NO_EVENT",         // rpma_mr_reg cannot return it
+           "call",                                     // no err
+           "call:fn=rpma_mr_reg,err=RPMA_E_NO_EVENT",  // rpma_mr_reg cannot return it
            "call:fn=rpma_no_such_function,err=RPMA_E_INVAL",
-           "call:fn=rpma_mr_reg,err=RPMA_E_NOMEM,nth=0",      // counts start at 1
-           "call:fn=rpma_mr_reg,err=RPMA_E_NOMEM,nth=1,nth=2", // twice
-           "wc:op=write",                                     // no status
-           "wc:op=send,status=IBV_WC_REM_ACCESS_ERR",         // a send has no remote key
+           "call:fn=rpma_mr_reg,err=RPMA_E_NOMEM,nth=0",        // counts start at 1
+           "call:fn=rpma_mr_reg,err=RPMA_E_NOMEM,nth=1,nth=2",  // twice
+           "wc:op=write",                                       // no status
+           "wc:op=send,status=IBV_WC_REM_ACCESS_ERR",           // a send has no remote key
            "wc:op=write,status=IBV_WC_SUCCESS",
            "wc:op=teleport,status=IBV_WC_RETRY_EXC_ERR",
            "wc:status=IBV_WC_RETRY_EXC_ERR,p=1.5",
            "wc:status=IBV_WC_RETRY_EXC_ERR,side=middle",
-           "delay:op=write",                                  // no us
+           "delay:op=write",  // no us
            "delay:us=9-3",
-           "partition:op=write",                              // no ms
-           "wc:op=recv|write,status=IBV_WC_LOC_LEN_ERR",      // recv stands alone
-           "wc:op=recv,status=IBV_WC_RETRY_EXC_ERR",          // not a receiver's status
-           "wc:op=recv,status=IBV_WC_REM_OP_ERR",             // nor is a remote error
-           "wc:status=IBV_WC_REM_ABORT_ERR",                  // cannot be injected
+           "partition:op=write",                          // no ms
+           "wc:op=recv|write,status=IBV_WC_LOC_LEN_ERR",  // recv stands alone
+           "wc:op=recv,status=IBV_WC_RETRY_EXC_ERR",      // not a receiver's status
+           "wc:op=recv,status=IBV_WC_REM_OP_ERR",         // nor is a remote error
+           "wc:status=IBV_WC_REM_ABORT_ERR",              // cannot be injected
            "power_failure:loss=half",
            "power_failure:exit=300",
-           "delay:op=recv,us=5",                              // wc only
+           "delay:op=recv,us=5",  // wc only
            "partition:ms=0",
-           "delay:us=1000000000000000000",                    // not a time: over a year
+           "delay:us=1000000000000000000",  // not a time: over a year
            "partition:ms=999999999999999999",
            "lose:at_ms=31536000001",
            "lose:nth",
            "lose:color=red",
-           "reject:conn=1",                                   // a request has no connection yet
+           "reject:conn=1",  // a request has no connection yet
            "reject:op=write",
-           "unreachable:side=server",                         // only a client finds it so
-           "wc:status=IBV_WC_RETRY_EXC_ERR;bogus",            // one bad rule: none is added
+           "unreachable:side=server",               // only a client finds it so
+           "wc:status=IBV_WC_RETRY_EXC_ERR;bogus",  // one bad rule: none is added
        }) {
     EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_add(rule)) << rule;
   }
   // Nothing was put in force: calls run as usual.
-  rpma_conn_cfg *cfg = nullptr;
+  rpma_conn_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
   EXPECT_EQ(before, Fired());
@@ -77,7 +77,7 @@ TEST_F(FaultRulesTest, MalformedRulesAreRefused) {
 // A post whose send queue is full fails with RPMA_E_PROVIDER, whatever its kind: a call rule
 // may give it to each of them.
 TEST_F(FaultRulesTest, EveryPostMayFailAsAFullSendQueue) {
-  for (const char *fn : {"rpma_read", "rpma_write", "rpma_write_with_imm", "rpma_atomic_write",
+  for (const char* fn : {"rpma_read", "rpma_write", "rpma_write_with_imm", "rpma_atomic_write",
                          "rpma_flush", "rpma_send", "rpma_send_with_imm", "rpma_recv"}) {
     std::string rule = std::string("call:fn=") + fn + ",err=RPMA_E_PROVIDER";
     EXPECT_EQ(0, rpma_sim_fault_add(rule.c_str())) << rule;
@@ -88,7 +88,7 @@ TEST_F(FaultRulesTest, EveryPostMayFailAsAFullSendQueue) {
 TEST_F(FaultRulesTest, CallRuleFailsTheNthCallOnly) {
   uint64_t before = Fired();
   ASSERT_EQ(0, rpma_sim_fault_add("call:fn=rpma_conn_cfg_new,err=RPMA_E_NOMEM,nth=2"));
-  rpma_conn_cfg *cfg[3] = {};
+  rpma_conn_cfg* cfg[3] = {};
   EXPECT_EQ(0, rpma_conn_cfg_new(&cfg[0]));
   EXPECT_EQ(RPMA_E_NOMEM, rpma_conn_cfg_new(&cfg[1]));
   EXPECT_EQ(nullptr, cfg[1]);  // a failed call has no effect
@@ -103,7 +103,7 @@ TEST_F(FaultRulesTest, CallRuleForAnyFunctionPicksOnesThatCanFailSo) {
   // RPMA_E_NO_EVENT: of the calls below only rpma_conn_next_event could return it, and
   // none of them is that one.
   ASSERT_EQ(0, rpma_sim_fault_add("call:fn=*,err=RPMA_E_NO_EVENT"));
-  rpma_conn_cfg *cfg = nullptr;
+  rpma_conn_cfg* cfg = nullptr;
   EXPECT_EQ(0, rpma_conn_cfg_new(&cfg));
   EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
   ASSERT_EQ(0, rpma_sim_fault_clear());
@@ -121,7 +121,7 @@ class FaultWorkRequestTest : public PairFixture {
   void SetUp() override {
     PairOptions options;
     if (client_timeout_ms_ > 0) {
-      rpma_conn_cfg *cfg = NewCfg();
+      rpma_conn_cfg* cfg = NewCfg();
       ASSERT_NE(nullptr, cfg);
       ASSERT_EQ(0, rpma_conn_cfg_set_timeout(cfg, client_timeout_ms_));
       options.client_cfg = cfg;
@@ -144,9 +144,9 @@ class FaultWorkRequestTest : public PairFixture {
   }
 
   int client_timeout_ms_ = 0;  // the client's rpma_conn_cfg_set_timeout, if not 0
-  Buffer *target_ = nullptr;
-  rpma_mr_remote *remote_ = nullptr;
-  Buffer *source_ = nullptr;
+  Buffer* target_ = nullptr;
+  rpma_mr_remote* remote_ = nullptr;
+  Buffer* source_ = nullptr;
 };
 
 TEST_F(FaultWorkRequestTest, WcRuleFailsTheNthWriteAndFlushesTheRest) {
@@ -154,23 +154,20 @@ TEST_F(FaultWorkRequestTest, WcRuleFailsTheNthWriteAndFlushesTheRest) {
   ASSERT_EQ(0, rpma_sim_fault_add("wc:op=write,status=IBV_WC_RETRY_EXC_ERR,nth=2,side=client"));
   for (uintptr_t id = 1; id <= 3; ++id) ASSERT_NO_FATAL_FAILURE(Write(id));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
-  ASSERT_NO_FATAL_FAILURE(
-      ExpectCompletion(client_cq_, 2, IBV_WC_RETRY_EXC_ERR, IBV_WC_RDMA_WRITE));
-  ASSERT_NO_FATAL_FAILURE(
-      ExpectCompletion(client_cq_, 3, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_RETRY_EXC_ERR, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
   EXPECT_EQ(before + 1, Fired());
 }
 
 TEST_F(FaultWorkRequestTest, RemoteAccessErrorFailsBothSides) {
   ASSERT_EQ(0, rpma_sim_fault_add("wc:op=read,status=IBV_WC_REM_ACCESS_ERR"));
-  Buffer *inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  Buffer* inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
   ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 8, Ctx(50)));
   ASSERT_NO_FATAL_FAILURE(Write(1));  // writes are not selected
-  ASSERT_EQ(0, rpma_read(pair_.client, source_->mr, 0, remote_, 0, 8, RPMA_F_COMPLETION_ALWAYS,
-                         Ctx(2)));
+  ASSERT_EQ(
+      0, rpma_read(pair_.client, source_->mr, 0, remote_, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
-  ASSERT_NO_FATAL_FAILURE(
-      ExpectCompletion(client_cq_, 2, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_READ));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_READ));
   // The responder went to error too: its posted receive is flushed.
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 50, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
 }
@@ -179,24 +176,24 @@ TEST_F(FaultWorkRequestTest, RemoteAccessErrorFailsBothSides) {
 // without touching memory, and both queue pairs go to error.
 TEST_F(FaultWorkRequestTest, RemoteOperationErrorFailsBothSidesAndPlacesNothing) {
   ASSERT_EQ(0, rpma_sim_fault_add("wc:op=write,status=IBV_WC_REM_OP_ERR,nth=2,side=client"));
-  Buffer *inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  Buffer* inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
   ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 8, Ctx(50)));
   for (uintptr_t id = 1; id <= 3; ++id) ASSERT_NO_FATAL_FAILURE(Write(id));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_REM_OP_ERR, IBV_WC_RDMA_WRITE));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 50, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
-  EXPECT_EQ(0x5A, target_->bytes[8]);   // write 1 landed
-  EXPECT_EQ(0, target_->bytes[16]);     // write 2 did not
-  EXPECT_EQ(0, target_->bytes[24]);     // nor did the flushed write 3
+  EXPECT_EQ(0x5A, target_->bytes[8]);  // write 1 landed
+  EXPECT_EQ(0, target_->bytes[16]);    // write 2 did not
+  EXPECT_EQ(0, target_->bytes[24]);    // nor did the flushed write 3
 }
 
 // A remote invalid-request error on a send: the receive is not consumed but flushed with the
 // responder's queue pair.
 TEST_F(FaultWorkRequestTest, RemoteInvalidRequestOnSendFailsBothSides) {
   ASSERT_EQ(0, rpma_sim_fault_add("wc:op=send,status=IBV_WC_REM_INV_REQ_ERR"));
-  Buffer *inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
-  Buffer *message = Source(8, 1);
+  Buffer* inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  Buffer* message = Source(8, 1);
   ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(inbox, 0, 8, 50, message, 0, 8, 1));
   ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(50, IBV_WC_WR_FLUSH_ERR, 1, IBV_WC_REM_INV_REQ_ERR));
   EXPECT_EQ(std::vector<uint8_t>(8, 0), inbox->bytes);
@@ -252,16 +249,16 @@ TEST_F(FaultWorkRequestTest, LoseRuleLosesTheConnectionOnBothSides) {
 TEST_F(FaultWorkRequestTest, RecvRuleFailsTheReceiveAtTheReceiver) {
   uint64_t before = Fired();
   ASSERT_EQ(0, rpma_sim_fault_add("wc:op=recv,status=IBV_WC_LOC_LEN_ERR,side=server,nth=2"));
-  Buffer *inbox = Register(16, RPMA_MR_USAGE_RECV, 0);
-  Buffer *message = Source(8, 1);
+  Buffer* inbox = Register(16, RPMA_MR_USAGE_RECV, 0);
+  Buffer* message = Source(8, 1);
   ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(inbox, 0, 8, 50, message, 0, 8, 1));
   ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(50, IBV_WC_SUCCESS, 1, IBV_WC_SUCCESS));
   // The second receive fails as one too small would: the sender sees the remote's error,
   // nothing is placed, both queue pairs go to error.
   ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(inbox, 8, 8, 51, message, 0, 8, 2));
   ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(51, IBV_WC_LOC_LEN_ERR, 2, IBV_WC_REM_INV_REQ_ERR));
-  EXPECT_EQ(std::vector<uint8_t>(8, 0), std::vector<uint8_t>(inbox->bytes.begin() + 8,
-                                                             inbox->bytes.end()));
+  EXPECT_EQ(std::vector<uint8_t>(8, 0),
+            std::vector<uint8_t>(inbox->bytes.begin() + 8, inbox->bytes.end()));
   EXPECT_EQ(before + 1, Fired());
   ASSERT_NO_FATAL_FAILURE(Write(3));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
@@ -285,16 +282,16 @@ TEST_F(FaultWorkRequestTest, ShortPartitionOnlyDelaysInOrder) {
 // A partition cuts the link between two nodes: a second connection between the same two
 // nodes waits too, though no rule fired on it.
 TEST_F(FaultWorkRequestTest, PartitionCutsEveryConnectionBetweenTheTwoNodes) {
-  rpma_conn *client2 = nullptr;
-  rpma_conn *server2 = nullptr;
+  rpma_conn* client2 = nullptr;
+  rpma_conn* server2 = nullptr;
   ASSERT_NO_FATAL_FAILURE(
       ConnectOnce(pair_.peer, pair_.ep, pair_.port, PairOptions(), &client2, &server2));
   uint64_t before = Fired();
   ASSERT_EQ(0, rpma_sim_fault_add("partition:op=write,ms=80,times=1,side=client"));
   auto cut = std::chrono::steady_clock::now();
   ASSERT_NO_FATAL_FAILURE(Write(1));
-  ASSERT_EQ(0, rpma_write(client2, remote_, 32, source_->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
-                          Ctx(2)));
+  ASSERT_EQ(0,
+            rpma_write(client2, remote_, 32, source_->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client2), 2, IBV_WC_RDMA_WRITE));
   EXPECT_GE(std::chrono::steady_clock::now() - cut, std::chrono::milliseconds(80));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
@@ -313,8 +310,7 @@ TEST_F(FaultPartitionTest, LongPartitionEndsAsRetriesExceededThenLost) {
   auto cut = std::chrono::steady_clock::now();
   ASSERT_NO_FATAL_FAILURE(Write(1));
   ASSERT_NO_FATAL_FAILURE(Write(2));
-  ASSERT_NO_FATAL_FAILURE(
-      ExpectCompletion(client_cq_, 1, IBV_WC_RETRY_EXC_ERR, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RETRY_EXC_ERR, IBV_WC_RDMA_WRITE));
   EXPECT_GE(std::chrono::steady_clock::now() - cut, std::chrono::milliseconds(200));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.client, RPMA_CONN_LOST));
@@ -336,9 +332,9 @@ class FaultConnectTest : public PeerFixture {
 
   // A request selected by the rule in force ends with `outcome`; then one that is not
   // selected connects.
-  void ExpectRequestEndsThenNextConnects(const rpma_conn_cfg *cfg, rpma_conn_event outcome) {
+  void ExpectRequestEndsThenNextConnects(const rpma_conn_cfg* cfg, rpma_conn_event outcome) {
     uint64_t before = Fired();
-    rpma_conn *client = nullptr;
+    rpma_conn* client = nullptr;
     ASSERT_NO_FATAL_FAILURE(ClientConnect(peer_, port_, cfg, nullptr, &client));
     ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, outcome));
     EXPECT_EQ(0, rpma_conn_delete(&client));
@@ -346,7 +342,7 @@ class FaultConnectTest : public PeerFixture {
     int ep_fd = -1;
     ASSERT_EQ(0, rpma_ep_get_fd(ep_, &ep_fd));
     EXPECT_FALSE(IsReadableNow(ep_fd)) << "the endpoint saw a request the fault turned down";
-    rpma_conn *server = nullptr;
+    rpma_conn* server = nullptr;
     ASSERT_NO_FATAL_FAILURE(ConnectOnce(peer_, ep_, port_, PairOptions(), &client, &server));
     ASSERT_NO_FATAL_FAILURE(DisconnectAndDelete(&client, &server));
   }
@@ -366,7 +362,7 @@ TEST_F(FaultConnectTest, RejectRuleOnTheServerTurnsDownWhatArrives) {
 
 TEST_F(FaultConnectTest, UnreachableRuleEndsTheRequestAfterItsTimeout) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_conn_cfg *cfg = nullptr;
+  rpma_conn_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   ASSERT_EQ(0, rpma_conn_cfg_set_timeout(cfg, 40));
   ASSERT_EQ(0, rpma_sim_fault_add("unreachable:times=1"));

@@ -1,4 +1,5 @@
-// flush_test.cc -- rpma_flush as rpma_flush(3) defines it: INVAL/NOSUPP checks, completion opcodes (portable and native), ordering behind writes, bounds.
+// flush_test.cc -- rpma_flush as rpma_flush(3) defines it: INVAL/NOSUPP checks, completion opcodes
+// (portable and native), ordering behind writes, bounds.
 #include <librpma.h>
 #include <rpma_sim.h>
 #include <string.h>
@@ -28,8 +29,8 @@ class FlushTest : public PairFixture {
     target_.assign(target_size, kInitial);
     local_.resize(kSize);
     for (size_t i = 0; i < kSize; ++i) local_[i] = static_cast<uint8_t>(i * 31 + 7);
-    ASSERT_NO_FATAL_FAILURE(regs_.Register(pair_.peer, target_.data(), target_.size(),
-                                           target_usage, &target_mr_));
+    ASSERT_NO_FATAL_FAILURE(
+        regs_.Register(pair_.peer, target_.data(), target_.size(), target_usage, &target_mr_));
     ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(target_mr_, &remote_, &desc_));
     ASSERT_NO_FATAL_FAILURE(regs_.Register(pair_.peer, local_.data(), local_.size(),
                                            RPMA_MR_USAGE_WRITE_SRC, &local_mr_));
@@ -37,24 +38,24 @@ class FlushTest : public PairFixture {
 
   // What example 05 does on the client: apply the server's direct-write-to-pmem setting.
   void ApplyDirectWrite(bool supported) {
-    rpma_peer_cfg *pcfg = nullptr;
+    rpma_peer_cfg* pcfg = nullptr;
     ASSERT_EQ(0, rpma_peer_cfg_new(&pcfg));
     ASSERT_EQ(0, rpma_peer_cfg_set_direct_write_to_pmem(pcfg, supported));
     ASSERT_EQ(0, rpma_conn_apply_remote_peer_cfg(pair_.client, pcfg));
     ASSERT_EQ(0, rpma_peer_cfg_delete(&pcfg));
   }
 
-  void ExpectCompletion(ibv_wc_status status, const void *ctx, ibv_wc_opcode opcode) {
+  void ExpectCompletion(ibv_wc_status status, const void* ctx, ibv_wc_opcode opcode) {
     ExpectQpCompletion(client_cq_, client_qp_num_, ctx, status, opcode);
   }
 
   std::vector<uint8_t> target_;
   std::vector<uint8_t> local_;
   std::vector<uint8_t> desc_;
-  rpma_mr_local *target_mr_ = nullptr;
-  rpma_mr_local *local_mr_ = nullptr;
-  rpma_mr_remote *remote_ = nullptr;
-  rpma_mr_remote *extra_remote_ = nullptr;  // a hand-crafted one, when a test needs it
+  rpma_mr_local* target_mr_ = nullptr;
+  rpma_mr_local* local_mr_ = nullptr;
+  rpma_mr_remote* remote_ = nullptr;
+  rpma_mr_remote* extra_remote_ = nullptr;  // a hand-crafted one, when a test needs it
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -100,7 +101,7 @@ TEST_F(FlushTest, InvalUnknownType) {
   ASSERT_NO_FATAL_FAILURE(ApplyDirectWrite(true));  // nothing else stands in the way
   EXPECT_EQ(RPMA_E_INVAL, rpma_flush(pair_.client, remote_, 0, 8, (enum rpma_flush_type)2,
                                      RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
-  EXPECT_EQ(RPMA_E_INVAL, rpma_flush(pair_.client, remote_, 0, 8, (enum rpma_flush_type)-1,
+  EXPECT_EQ(RPMA_E_INVAL, rpma_flush(pair_.client, remote_, 0, 8, (enum rpma_flush_type) - 1,
                                      RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
   EXPECT_EQ(RPMA_E_INVAL, rpma_flush(pair_.client, remote_, 0, 8, (enum rpma_flush_type)0x7fff,
                                      RPMA_F_COMPLETION_ON_ERROR, Ctx(3)));
@@ -190,8 +191,7 @@ TEST_F(FlushTest, OnErrorOnlyGivesNoCompletionOnSuccess) {
 }
 
 TEST_F(FlushTest, FlushAfterUnsignalledWritesIsTheOnlyCompletion) {
-  ASSERT_NO_FATAL_FAILURE(
-      Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY));
+  ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY));
   const size_t chunk = 100;
   for (size_t i = 0; i < 5; ++i) {
     ASSERT_EQ(0, rpma_write(pair_.client, remote_, 500 * i, local_mr_, chunk * i, chunk,
@@ -301,9 +301,7 @@ TEST_F(FlushTest, NativeFlushChecksStillApply) {
 }
 
 TEST_F(FlushTest, CapRestoredMeansPortableAgain) {
-  {
-    ScopedCap cap(RPMA_SIM_CAP_NATIVE_FLUSH);
-  }
+  { ScopedCap cap(RPMA_SIM_CAP_NATIVE_FLUSH); }
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY));
   ASSERT_EQ(0, rpma_flush(pair_.client, remote_, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
                           RPMA_F_COMPLETION_ALWAYS, Ctx(0xFA)));

@@ -15,7 +15,7 @@ using rpma_sim::testing::PairOptions;
 
 constexpr size_t kSize = 8 << 20;
 
-void Fill(uint8_t *buf, uint8_t seed) {
+void Fill(uint8_t* buf, uint8_t seed) {
   for (size_t i = 0; i < kSize; ++i) buf[i] = static_cast<uint8_t>(seed + i * 13 + i / 4096);
 }
 
@@ -49,8 +49,7 @@ TEST_P(LargeTransferTest, ReadOf8MiB) {
 TEST_P(LargeTransferTest, SendOf8MiB) {
   Fill(client().memory, 3);
   ASSERT_EQ(0, rpma_recv(server().conn, server().mr, 0, kSize, nullptr));
-  ASSERT_EQ(0, rpma_send(client().conn, client().mr, 0, kSize, RPMA_F_COMPLETION_ALWAYS,
-                         nullptr));
+  ASSERT_EQ(0, rpma_send(client().conn, client().mr, 0, kSize, RPMA_F_COMPLETION_ALWAYS, nullptr));
   ASSERT_COMPLETION(client().cq, IBV_WC_SEND, IBV_WC_SUCCESS);
   ASSERT_COMPLETION(server().cq, IBV_WC_RECV, IBV_WC_SUCCESS);
   EXPECT_EQ(kSize, LastCompletion().byte_len);

@@ -20,7 +20,7 @@
 namespace {
 
 int g_log_calls = 0;
-void CountingLog(enum rpma_log_level, const char *, const int, const char *, const char *, ...) {
+void CountingLog(enum rpma_log_level, const char*, const int, const char*, const char*, ...) {
   ++g_log_calls;
 }
 
@@ -36,18 +36,18 @@ TEST(LibrpmaFaultPointsTest, Child) {
   if (getenv("FAULT_POINTS_CHILD") == nullptr) GTEST_SKIP() << "runs as a child only";
   // An application's own log function does not receive the markers.
   ASSERT_EQ(0, rpma_log_set_function(&CountingLog));
-  rpma_conn_cfg *cfg = nullptr;
-  int ret = rpma_conn_cfg_new(&cfg);              // point 1: NOMEM, at the start
+  rpma_conn_cfg* cfg = nullptr;
+  int ret = rpma_conn_cfg_new(&cfg);  // point 1: NOMEM, at the start
   printf("RESULT new=%d\n", ret);
   if (ret != 0) return;
-  ret = rpma_conn_cfg_set_timeout(cfg, 1234);     // point 2: INVAL, at the start
+  ret = rpma_conn_cfg_set_timeout(cfg, 1234);  // point 2: INVAL, at the start
   printf("RESULT set=%d\n", ret);
   int timeout = -1;
   ret = rpma_conn_cfg_get_timeout(cfg, &timeout);  // point 3: INVAL, at the end
   printf("RESULT get=%d timeout=%d\n", ret, timeout);
-  ret = rpma_conn_cfg_delete(&cfg);                // point 4: INVAL, at the end
+  ret = rpma_conn_cfg_delete(&cfg);  // point 4: INVAL, at the end
   printf("RESULT delete=%d deleted=%d\n", ret, cfg == nullptr ? 1 : 0);
-  ret = rpma_conn_cfg_delete(&cfg);                // a NULL object: no point
+  ret = rpma_conn_cfg_delete(&cfg);  // a NULL object: no point
   printf("RESULT delete_null=%d\n", ret);
   printf("RESULT log_calls=%d\n", g_log_calls);
 }
@@ -57,16 +57,17 @@ struct ChildRun {
   std::vector<std::string> markers;  // its stderr lines that carry a marker
 };
 
-ChildRun RunChild(const char *injection) {
+ChildRun RunChild(const char* injection) {
   std::string err = std::string(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp") +
                     "/fault_points." + std::to_string(getpid()) + ".err";
-  std::string command = "env -u XML_OUTPUT_FILE -u TEST_PREMATURE_EXIT_FILE -u GTEST_OUTPUT "
-                        "-u RPMA_FAULT_INJECTION FAULT_POINTS_CHILD=1 ";
+  std::string command =
+      "env -u XML_OUTPUT_FILE -u TEST_PREMATURE_EXIT_FILE -u GTEST_OUTPUT "
+      "-u RPMA_FAULT_INJECTION FAULT_POINTS_CHILD=1 ";
   if (injection != nullptr) command += std::string("RPMA_FAULT_INJECTION=") + injection + " ";
   command += "/proc/" + std::to_string(getpid()) +
              "/exe --gtest_filter=LibrpmaFaultPointsTest.Child 2>" + err;
   ChildRun run;
-  FILE *child = popen(command.c_str(), "r");
+  FILE* child = popen(command.c_str(), "r");
   if (child == nullptr) return run;
   char line[512];
   while (fgets(line, sizeof(line), child) != nullptr) {
@@ -88,13 +89,14 @@ TEST(LibrpmaFaultPointsTest, EveryPointPrintsItsMarkerInLibrpmasFormat) {
   if (IsChild()) GTEST_SKIP();
   ChildRun run = RunChild("999999");
   EXPECT_EQ(AllResults(0, 0, 1234, 0), run.results);
-  const char *functions[] = {"rpma_conn_cfg_new", "rpma_conn_cfg_set_timeout",
+  const char* functions[] = {"rpma_conn_cfg_new", "rpma_conn_cfg_set_timeout",
                              "rpma_conn_cfg_get_timeout", "rpma_conn_cfg_delete"};
   ASSERT_EQ(4u, run.markers.size());
   for (int i = 0; i < 4; ++i) {
-    std::regex line("[A-Z][a-z]{2} [ 0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6} \\[[0-9]+\\] "
-                    "\\*DEBUG\\* [a-z_]+\\.cc: +[0-9]+: " + std::string(functions[i]) +
-                    ": \\[#" + std::to_string(i + 1) + "\\]");
+    std::regex line(
+        "[A-Z][a-z]{2} [ 0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6} \\[[0-9]+\\] "
+        "\\*DEBUG\\* [a-z_]+\\.cc: +[0-9]+: " +
+        std::string(functions[i]) + ": \\[#" + std::to_string(i + 1) + "\\]");
     EXPECT_TRUE(std::regex_match(run.markers[i], line)) << run.markers[i];
   }
 }
@@ -111,11 +113,11 @@ TEST(LibrpmaFaultPointsTest, TheNthPointFailsWithLibrpmasCode) {
   ChildRun second = RunChild("2");  // set_timeout fails at its start: no effect
   EXPECT_EQ(AllResults(RPMA_E_INVAL, 0, 1000, 0), second.results);
   ASSERT_EQ(4u, second.markers.size());
-  EXPECT_NE(std::string::npos, second.markers[1].find(
-                                   "[#2] [FAULT INJECTION: \"Invalid argument\"]"));
+  EXPECT_NE(std::string::npos,
+            second.markers[1].find("[#2] [FAULT INJECTION: \"Invalid argument\"]"));
   EXPECT_NE(std::string::npos, second.markers[2].find("[#3]"));  // later points still count
   int lines_of_2 = 0;  // the failing point prints its FAULT INJECTION line only
-  for (const std::string &marker : second.markers)
+  for (const std::string& marker : second.markers)
     if (marker.find("[#2]") != std::string::npos) ++lines_of_2;
   EXPECT_EQ(1, lines_of_2);
 
@@ -127,7 +129,7 @@ TEST(LibrpmaFaultPointsTest, TheNthPointFailsWithLibrpmasCode) {
 
 TEST(LibrpmaFaultPointsTest, UnsetZeroOrNegativeDisablesIt) {
   if (IsChild()) GTEST_SKIP();
-  for (const char *value : {static_cast<const char *>(nullptr), "0", "-3", "abc"}) {
+  for (const char* value : {static_cast<const char*>(nullptr), "0", "-3", "abc"}) {
     ChildRun run = RunChild(value);
     EXPECT_EQ(AllResults(0, 0, 1234, 0), run.results) << (value ? value : "unset");
     EXPECT_TRUE(run.markers.empty()) << (value ? value : "unset");

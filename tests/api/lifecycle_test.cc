@@ -18,7 +18,7 @@ namespace {
 
 // "disconnect, wait for CLOSED, delete" on `active`, and "wait for CLOSED, disconnect (returns 0),
 // delete" on `passive` (examples 02 client / 02 server).
-void TeardownActivePassive(rpma_conn **active, rpma_conn **passive) {
+void TeardownActivePassive(rpma_conn** active, rpma_conn** passive) {
   ASSERT_EQ(0, rpma_conn_disconnect(*active));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(*active, RPMA_CONN_CLOSED));
   ASSERT_EQ(0, rpma_conn_delete(active));
@@ -31,12 +31,12 @@ void TeardownActivePassive(rpma_conn **active, rpma_conn **passive) {
 }
 
 // A client connects to a port nobody listens on.
-void ConnectToClosedPort(rpma_peer *peer) {
+void ConnectToClosedPort(rpma_peer* peer) {
   std::string closed_port = FreeTcpPort();
   ASSERT_FALSE(closed_port.empty());
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(peer, kLoopback, closed_port.c_str(), nullptr, &req));
-  rpma_conn *client = nullptr;
+  rpma_conn* client = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, RPMA_CONN_REJECTED));
   (void)rpma_conn_disconnect(client);
@@ -75,7 +75,7 @@ TEST(LifecycleTest, CompleteSession) {
   char server_buf[64];
   memset(server_buf, 0, sizeof(server_buf));
   strcpy(server_buf, "the server's memory");
-  rpma_mr_local *server_mr = nullptr;
+  rpma_mr_local* server_mr = nullptr;
   ASSERT_EQ(0, rpma_mr_reg(pair.peer, server_buf, sizeof(server_buf), RPMA_MR_USAGE_READ_SRC,
                            &server_mr));
   size_t desc_size = 0;
@@ -89,11 +89,11 @@ TEST(LifecycleTest, CompleteSession) {
   rpma_conn_private_data client_pdata = {hello, sizeof(hello)};
 
   // Client: request + connect.
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(pair.peer, kLoopback, pair.port.c_str(), nullptr, &req));
   ASSERT_EQ(0, rpma_conn_req_connect(&req, &client_pdata, &pair.client));
   // Server: request, look at the client's private data, accept.
-  rpma_conn_req *incoming = nullptr;
+  rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(NextConnReq(pair.ep, nullptr, &incoming));
   rpma_conn_private_data got = {nullptr, 0};
   ASSERT_EQ(0, rpma_conn_req_get_private_data(incoming, &got));
@@ -106,17 +106,17 @@ TEST(LifecycleTest, CompleteSession) {
   // Client: the descriptor arrived with ESTABLISHED; read the server's memory.
   ASSERT_EQ(0, rpma_conn_get_private_data(pair.client, &got));
   ASSERT_EQ(21, got.len);
-  rpma_mr_remote *remote = nullptr;
+  rpma_mr_remote* remote = nullptr;
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(got.ptr, got.len, &remote));
   char client_buf[64];
   memset(client_buf, 0, sizeof(client_buf));
-  rpma_mr_local *client_mr = nullptr;
+  rpma_mr_local* client_mr = nullptr;
   ASSERT_EQ(0, rpma_mr_reg(pair.peer, client_buf, sizeof(client_buf), RPMA_MR_USAGE_READ_DST,
                            &client_mr));
   int context = 0;
   ASSERT_EQ(0, rpma_read(pair.client, client_mr, 0, remote, 0, sizeof(server_buf),
                          RPMA_F_COMPLETION_ALWAYS, &context));
-  rpma_cq *cq = nullptr;
+  rpma_cq* cq = nullptr;
   ASSERT_EQ(0, rpma_conn_get_cq(pair.client, &cq));
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(WaitForCompletion(cq, &wc)) << "no read completion";
@@ -155,10 +155,10 @@ TEST(LifecycleTest, TwentySequentialConnectionsOnOneEndpoint) {
     rpma_conn_private_data got = {nullptr, 0};
     ASSERT_EQ(0, rpma_conn_get_private_data(pair.client, &got));
     ASSERT_EQ(1, got.len);
-    EXPECT_EQ(server_byte, *static_cast<uint8_t *>(got.ptr));
+    EXPECT_EQ(server_byte, *static_cast<uint8_t*>(got.ptr));
     ASSERT_EQ(0, rpma_conn_get_private_data(pair.server, &got));
     ASSERT_EQ(1, got.len);
-    EXPECT_EQ(client_byte, *static_cast<uint8_t *>(got.ptr));
+    EXPECT_EQ(client_byte, *static_cast<uint8_t*>(got.ptr));
 
     switch (i % 4) {
       case 0:
@@ -186,24 +186,24 @@ TEST(LifecycleTest, FiveConcurrentConnectionsOnOneEndpoint) {
   // All clients connect before the server takes any request. Each client's private data is its
   // index, so the server can tell which request is whose, whatever the order they arrive in.
   uint8_t client_ids[kCount];
-  rpma_conn *clients[kCount] = {};
+  rpma_conn* clients[kCount] = {};
   for (int i = 0; i < kCount; ++i) {
     client_ids[i] = static_cast<uint8_t>(i);
     rpma_conn_private_data pdata = {&client_ids[i], 1};
-    rpma_conn_req *req = nullptr;
+    rpma_conn_req* req = nullptr;
     ASSERT_EQ(0, rpma_conn_req_new(pair.peer, kLoopback, pair.port.c_str(), nullptr, &req));
     ASSERT_EQ(0, rpma_conn_req_connect(&req, &pdata, &clients[i]));
   }
 
-  rpma_conn *servers[kCount] = {};
+  rpma_conn* servers[kCount] = {};
   uint8_t server_ids[kCount];
   for (int n = 0; n < kCount; ++n) {
-    rpma_conn_req *incoming = nullptr;
+    rpma_conn_req* incoming = nullptr;
     ASSERT_NO_FATAL_FAILURE(NextConnReq(pair.ep, nullptr, &incoming));
     rpma_conn_private_data got = {nullptr, 0};
     ASSERT_EQ(0, rpma_conn_req_get_private_data(incoming, &got));
     ASSERT_EQ(1, got.len);
-    int i = *static_cast<uint8_t *>(got.ptr);
+    int i = *static_cast<uint8_t*>(got.ptr);
     ASSERT_LT(i, kCount);
     ASSERT_EQ(nullptr, servers[i]) << "two requests carried id " << i;
     server_ids[i] = static_cast<uint8_t>(200 + i);
@@ -219,8 +219,8 @@ TEST(LifecycleTest, FiveConcurrentConnectionsOnOneEndpoint) {
     rpma_conn_private_data got = {nullptr, 0};
     ASSERT_EQ(0, rpma_conn_get_private_data(clients[i], &got));
     ASSERT_EQ(1, got.len);
-    EXPECT_EQ(200 + i, *static_cast<uint8_t *>(got.ptr)) << "client got another client's reply";
-    for (rpma_conn *conn : {clients[i], servers[i]}) {
+    EXPECT_EQ(200 + i, *static_cast<uint8_t*>(got.ptr)) << "client got another client's reply";
+    for (rpma_conn* conn : {clients[i], servers[i]}) {
       uint32_t qp_num = 0;
       ASSERT_EQ(0, rpma_conn_get_qp_num(conn, &qp_num));
       EXPECT_NE(0u, qp_num);
@@ -254,11 +254,11 @@ TEST(LifecycleTest, EndpointServesAgainAfterRejectionsAndFailedConnects) {
     ASSERT_NO_FATAL_FAILURE(ConnectAndGetRejected(pair.peer, pair.ep, pair.port, true));
   }
   // A client whose private data is too long never reaches the server.
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(pair.peer, kLoopback, pair.port.c_str(), nullptr, &req));
   char too_long[57] = {};
   rpma_conn_private_data pdata = {too_long, sizeof(too_long)};
-  rpma_conn *never = nullptr;
+  rpma_conn* never = nullptr;
   ASSERT_EQ(RPMA_E_PROVIDER, rpma_conn_req_connect(&req, &pdata, &never));
   ASSERT_EQ(nullptr, never);
   // The next good client is served normally.
@@ -295,13 +295,12 @@ TEST(LifecycleTest, BlockedNextEventWakesUpOnPeerDisconnect) {
     rpma_conn_event event = RPMA_CONN_UNDEFINED;
   };
   auto result = std::make_shared<Result>();
-  rpma_conn *server = pair.server;
+  rpma_conn* server = pair.server;
   auto wait_for_event = [server, result]() {
     result->ret = rpma_conn_next_event(server, &result->event);
   };
-  auto disconnect_client = std::async(std::launch::async, [&pair]() {
-    return rpma_conn_disconnect(pair.client);
-  });
+  auto disconnect_client =
+      std::async(std::launch::async, [&pair]() { return rpma_conn_disconnect(pair.client); });
   if (!ReturnsInTime(wait_for_event)) {
     ADD_FAILURE() << "rpma_conn_next_event never returned after the peer disconnected";
     pair.client = pair.server = nullptr;  // leaked: the stuck thread still uses the server
@@ -325,14 +324,14 @@ TEST(LifecycleTest, BlockedNextConnReqWakesUpOnConnect) {
   ASSERT_NO_FATAL_FAILURE(pair.Listen());
   struct Result {
     int ret = 1;
-    rpma_conn_req *req = nullptr;
+    rpma_conn_req* req = nullptr;
   };
   auto result = std::make_shared<Result>();
-  rpma_ep *ep = pair.ep;
+  rpma_ep* ep = pair.ep;
   auto take_request = [ep, result]() {
     result->ret = rpma_ep_next_conn_req(ep, nullptr, &result->req);
   };
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(pair.peer, kLoopback, pair.port.c_str(), nullptr, &req));
   auto connect_client = std::async(std::launch::async, [&req, &pair]() {
     return rpma_conn_req_connect(&req, nullptr, &pair.client);

@@ -23,18 +23,16 @@ class LocalErrorPlacementTest : public PairFixture {
 TEST_F(LocalErrorPlacementTest, WriteFailedLocallyPlacesNothing) {
   ASSERT_EQ(0, rpma_sim_fault_add("wc:op=write,status=IBV_WC_LOC_PROT_ERR,nth=1,side=client"));
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *target = Register(4096, RPMA_MR_USAGE_WRITE_DST, 0x11);
-  Buffer *source = Register(4096, RPMA_MR_USAGE_WRITE_SRC, 0xEE);
-  rpma_mr_remote *remote = regs_.RemoteOf(target);
+  Buffer* target = Register(4096, RPMA_MR_USAGE_WRITE_DST, 0x11);
+  Buffer* source = Register(4096, RPMA_MR_USAGE_WRITE_SRC, 0xEE);
+  rpma_mr_remote* remote = regs_.RemoteOf(target);
   ASSERT_NE(nullptr, remote);
-  ASSERT_EQ(0, rpma_write(pair_.client, remote, 0, source->mr, 0, 64, RPMA_F_COMPLETION_ALWAYS,
-                          Ctx(1)));
-  ASSERT_EQ(0, rpma_write(pair_.client, remote, 64, source->mr, 64, 64,
-                          RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
-  ASSERT_NO_FATAL_FAILURE(
-      ExpectCompletion(client_cq_, 1, IBV_WC_LOC_PROT_ERR, IBV_WC_RDMA_WRITE));
-  ASSERT_NO_FATAL_FAILURE(
-      ExpectCompletion(client_cq_, 2, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
+  ASSERT_EQ(
+      0, rpma_write(pair_.client, remote, 0, source->mr, 0, 64, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  ASSERT_EQ(0, rpma_write(pair_.client, remote, 64, source->mr, 64, 64, RPMA_F_COMPLETION_ALWAYS,
+                          Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_LOC_PROT_ERR, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
   size_t placed = 0;
   for (size_t i = 0; i < 128; ++i) placed += target->bytes[i] != 0x11;
   EXPECT_EQ(0u, placed) << "bytes of requests that never left the requester landed";

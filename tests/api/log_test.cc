@@ -1,4 +1,5 @@
-// Tests of rpma_log_set_threshold, rpma_log_get_threshold and rpma_log_set_function (a user function receives library messages at or below the threshold).
+// Tests of rpma_log_set_threshold, rpma_log_get_threshold and rpma_log_set_function (a user
+// function receives library messages at or below the threshold).
 #include <librpma.h>
 
 #include <arpa/inet.h>
@@ -152,8 +153,8 @@ TEST_P(LogRoundTripTest, OtherThresholdUnchanged) {
 }
 
 std::string RoundTripName(
-    const ::testing::TestParamInfo<std::tuple<rpma_log_threshold, rpma_log_level>> &info) {
-  static const char *const kLevels[] = {"Disabled", "Fatal", "Error", "Warning",
+    const ::testing::TestParamInfo<std::tuple<rpma_log_threshold, rpma_log_level>>& info) {
+  static const char* const kLevels[] = {"Disabled", "Fatal", "Error", "Warning",
                                         "Notice",   "Info",  "Debug"};
   return std::string(std::get<0>(info.param) == RPMA_LOG_THRESHOLD ? "Threshold" : "Aux") +
          kLevels[std::get<1>(info.param) + 1];
@@ -184,8 +185,8 @@ struct Message {
 std::mutex g_mutex;
 std::vector<Message> g_messages;
 
-void CaptureLog(enum rpma_log_level level, const char *file_name, const int line_no,
-                const char *function_name, const char *message_format, ...) {
+void CaptureLog(enum rpma_log_level level, const char* file_name, const int line_no,
+                const char* function_name, const char* message_format, ...) {
   char text[1024] = "";
   if (message_format != nullptr) {
     va_list args;
@@ -213,9 +214,9 @@ std::string FreePort() {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
-  EXPECT_EQ(0, bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)));
+  EXPECT_EQ(0, bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)));
   socklen_t len = sizeof(addr);
-  EXPECT_EQ(0, getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len));
+  EXPECT_EQ(0, getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len));
   close(fd);
   return std::to_string(ntohs(addr.sin_port));
 }
@@ -226,7 +227,7 @@ class LogFunctionTest : public LogTest {
   void SetUp() override {
     LogTest::SetUp();
     TakeMessages();
-    struct ibv_context *ctx = nullptr;
+    struct ibv_context* ctx = nullptr;
     ASSERT_EQ(0, rpma_utils_get_ibv_context("127.0.0.1", RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
     ASSERT_EQ(0, rpma_peer_new(ctx, &peer_));
   }
@@ -239,19 +240,19 @@ class LogFunctionTest : public LogTest {
   // Listens on a free port and shuts the endpoint down again; returns the port.
   std::string ListenOnce() {
     std::string port = FreePort();
-    struct rpma_ep *ep = nullptr;
+    struct rpma_ep* ep = nullptr;
     EXPECT_EQ(0, rpma_ep_listen(peer_, "127.0.0.1", port.c_str(), &ep));
     EXPECT_EQ(0, rpma_ep_shutdown(&ep));
     return port;
   }
 
-  static const Message *FindWaiting(const std::vector<Message> &messages) {
-    for (const Message &m : messages)
+  static const Message* FindWaiting(const std::vector<Message>& messages) {
+    for (const Message& m : messages)
       if (m.text.find("Waiting for incoming connection") != std::string::npos) return &m;
     return nullptr;
   }
 
-  struct rpma_peer *peer_ = nullptr;
+  struct rpma_peer* peer_ = nullptr;
 };
 
 TEST_F(LogTest, SetFunctionNullReturnsZero) {
@@ -281,7 +282,7 @@ TEST_F(LogFunctionTest, NoticeReachesCustomFunction) {
   ASSERT_EQ(0, rpma_log_set_function(CaptureLog));
   std::string port = ListenOnce();
   std::vector<Message> messages = TakeMessages();
-  const Message *m = FindWaiting(messages);
+  const Message* m = FindWaiting(messages);
   ASSERT_NE(nullptr, m) << messages.size() << " messages, none from rpma_ep_listen";
   EXPECT_EQ(RPMA_LOG_LEVEL_NOTICE, m->level);
   EXPECT_EQ("Waiting for incoming connection on 127.0.0.1:" + port, m->text);
@@ -296,8 +297,7 @@ TEST_F(LogFunctionTest, NothingAboveThresholdReachesFunction) {
   ASSERT_EQ(0, rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_NOTICE));
   ASSERT_EQ(0, rpma_log_set_function(CaptureLog));
   ListenOnce();
-  for (const Message &m : TakeMessages())
-    EXPECT_LE(m.level, RPMA_LOG_LEVEL_NOTICE) << m.text;
+  for (const Message& m : TakeMessages()) EXPECT_LE(m.level, RPMA_LOG_LEVEL_NOTICE) << m.text;
 }
 
 TEST_F(LogFunctionTest, HigherThresholdAlsoPassesNotice) {
@@ -305,7 +305,7 @@ TEST_F(LogFunctionTest, HigherThresholdAlsoPassesNotice) {
   ASSERT_EQ(0, rpma_log_set_function(CaptureLog));
   ListenOnce();
   const std::vector<Message> messages = TakeMessages();
-  const Message *m = FindWaiting(messages);
+  const Message* m = FindWaiting(messages);
   ASSERT_NE(nullptr, m);
   EXPECT_EQ(RPMA_LOG_LEVEL_NOTICE, m->level);
 }
@@ -316,7 +316,7 @@ TEST_F(LogFunctionTest, NoticeAboveWarningThresholdDoesNotReachFunction) {
   ListenOnce();
   const std::vector<Message> messages = TakeMessages();
   EXPECT_EQ(nullptr, FindWaiting(messages));
-  for (const Message &m : messages) EXPECT_LE(m.level, RPMA_LOG_LEVEL_WARNING) << m.text;
+  for (const Message& m : messages) EXPECT_LE(m.level, RPMA_LOG_LEVEL_WARNING) << m.text;
 }
 
 TEST_F(LogFunctionTest, DisabledThresholdPassesNothing) {
@@ -351,7 +351,7 @@ TEST_F(LogFunctionTest, EachListenLogsOnce) {
   ListenOnce();
   ListenOnce();
   int waiting = 0;
-  for (const Message &m : TakeMessages())
+  for (const Message& m : TakeMessages())
     if (m.text.find("Waiting for incoming connection") != std::string::npos) ++waiting;
   EXPECT_EQ(2, waiting);
 }

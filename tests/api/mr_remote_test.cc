@@ -1,4 +1,5 @@
-// mr_remote_test.cc -- remote memory regions: rpma_mr_remote_from_descriptor on hand-made descriptors, rpma_mr_remote_get_size/get_flush_type/delete.
+// mr_remote_test.cc -- remote memory regions: rpma_mr_remote_from_descriptor on hand-made
+// descriptors, rpma_mr_remote_get_size/get_flush_type/delete.
 #include <librpma.h>
 
 #include <cstdint>
@@ -12,9 +13,10 @@
 namespace {
 
 constexpr size_t kDescSize = 21;  // LE u64 address, LE u64 length, LE u32 rkey, u8 usage
-constexpr int kFlushBits = RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+constexpr int kFlushBits =
+    RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
 
-void StoreLe(uint8_t *p, uint64_t v, int bytes) {
+void StoreLe(uint8_t* p, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i, v >>= 8) p[i] = static_cast<uint8_t>(v & 0xFF);
 }
 
@@ -34,7 +36,7 @@ std::vector<uint8_t> MakeDescriptor(uint64_t addr, uint64_t len, uint32_t rkey, 
 // ---------------------------------------------------------------------------------------------
 
 TEST(MrRemoteFromDescriptor, NullDescIsInval) {
-  struct rpma_mr_remote *remote = nullptr;
+  struct rpma_mr_remote* remote = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_mr_remote_from_descriptor(nullptr, kDescSize, &remote));
 }
 
@@ -49,39 +51,39 @@ TEST(MrRemoteFromDescriptor, AllNullIsInval) {
 
 TEST(MrRemoteFromDescriptor, Size20IsInval) {
   std::vector<uint8_t> desc = MakeDescriptor(0x1000, 4096, 7, RPMA_MR_USAGE_READ_SRC);
-  struct rpma_mr_remote *remote = nullptr;
+  struct rpma_mr_remote* remote = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_mr_remote_from_descriptor(desc.data(), kDescSize - 1, &remote));
 }
 
 TEST(MrRemoteFromDescriptor, Size0IsInval) {
   std::vector<uint8_t> desc = MakeDescriptor(0x1000, 4096, 7, RPMA_MR_USAGE_READ_SRC);
-  struct rpma_mr_remote *remote = nullptr;
+  struct rpma_mr_remote* remote = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_mr_remote_from_descriptor(desc.data(), 0, &remote));
 }
 
 TEST(MrRemoteFromDescriptor, Size1IsInval) {
   std::vector<uint8_t> desc = MakeDescriptor(0x1000, 4096, 7, RPMA_MR_USAGE_READ_SRC);
-  struct rpma_mr_remote *remote = nullptr;
+  struct rpma_mr_remote* remote = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_mr_remote_from_descriptor(desc.data(), 1, &remote));
 }
 
 // The man page says NOSUPP here; the code (our contract) says INVAL.
 TEST(MrRemoteFromDescriptor, UsageZeroIsInval) {
   std::vector<uint8_t> desc = MakeDescriptor(0x1000, 4096, 7, 0);
-  struct rpma_mr_remote *remote = nullptr;
+  struct rpma_mr_remote* remote = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_mr_remote_from_descriptor(desc.data(), kDescSize, &remote));
 }
 
 TEST(MrRemoteFromDescriptor, UsageZeroInLargerDescriptorIsInval) {
   std::vector<uint8_t> desc = MakeDescriptor(0x1000, 4096, 7, 0, 64);
   desc[21] = 0xFF;  // trailing bytes do not count as usage
-  struct rpma_mr_remote *remote = nullptr;
+  struct rpma_mr_remote* remote = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_mr_remote_from_descriptor(desc.data(), desc.size(), &remote));
 }
 
 TEST(MrRemoteFromDescriptor, Size21Succeeds) {
   std::vector<uint8_t> desc = MakeDescriptor(0x1000, 4096, 7, RPMA_MR_USAGE_READ_SRC);
-  struct rpma_mr_remote *remote = nullptr;
+  struct rpma_mr_remote* remote = nullptr;
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), kDescSize, &remote));
   EXPECT_NE(nullptr, remote);
   EXPECT_EQ(0, rpma_mr_remote_delete(&remote));
@@ -91,7 +93,7 @@ TEST(MrRemoteFromDescriptor, Size21Succeeds) {
 TEST(MrRemoteFromDescriptor, Size64SucceedsAndIgnoresTail) {
   std::vector<uint8_t> desc = MakeDescriptor(0x1000, 12345, 7, RPMA_MR_USAGE_WRITE_DST, 64);
   for (size_t i = kDescSize; i < desc.size(); ++i) desc[i] = 0xEE;
-  struct rpma_mr_remote *remote = nullptr;
+  struct rpma_mr_remote* remote = nullptr;
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), desc.size(), &remote));
   size_t size = 0;
   EXPECT_EQ(0, rpma_mr_remote_get_size(remote, &size));
@@ -105,7 +107,7 @@ TEST(MrRemoteFromDescriptor, Size64SucceedsAndIgnoresTail) {
 TEST(MrRemoteFromDescriptor, HandMadeDescriptorDecodes) {
   std::vector<uint8_t> desc =
       MakeDescriptor(0x123456789ABCDEF0ull, 0x0000000100000001ull, 0xDEADBEEF, kFlushBits);
-  struct rpma_mr_remote *remote = nullptr;
+  struct rpma_mr_remote* remote = nullptr;
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), kDescSize, &remote));
   size_t size = 0;
   EXPECT_EQ(0, rpma_mr_remote_get_size(remote, &size));
@@ -119,7 +121,7 @@ TEST(MrRemoteFromDescriptor, HandMadeDescriptorDecodes) {
 // The descriptor is copied: changing it afterwards does not change the remote MR.
 TEST(MrRemoteFromDescriptor, DescriptorIsCopied) {
   std::vector<uint8_t> desc = MakeDescriptor(0x1000, 4096, 7, RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
-  struct rpma_mr_remote *remote = nullptr;
+  struct rpma_mr_remote* remote = nullptr;
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), kDescSize, &remote));
   std::fill(desc.begin(), desc.end(), 0);
   size_t size = 0;
@@ -150,7 +152,7 @@ class MrRemoteTest : public ::testing::Test {
     return flush_type;
   }
 
-  struct rpma_mr_remote *remote_ = nullptr;
+  struct rpma_mr_remote* remote_ = nullptr;
 };
 
 TEST_F(MrRemoteTest, GetSizeNullMrIsInval) {
@@ -219,7 +221,9 @@ TEST_F(MrRemoteTest, FlushTypeVisibilityWithOthers) {
   EXPECT_EQ(RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, FlushType());
 }
 
-TEST_F(MrRemoteTest, DeleteNullPtrIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_mr_remote_delete(nullptr)); }
+TEST_F(MrRemoteTest, DeleteNullPtrIsInval) {
+  EXPECT_EQ(RPMA_E_INVAL, rpma_mr_remote_delete(nullptr));
+}
 
 TEST_F(MrRemoteTest, DeleteNullObjectReturnsZero) {
   ExpectDeleteOfNullObjectReturnsZero(rpma_mr_remote_delete);

@@ -1,4 +1,5 @@
-// Tests of local memory regions (rpma_mr_reg/dereg/get_*/advise, the 21-byte descriptor) and the remote views of their descriptors.
+// Tests of local memory regions (rpma_mr_reg/dereg/get_*/advise, the 21-byte descriptor) and the
+// remote views of their descriptors.
 #include <librpma.h>
 
 #include <algorithm>
@@ -18,9 +19,10 @@ namespace {
 
 constexpr size_t kDescSize = 21;  // LE u64 address, LE u64 length, LE u32 rkey, u8 usage
 constexpr int kUsageAll = 0xFF;
-constexpr int kFlushBits = RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+constexpr int kFlushBits =
+    RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
 
-uint64_t LoadLe(const uint8_t *p, int bytes) {
+uint64_t LoadLe(const uint8_t* p, int bytes) {
   uint64_t v = 0;
   for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
   return v;
@@ -29,7 +31,7 @@ uint64_t LoadLe(const uint8_t *p, int bytes) {
 class MrTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    struct ibv_context *ctx = nullptr;
+    struct ibv_context* ctx = nullptr;
     ASSERT_EQ(0, rpma_utils_get_ibv_context("127.0.0.1", RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
     ASSERT_EQ(0, rpma_peer_new(ctx, &peer_));
     ASSERT_NE(nullptr, peer_);
@@ -47,14 +49,14 @@ class MrTest : public ::testing::Test {
     ASSERT_NE(nullptr, mr_);
   }
 
-  std::vector<uint8_t> Descriptor(const struct rpma_mr_local *mr) {
+  std::vector<uint8_t> Descriptor(const struct rpma_mr_local* mr) {
     std::vector<uint8_t> desc(64, 0xAA);
     EXPECT_EQ(0, rpma_mr_get_descriptor(mr, desc.data()));
     return desc;
   }
 
-  struct rpma_peer *peer_ = nullptr;
-  struct rpma_mr_local *mr_ = nullptr;
+  struct rpma_peer* peer_ = nullptr;
+  struct rpma_mr_local* mr_ = nullptr;
   std::vector<uint8_t> buf_ = std::vector<uint8_t>(8192);
 };
 
@@ -161,7 +163,7 @@ TEST_P(MrUsageTest, RemoteFlushTypeIsUsageFlushBits) {
   int usage = GetParam();
   Register(usage);
   std::vector<uint8_t> desc = Descriptor(mr_);
-  struct rpma_mr_remote *remote = nullptr;
+  struct rpma_mr_remote* remote = nullptr;
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), kDescSize, &remote));
   int flush_type = -1;
   EXPECT_EQ(0, rpma_mr_remote_get_flush_type(remote, &flush_type));
@@ -169,25 +171,34 @@ TEST_P(MrUsageTest, RemoteFlushTypeIsUsageFlushBits) {
   EXPECT_EQ(0, rpma_mr_remote_delete(&remote));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Usages, MrUsageTest,
-    ::testing::Values(RPMA_MR_USAGE_READ_SRC, RPMA_MR_USAGE_READ_DST, RPMA_MR_USAGE_WRITE_SRC,
-                      RPMA_MR_USAGE_WRITE_DST, RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
-                      RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, RPMA_MR_USAGE_SEND,
-                      RPMA_MR_USAGE_RECV, kUsageAll),
-    [](const ::testing::TestParamInfo<int> &info) {
-      switch (info.param) {
-        case RPMA_MR_USAGE_READ_SRC: return std::string("ReadSrc");
-        case RPMA_MR_USAGE_READ_DST: return std::string("ReadDst");
-        case RPMA_MR_USAGE_WRITE_SRC: return std::string("WriteSrc");
-        case RPMA_MR_USAGE_WRITE_DST: return std::string("WriteDst");
-        case RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY: return std::string("FlushVisibility");
-        case RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT: return std::string("FlushPersistent");
-        case RPMA_MR_USAGE_SEND: return std::string("Send");
-        case RPMA_MR_USAGE_RECV: return std::string("Recv");
-        default: return std::string("All");
-      }
-    });
+INSTANTIATE_TEST_SUITE_P(Usages, MrUsageTest,
+                         ::testing::Values(RPMA_MR_USAGE_READ_SRC, RPMA_MR_USAGE_READ_DST,
+                                           RPMA_MR_USAGE_WRITE_SRC, RPMA_MR_USAGE_WRITE_DST,
+                                           RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
+                                           RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, RPMA_MR_USAGE_SEND,
+                                           RPMA_MR_USAGE_RECV, kUsageAll),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           switch (info.param) {
+                             case RPMA_MR_USAGE_READ_SRC:
+                               return std::string("ReadSrc");
+                             case RPMA_MR_USAGE_READ_DST:
+                               return std::string("ReadDst");
+                             case RPMA_MR_USAGE_WRITE_SRC:
+                               return std::string("WriteSrc");
+                             case RPMA_MR_USAGE_WRITE_DST:
+                               return std::string("WriteDst");
+                             case RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY:
+                               return std::string("FlushVisibility");
+                             case RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT:
+                               return std::string("FlushPersistent");
+                             case RPMA_MR_USAGE_SEND:
+                               return std::string("Send");
+                             case RPMA_MR_USAGE_RECV:
+                               return std::string("Recv");
+                             default:
+                               return std::string("All");
+                           }
+                         });
 
 // ---------------------------------------------------------------------------------------------
 // rpma_mr_reg: other valid registrations
@@ -201,9 +212,9 @@ TEST_F(MrTest, RegOneByteSucceeds) {
 }
 
 TEST_F(MrTest, RegUnalignedPtrAndOddSizeKeepsThem) {
-  void *ptr = buf_.data() + 3;
+  void* ptr = buf_.data() + 3;
   ASSERT_EQ(0, rpma_mr_reg(peer_, ptr, 1001, RPMA_MR_USAGE_WRITE_DST, &mr_));
-  void *got_ptr = nullptr;
+  void* got_ptr = nullptr;
   size_t got_size = 0;
   EXPECT_EQ(0, rpma_mr_get_ptr(mr_, &got_ptr));
   EXPECT_EQ(0, rpma_mr_get_size(mr_, &got_size));
@@ -212,7 +223,7 @@ TEST_F(MrTest, RegUnalignedPtrAndOddSizeKeepsThem) {
 }
 
 TEST_F(MrTest, RegSameBufferTwiceGivesTwoRegions) {
-  struct rpma_mr_local *mr2 = nullptr;
+  struct rpma_mr_local* mr2 = nullptr;
   Register(RPMA_MR_USAGE_READ_SRC);
   ASSERT_EQ(0, rpma_mr_reg(peer_, buf_.data(), buf_.size(), RPMA_MR_USAGE_READ_SRC, &mr2));
   EXPECT_NE(mr_, mr2);
@@ -232,9 +243,9 @@ class Mapping {
  public:
   Mapping(size_t pages, std::vector<size_t> holes)
       : page_(static_cast<size_t>(sysconf(_SC_PAGESIZE))), size_(pages * page_) {
-    void *base = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* base = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     EXPECT_NE(MAP_FAILED, base);
-    base_ = static_cast<uint8_t *>(base);
+    base_ = static_cast<uint8_t*>(base);
     for (size_t hole : holes) EXPECT_EQ(0, munmap(base_ + hole * page_, page_));
     holes_ = std::move(holes);
   }
@@ -244,13 +255,13 @@ class Mapping {
     for (size_t n = 0; n < size_ / page_; ++n)
       if (std::find(holes_.begin(), holes_.end(), n) == holes_.end()) munmap(page(n), page_);
   }
-  uint8_t *page(size_t n) const { return base_ + n * page_; }
+  uint8_t* page(size_t n) const { return base_ + n * page_; }
   size_t page_size() const { return page_; }
 
  private:
   size_t page_;
   size_t size_;
-  uint8_t *base_ = nullptr;
+  uint8_t* base_ = nullptr;
   std::vector<size_t> holes_;
 };
 
@@ -270,17 +281,17 @@ TEST_F(MrTest, RegRangeEndingOneByteIntoAHoleIsProvider) {
 
 TEST_F(MrTest, RegRangeStartingInAHoleIsProvider) {
   Mapping mapping(2, {0});
-  EXPECT_EQ(RPMA_E_PROVIDER, rpma_mr_reg(peer_, mapping.page(1) - 1, 2, RPMA_MR_USAGE_READ_SRC,
-                                         &mr_));
+  EXPECT_EQ(RPMA_E_PROVIDER,
+            rpma_mr_reg(peer_, mapping.page(1) - 1, 2, RPMA_MR_USAGE_READ_SRC, &mr_));
 }
 
 TEST_F(MrTest, RegMappedPagesNextToAHoleSucceeds) {
   Mapping mapping(3, {1});
-  ASSERT_EQ(0, rpma_mr_reg(peer_, mapping.page(0), mapping.page_size(), RPMA_MR_USAGE_READ_SRC,
-                           &mr_));
+  ASSERT_EQ(0,
+            rpma_mr_reg(peer_, mapping.page(0), mapping.page_size(), RPMA_MR_USAGE_READ_SRC, &mr_));
   EXPECT_EQ(0, rpma_mr_dereg(&mr_));
-  ASSERT_EQ(0, rpma_mr_reg(peer_, mapping.page(2), mapping.page_size(), RPMA_MR_USAGE_READ_SRC,
-                           &mr_));
+  ASSERT_EQ(0,
+            rpma_mr_reg(peer_, mapping.page(2), mapping.page_size(), RPMA_MR_USAGE_READ_SRC, &mr_));
 }
 
 // The mapping is checked in pieces (a byte of answer per page): a hole far past the first
@@ -307,9 +318,7 @@ TEST_F(MrTest, RegOddSizedHeapBufferSucceeds) {
 
 TEST_F(MrTest, DeregNullPtrIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_mr_dereg(nullptr)); }
 
-TEST_F(MrTest, DeregNullObjectReturnsZero) {
-  ExpectDeleteOfNullObjectReturnsZero(rpma_mr_dereg);
-}
+TEST_F(MrTest, DeregNullObjectReturnsZero) { ExpectDeleteOfNullObjectReturnsZero(rpma_mr_dereg); }
 
 TEST_F(MrTest, DeregSucceedsAndNulls) {
   Register(RPMA_MR_USAGE_READ_SRC);
@@ -364,7 +373,7 @@ TEST_F(MrTest, GetDescriptorBothNullIsInval) {
 
 TEST_F(MrTest, DescriptorLayout) {
   const int usage = RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
-  void *ptr = buf_.data() + 16;
+  void* ptr = buf_.data() + 16;
   const size_t size = 4000;
   ASSERT_EQ(0, rpma_mr_reg(peer_, ptr, size, usage, &mr_));
   std::vector<uint8_t> desc = Descriptor(mr_);
@@ -388,7 +397,7 @@ TEST_F(MrTest, DescriptorIsStable) {
 }
 
 TEST_F(MrTest, TwoRegionsHaveDifferentRkeys) {
-  struct rpma_mr_local *mr2 = nullptr;
+  struct rpma_mr_local* mr2 = nullptr;
   ASSERT_EQ(0, rpma_mr_reg(peer_, buf_.data(), 4096, RPMA_MR_USAGE_READ_SRC, &mr_));
   ASSERT_EQ(0, rpma_mr_reg(peer_, buf_.data() + 4096, 4096, RPMA_MR_USAGE_READ_SRC, &mr2));
   std::vector<uint8_t> d1 = Descriptor(mr_);
@@ -403,7 +412,7 @@ TEST_F(MrTest, TwoRegionsHaveDifferentRkeys) {
 // ---------------------------------------------------------------------------------------------
 
 TEST_F(MrTest, GetPtrNullMrIsInval) {
-  void *ptr = nullptr;
+  void* ptr = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_mr_get_ptr(nullptr, &ptr));
 }
 
@@ -412,13 +421,15 @@ TEST_F(MrTest, GetPtrNullOutIsInval) {
   EXPECT_EQ(RPMA_E_INVAL, rpma_mr_get_ptr(mr_, nullptr));
 }
 
-TEST_F(MrTest, GetPtrBothNullIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_mr_get_ptr(nullptr, nullptr)); }
+TEST_F(MrTest, GetPtrBothNullIsInval) {
+  EXPECT_EQ(RPMA_E_INVAL, rpma_mr_get_ptr(nullptr, nullptr));
+}
 
 TEST_F(MrTest, GetPtrReturnsRegisteredAddress) {
   Register(RPMA_MR_USAGE_READ_SRC);
-  void *ptr = nullptr;
+  void* ptr = nullptr;
   EXPECT_EQ(0, rpma_mr_get_ptr(mr_, &ptr));
-  EXPECT_EQ(static_cast<void *>(buf_.data()), ptr);
+  EXPECT_EQ(static_cast<void*>(buf_.data()), ptr);
 }
 
 TEST_F(MrTest, GetSizeNullMrIsInval) {
@@ -455,8 +466,8 @@ TEST_F(MrTest, AdvisePrefetchWriteFlushSucceeds) {
 
 TEST_F(MrTest, AdvisePrefetchSubRangeSucceeds) {
   Register(RPMA_MR_USAGE_READ_SRC);
-  EXPECT_EQ(0, rpma_mr_advise(mr_, 4096, 1024, IBV_ADVISE_MR_ADVICE_PREFETCH,
-                              IBV_ADVISE_MR_FLAG_FLUSH));
+  EXPECT_EQ(
+      0, rpma_mr_advise(mr_, 4096, 1024, IBV_ADVISE_MR_ADVICE_PREFETCH, IBV_ADVISE_MR_FLAG_FLUSH));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -467,7 +478,7 @@ TEST_F(MrTest, RemoteFromLocalDescriptorHasLocalSize) {
   ASSERT_EQ(0, rpma_mr_reg(peer_, buf_.data(), 5000,
                            RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr_));
   std::vector<uint8_t> desc = Descriptor(mr_);
-  struct rpma_mr_remote *remote = nullptr;
+  struct rpma_mr_remote* remote = nullptr;
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), kDescSize, &remote));
   size_t size = 0;
   EXPECT_EQ(0, rpma_mr_remote_get_size(remote, &size));
@@ -482,7 +493,7 @@ TEST_F(MrTest, RemoteFromLocalDescriptorHasLocalSize) {
 TEST_F(MrTest, RemoteOutlivesLocalDereg) {
   Register(RPMA_MR_USAGE_READ_SRC);
   std::vector<uint8_t> desc = Descriptor(mr_);
-  struct rpma_mr_remote *remote = nullptr;
+  struct rpma_mr_remote* remote = nullptr;
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), kDescSize, &remote));
   ASSERT_EQ(0, rpma_mr_dereg(&mr_));
   size_t size = 0;

@@ -24,7 +24,7 @@ class NodeFailureTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    for (Link &link : links_) {
+    for (Link& link : links_) {
       if (link.client != nullptr) {
         EXPECT_EQ(0, rpma_conn_delete(&link.client));
       }
@@ -34,7 +34,7 @@ class NodeFailureTest : public ::testing::Test {
     }
     regs_.Release();
     EXPECT_EQ(0, rpma_ep_shutdown(&ep_));
-    for (rpma_peer *peer : {client_peer_, other_peer_, server_peer_}) {
+    for (rpma_peer* peer : {client_peer_, other_peer_, server_peer_}) {
       if (peer != nullptr) {
         EXPECT_EQ(0, rpma_peer_delete(&peer));
       }
@@ -42,38 +42,37 @@ class NodeFailureTest : public ::testing::Test {
   }
 
   struct Link {
-    rpma_conn *client = nullptr;
-    rpma_conn *server = nullptr;
+    rpma_conn* client = nullptr;
+    rpma_conn* server = nullptr;
   };
 
   // A connection from `client_peer` to the server's endpoint.
-  void Connect(rpma_peer *client_peer, Link *link) {
+  void Connect(rpma_peer* client_peer, Link* link) {
     ASSERT_NO_FATAL_FAILURE(
         ConnectOnce(client_peer, ep_, port_, PairOptions(), &link->client, &link->server));
   }
 
   // Writes 8 bytes of `src` to the start of `dst` over `link`, signalled (wr_id `id`).
-  void Write(const Link &link, Buffer *src, rpma_mr_remote *dst, uintptr_t id) {
-    ASSERT_EQ(0, rpma_write(link.client, dst, 0, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
-                            Ctx(id)));
+  void Write(const Link& link, Buffer* src, rpma_mr_remote* dst, uintptr_t id) {
+    ASSERT_EQ(0, rpma_write(link.client, dst, 0, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(id)));
   }
 
   // Writes 8 bytes of `fill` from a buffer of `client_peer` to a fresh buffer of the server
   // over `link` and checks that they completed and arrived.
-  void WriteWorks(const Link &link, rpma_peer *client_peer, uint8_t fill, uintptr_t id) {
-    Buffer *src = regs_.NewBuffer(client_peer, 8, RPMA_MR_USAGE_WRITE_SRC, fill);
-    Buffer *dst = regs_.NewBuffer(server_peer_, 8, RPMA_MR_USAGE_WRITE_DST, 0);
-    rpma_mr_remote *remote = regs_.RemoteOf(dst);
+  void WriteWorks(const Link& link, rpma_peer* client_peer, uint8_t fill, uintptr_t id) {
+    Buffer* src = regs_.NewBuffer(client_peer, 8, RPMA_MR_USAGE_WRITE_SRC, fill);
+    Buffer* dst = regs_.NewBuffer(server_peer_, 8, RPMA_MR_USAGE_WRITE_DST, 0);
+    rpma_mr_remote* remote = regs_.RemoteOf(dst);
     ASSERT_NE(nullptr, remote);
     ASSERT_NO_FATAL_FAILURE(Write(link, src, remote, id));
     ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(link.client), id, IBV_WC_RDMA_WRITE));
     EXPECT_EQ(fill, dst->bytes[0]);
   }
 
-  rpma_peer *server_peer_ = nullptr;
-  rpma_peer *client_peer_ = nullptr;
-  rpma_peer *other_peer_ = nullptr;
-  rpma_ep *ep_ = nullptr;
+  rpma_peer* server_peer_ = nullptr;
+  rpma_peer* client_peer_ = nullptr;
+  rpma_peer* other_peer_ = nullptr;
+  rpma_ep* ep_ = nullptr;
   std::string port_;
   Link links_[2];
   Registrations regs_;
@@ -82,11 +81,11 @@ class NodeFailureTest : public ::testing::Test {
 TEST(NodeFailureArgsTest, NullPeerIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_sim_node_fail(nullptr)); }
 
 TEST(NodeFailureArgsTest, PeerWithoutConnectionsFailsQuietlyAndStaysUsable) {
-  rpma_peer *peer = nullptr;
+  rpma_peer* peer = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer));
   EXPECT_EQ(0, rpma_sim_node_fail(peer));
   uint8_t byte = 0;
-  rpma_mr_local *mr = nullptr;
+  rpma_mr_local* mr = nullptr;
   EXPECT_EQ(0, rpma_mr_reg(peer, &byte, 1, RPMA_MR_USAGE_READ_SRC, &mr));
   EXPECT_EQ(0, rpma_mr_dereg(&mr));
   EXPECT_EQ(0, rpma_peer_delete(&peer));
@@ -95,10 +94,10 @@ TEST(NodeFailureArgsTest, PeerWithoutConnectionsFailsQuietlyAndStaysUsable) {
 // The server's node fails under an established connection: both sides lose it, and the
 // receives each side had posted come back flushed.
 TEST_F(NodeFailureTest, ServerNodeFailureLosesTheConnectionOnBothSides) {
-  Link &link = links_[0];
+  Link& link = links_[0];
   ASSERT_NO_FATAL_FAILURE(Connect(client_peer_, &link));
-  Buffer *client_recv = regs_.NewBuffer(client_peer_, 8, RPMA_MR_USAGE_RECV, 0);
-  Buffer *server_recv = regs_.NewBuffer(server_peer_, 8, RPMA_MR_USAGE_RECV, 0);
+  Buffer* client_recv = regs_.NewBuffer(client_peer_, 8, RPMA_MR_USAGE_RECV, 0);
+  Buffer* server_recv = regs_.NewBuffer(server_peer_, 8, RPMA_MR_USAGE_RECV, 0);
   ASSERT_EQ(0, rpma_recv(link.client, client_recv->mr, 0, 8, Ctx(0x11)));
   ASSERT_EQ(0, rpma_recv(link.server, server_recv->mr, 0, 8, Ctx(0x22)));
 
@@ -117,11 +116,11 @@ TEST_F(NodeFailureTest, ServerNodeFailureLosesTheConnectionOnBothSides) {
 // The client's node fails: the writes that completed stay completed; what is posted after the
 // loss completes, in posting order, with IBV_WC_WR_FLUSH_ERR.
 TEST_F(NodeFailureTest, WorkRequestsAfterTheLossAreFlushedInOrder) {
-  Link &link = links_[0];
+  Link& link = links_[0];
   ASSERT_NO_FATAL_FAILURE(Connect(client_peer_, &link));
-  Buffer *src = regs_.NewBuffer(client_peer_, 8, RPMA_MR_USAGE_WRITE_SRC, 0x5A);
-  Buffer *dst = regs_.NewBuffer(server_peer_, 8, RPMA_MR_USAGE_WRITE_DST, 0);
-  rpma_mr_remote *remote = regs_.RemoteOf(dst);
+  Buffer* src = regs_.NewBuffer(client_peer_, 8, RPMA_MR_USAGE_WRITE_SRC, 0x5A);
+  Buffer* dst = regs_.NewBuffer(server_peer_, 8, RPMA_MR_USAGE_WRITE_DST, 0);
+  rpma_mr_remote* remote = regs_.RemoteOf(dst);
   ASSERT_NE(nullptr, remote);
   ASSERT_NO_FATAL_FAILURE(Write(link, src, remote, 1));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(link.client), 1, IBV_WC_RDMA_WRITE));
@@ -169,7 +168,7 @@ TEST_F(NodeFailureTest, TheFailedNodeConnectsAgain) {
 // A lost connection disconnects and is deleted like any other: rpma_conn_disconnect after
 // the loss returns 0 and no further event comes.
 TEST_F(NodeFailureTest, DisconnectAfterTheLossReturnsZero) {
-  Link &link = links_[0];
+  Link& link = links_[0];
   ASSERT_NO_FATAL_FAILURE(Connect(client_peer_, &link));
   ASSERT_EQ(0, rpma_sim_node_fail(server_peer_));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(link.client, RPMA_CONN_LOST));

@@ -1,4 +1,5 @@
-// ordering_test.cc -- RC ordering on one connection: writes before reads and sends, completions in posting order, sends before disconnect.
+// ordering_test.cc -- RC ordering on one connection: writes before reads and sends, completions in
+// posting order, sends before disconnect.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <librpma.h>
@@ -27,9 +28,9 @@ class OrderingTest : public PairFixture {
   }
 
   // Registers a server-side target and hands it to the client through its descriptor.
-  rpma_mr_remote *RemoteOf(Buffer *target) { return regs_.RemoteOf(target); }
+  rpma_mr_remote* RemoteOf(Buffer* target) { return regs_.RemoteOf(target); }
 
-  rpma_conn_cfg *cfg_ = nullptr;
+  rpma_conn_cfg* cfg_ = nullptr;
 };
 
 constexpr int kTargetUsage =
@@ -39,14 +40,14 @@ constexpr int kTargetUsage =
 // bytes of every write, applied in posting order.
 TEST_F(OrderingTest, WritesThenReadReturnWrittenBytes) {
   ASSERT_NO_FATAL_FAILURE(Connect());
-  Buffer *target = Register(256, kTargetUsage, 0);
-  rpma_mr_remote *remote = RemoteOf(target);
-  Buffer *readback = Register(256, RPMA_MR_USAGE_READ_DST, 0xEE);
+  Buffer* target = Register(256, kTargetUsage, 0);
+  rpma_mr_remote* remote = RemoteOf(target);
+  Buffer* readback = Register(256, RPMA_MR_USAGE_READ_DST, 0xEE);
   constexpr int kWrites = 16;
-  std::vector<Buffer *> sources;
+  std::vector<Buffer*> sources;
   std::vector<uint8_t> expected(256, 0);
   for (int k = 0; k < kWrites; ++k) {
-    Buffer *src = Register(128, RPMA_MR_USAGE_WRITE_SRC, 0);
+    Buffer* src = Register(128, RPMA_MR_USAGE_WRITE_SRC, 0);
     for (size_t i = 0; i < 128; ++i) src->bytes[i] = static_cast<uint8_t>(k * 16 + i);
     sources.push_back(src);
     size_t offset = static_cast<size_t>(k) * 8;  // each write overlaps the previous ones
@@ -65,11 +66,11 @@ TEST_F(OrderingTest, WritesThenReadReturnWrittenBytes) {
 // Eight signalled operations of every kind complete in posting order.
 TEST_F(OrderingTest, SignalledCompletionsComeInPostingOrder) {
   ASSERT_NO_FATAL_FAILURE(Connect());
-  Buffer *target = Register(64, kTargetUsage, 0);
-  rpma_mr_remote *remote = RemoteOf(target);
-  Buffer *src = Register(64, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, 0x33);
-  Buffer *local = Register(64, RPMA_MR_USAGE_READ_DST, 0);
-  Buffer *inbox = Register(32, RPMA_MR_USAGE_RECV, 0);
+  Buffer* target = Register(64, kTargetUsage, 0);
+  rpma_mr_remote* remote = RemoteOf(target);
+  Buffer* src = Register(64, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, 0x33);
+  Buffer* local = Register(64, RPMA_MR_USAGE_READ_DST, 0);
+  Buffer* inbox = Register(32, RPMA_MR_USAGE_RECV, 0);
   ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 16, Ctx(501)));
   ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 16, 16, Ctx(502)));
   const char atomic_value[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -104,14 +105,14 @@ TEST_F(OrderingTest, SignalledCompletionsComeInPostingOrder) {
 // memory; repeated with fresh bytes each round.
 TEST_F(OrderingTest, SendAfterWritesSeesWrittenBytes) {
   ASSERT_NO_FATAL_FAILURE(Connect());
-  Buffer *target = Register(512, kTargetUsage, 0);
-  rpma_mr_remote *remote = RemoteOf(target);
-  Buffer *inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
-  Buffer *note = Register(8, RPMA_MR_USAGE_SEND, 0x77);
+  Buffer* target = Register(512, kTargetUsage, 0);
+  rpma_mr_remote* remote = RemoteOf(target);
+  Buffer* inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  Buffer* note = Register(8, RPMA_MR_USAGE_SEND, 0x77);
   constexpr int kRounds = 20;
   for (int round = 0; round < kRounds; ++round) {
     SCOPED_TRACE(round);
-    Buffer *src = Register(512, RPMA_MR_USAGE_WRITE_SRC, 0);
+    Buffer* src = Register(512, RPMA_MR_USAGE_WRITE_SRC, 0);
     for (size_t i = 0; i < 512; ++i) src->bytes[i] = static_cast<uint8_t>(round * 31 + i * 3);
     ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 8, Ctx(round)));
     for (size_t chunk = 0; chunk < 4; ++chunk)
@@ -129,10 +130,10 @@ TEST_F(OrderingTest, SendAfterWritesSeesWrittenBytes) {
 // executed, and does not complete, until the send went through.
 TEST_F(OrderingTest, WriteBehindWaitingSendWaitsToo) {
   ASSERT_NO_FATAL_FAILURE(Connect());
-  Buffer *target = Register(64, kTargetUsage, 0);
-  rpma_mr_remote *remote = RemoteOf(target);
-  Buffer *src = Register(64, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, 0x6B);
-  Buffer *inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  Buffer* target = Register(64, kTargetUsage, 0);
+  rpma_mr_remote* remote = RemoteOf(target);
+  Buffer* src = Register(64, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, 0x6B);
+  Buffer* inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
   ASSERT_EQ(0,
             rpma_write(pair_.client, remote, 0, src->mr, 0, 64, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
@@ -149,8 +150,8 @@ TEST_F(OrderingTest, WriteBehindWaitingSendWaitsToo) {
 // a receive still posted behind it is flushed.
 TEST_F(OrderingTest, SendBeforeDisconnectIsDeliveredBeforeClosed) {
   ASSERT_NO_FATAL_FAILURE(Connect());
-  Buffer *msg = Register(16, RPMA_MR_USAGE_SEND, 0x42);
-  Buffer *inbox = Register(32, RPMA_MR_USAGE_RECV, 0);
+  Buffer* msg = Register(16, RPMA_MR_USAGE_SEND, 0x42);
+  Buffer* inbox = Register(32, RPMA_MR_USAGE_RECV, 0);
   ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 16, Ctx(1)));
   ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 16, 16, Ctx(2)));
   ASSERT_EQ(0, rpma_send(pair_.client, msg->mr, 0, 16, RPMA_F_COMPLETION_ON_ERROR, Ctx(3)));
@@ -177,10 +178,10 @@ TEST_F(OrderingTest, SendBeforeDisconnectIsDeliveredBeforeClosed) {
 // The same with a signalled send_with_imm behind a write: the sender sees success, not a flush.
 TEST_F(OrderingTest, WriteAndSendWithImmBeforeDisconnect) {
   ASSERT_NO_FATAL_FAILURE(Connect());
-  Buffer *target = Register(64, kTargetUsage, 0);
-  rpma_mr_remote *remote = RemoteOf(target);
-  Buffer *src = Register(64, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, 0x5C);
-  Buffer *inbox = Register(16, RPMA_MR_USAGE_RECV, 0);
+  Buffer* target = Register(64, kTargetUsage, 0);
+  rpma_mr_remote* remote = RemoteOf(target);
+  Buffer* src = Register(64, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, 0x5C);
+  Buffer* inbox = Register(16, RPMA_MR_USAGE_RECV, 0);
   ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 16, Ctx(1)));
   ASSERT_EQ(
       0, rpma_write(pair_.client, remote, 0, src->mr, 0, 64, RPMA_F_COMPLETION_ON_ERROR, Ctx(2)));

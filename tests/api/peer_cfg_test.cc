@@ -18,10 +18,10 @@ class PeerCfgTest : public ::testing::Test {
   }
   void TearDown() override { EXPECT_EQ(0, rpma_peer_cfg_delete(&cfg_)); }
 
-  struct rpma_peer_cfg *cfg_ = nullptr;
+  struct rpma_peer_cfg* cfg_ = nullptr;
 };
 
-bool DirectWrite(const struct rpma_peer_cfg *cfg) {
+bool DirectWrite(const struct rpma_peer_cfg* cfg) {
   bool supported = false;
   EXPECT_EQ(0, rpma_peer_cfg_get_direct_write_to_pmem(cfg, &supported));
   return supported;
@@ -38,8 +38,8 @@ TEST(PeerCfgNew, SucceedsAndDeleteNulls) {
 }
 
 TEST(PeerCfgNew, TwoCfgsAreIndependent) {
-  struct rpma_peer_cfg *cfg1 = nullptr;
-  struct rpma_peer_cfg *cfg2 = nullptr;
+  struct rpma_peer_cfg* cfg1 = nullptr;
+  struct rpma_peer_cfg* cfg2 = nullptr;
   ASSERT_EQ(0, rpma_peer_cfg_new(&cfg1));
   ASSERT_EQ(0, rpma_peer_cfg_new(&cfg2));
   EXPECT_NE(cfg1, cfg2);
@@ -174,7 +174,7 @@ TEST_F(PeerCfgTest, DescriptorWritesExactlyOneByte) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(PeerCfgFromDescriptor, NullDescIsInval) {
-  struct rpma_peer_cfg *cfg = nullptr;
+  struct rpma_peer_cfg* cfg = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_peer_cfg_from_descriptor(nullptr, 1, &cfg));
 }
 
@@ -185,7 +185,7 @@ TEST(PeerCfgFromDescriptor, NullCfgPtrIsInval) {
 
 TEST(PeerCfgFromDescriptor, SizeZeroIsInval) {
   uint8_t desc = 1;
-  struct rpma_peer_cfg *cfg = nullptr;
+  struct rpma_peer_cfg* cfg = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_peer_cfg_from_descriptor(&desc, 0, &cfg));
 }
 
@@ -195,7 +195,7 @@ TEST(PeerCfgFromDescriptor, AllNullAndSizeZeroIsInval) {
 
 TEST(PeerCfgFromDescriptor, ZeroByteIsFalse) {
   uint8_t desc = 0;
-  struct rpma_peer_cfg *cfg = nullptr;
+  struct rpma_peer_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_peer_cfg_from_descriptor(&desc, 1, &cfg));
   ASSERT_NE(nullptr, cfg);
   EXPECT_FALSE(DirectWrite(cfg));
@@ -204,7 +204,7 @@ TEST(PeerCfgFromDescriptor, ZeroByteIsFalse) {
 
 TEST(PeerCfgFromDescriptor, OneByteIsTrue) {
   uint8_t desc = 1;
-  struct rpma_peer_cfg *cfg = nullptr;
+  struct rpma_peer_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_peer_cfg_from_descriptor(&desc, 1, &cfg));
   ASSERT_NE(nullptr, cfg);
   EXPECT_TRUE(DirectWrite(cfg));
@@ -213,7 +213,7 @@ TEST(PeerCfgFromDescriptor, OneByteIsTrue) {
 
 TEST(PeerCfgFromDescriptor, NonZeroByte0x7fIsTrue) {
   uint8_t desc = 0x7f;
-  struct rpma_peer_cfg *cfg = nullptr;
+  struct rpma_peer_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_peer_cfg_from_descriptor(&desc, 1, &cfg));
   ASSERT_NE(nullptr, cfg);
   EXPECT_TRUE(DirectWrite(cfg));
@@ -222,7 +222,7 @@ TEST(PeerCfgFromDescriptor, NonZeroByte0x7fIsTrue) {
 
 TEST(PeerCfgFromDescriptor, NonZeroByte0xffIsTrue) {
   uint8_t desc = 0xff;
-  struct rpma_peer_cfg *cfg = nullptr;
+  struct rpma_peer_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_peer_cfg_from_descriptor(&desc, 1, &cfg));
   ASSERT_NE(nullptr, cfg);
   EXPECT_TRUE(DirectWrite(cfg));
@@ -232,7 +232,7 @@ TEST(PeerCfgFromDescriptor, NonZeroByte0xffIsTrue) {
 // A non-zero byte re-encodes as exactly 1.
 TEST(PeerCfgFromDescriptor, NonZeroByteReencodesAsOne) {
   uint8_t desc = 0x7f;
-  struct rpma_peer_cfg *cfg = nullptr;
+  struct rpma_peer_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_peer_cfg_from_descriptor(&desc, 1, &cfg));
   uint8_t out = 0xAA;
   EXPECT_EQ(0, rpma_peer_cfg_get_descriptor(cfg, &out));
@@ -244,7 +244,7 @@ TEST(PeerCfgFromDescriptor, LargerSizeIsAcceptedAndReadsFirstByte) {
   uint8_t desc[64];
   memset(desc, 0, sizeof(desc));
   desc[0] = 1;
-  struct rpma_peer_cfg *cfg = nullptr;
+  struct rpma_peer_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_peer_cfg_from_descriptor(desc, sizeof(desc), &cfg));
   ASSERT_NE(nullptr, cfg);
   EXPECT_TRUE(DirectWrite(cfg));
@@ -255,7 +255,7 @@ TEST(PeerCfgFromDescriptor, LargerSizeIgnoresTrailingBytes) {
   uint8_t desc[64];
   memset(desc, 0xff, sizeof(desc));
   desc[0] = 0;
-  struct rpma_peer_cfg *cfg = nullptr;
+  struct rpma_peer_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_peer_cfg_from_descriptor(desc, sizeof(desc), &cfg));
   ASSERT_NE(nullptr, cfg);
   EXPECT_FALSE(DirectWrite(cfg));
@@ -268,7 +268,7 @@ TEST_F(PeerCfgTest, DescriptorRoundTripTrue) {
   ASSERT_EQ(0, rpma_peer_cfg_get_descriptor_size(cfg_, &size));
   uint8_t desc[8] = {};
   ASSERT_EQ(0, rpma_peer_cfg_get_descriptor(cfg_, desc));
-  struct rpma_peer_cfg *copy = nullptr;
+  struct rpma_peer_cfg* copy = nullptr;
   ASSERT_EQ(0, rpma_peer_cfg_from_descriptor(desc, size, &copy));
   EXPECT_TRUE(DirectWrite(copy));
   EXPECT_EQ(0, rpma_peer_cfg_delete(&copy));
@@ -279,7 +279,7 @@ TEST_F(PeerCfgTest, DescriptorRoundTripFalse) {
   ASSERT_EQ(0, rpma_peer_cfg_get_descriptor_size(cfg_, &size));
   uint8_t desc[8] = {0xAA};
   ASSERT_EQ(0, rpma_peer_cfg_get_descriptor(cfg_, desc));
-  struct rpma_peer_cfg *copy = nullptr;
+  struct rpma_peer_cfg* copy = nullptr;
   ASSERT_EQ(0, rpma_peer_cfg_from_descriptor(desc, size, &copy));
   EXPECT_FALSE(DirectWrite(copy));
   EXPECT_EQ(0, rpma_peer_cfg_delete(&copy));
@@ -288,7 +288,7 @@ TEST_F(PeerCfgTest, DescriptorRoundTripFalse) {
 // The new cfg is a separate object: changing it leaves the source unchanged.
 TEST_F(PeerCfgTest, FromDescriptorMakesIndependentCfg) {
   uint8_t desc = 0;
-  struct rpma_peer_cfg *copy = nullptr;
+  struct rpma_peer_cfg* copy = nullptr;
   ASSERT_EQ(0, rpma_peer_cfg_from_descriptor(&desc, 1, &copy));
   EXPECT_NE(cfg_, copy);
   EXPECT_EQ(0, rpma_peer_cfg_set_direct_write_to_pmem(copy, true));

@@ -48,7 +48,7 @@ class PersistenceTest : public ::testing::Test {
     if (server_ != nullptr) EXPECT_EQ(0, rpma_conn_delete(&server_));
     regs_.Release();
     if (ep_ != nullptr) EXPECT_EQ(0, rpma_ep_shutdown(&ep_));
-    for (rpma_peer *peer : {client_peer_, server_peer_})
+    for (rpma_peer* peer : {client_peer_, server_peer_})
       if (peer != nullptr) EXPECT_EQ(0, rpma_peer_delete(&peer));
     rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION);
     EXPECT_EQ(0, rpma_sim_fault_clear());
@@ -66,15 +66,15 @@ class PersistenceTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(
         ConnectOnce(client_peer_, ep_, port_, PairOptions(), &client_, &server_));
     target_ = regs_.NewBuffer(server_peer_, kSize, kTargetUsage, kOld);
-    source_ = regs_.NewBuffer(client_peer_, kSize, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND,
-                              kNew);
+    source_ =
+        regs_.NewBuffer(client_peer_, kSize, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, kNew);
     remote_ = regs_.RemoteOf(target_);
     ASSERT_NE(nullptr, remote_);
     ASSERT_NO_FATAL_FAILURE(ApplyDirectWrite());
   }
 
   void ApplyDirectWrite() {
-    rpma_peer_cfg *pcfg = nullptr;
+    rpma_peer_cfg* pcfg = nullptr;
     ASSERT_EQ(0, rpma_peer_cfg_new(&pcfg));
     ASSERT_EQ(0, rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
     ASSERT_EQ(0, rpma_conn_apply_remote_peer_cfg(client_, pcfg));
@@ -88,12 +88,12 @@ class PersistenceTest : public ::testing::Test {
   }
 
   void Flush(size_t offset, size_t len, rpma_flush_type type, uintptr_t id) {
-    ASSERT_EQ(0, rpma_flush(client_, remote_, offset, len, type, RPMA_F_COMPLETION_ALWAYS,
-                            Ctx(id)));
+    ASSERT_EQ(0,
+              rpma_flush(client_, remote_, offset, len, type, RPMA_F_COMPLETION_ALWAYS, Ctx(id)));
     bool native = false;
     ASSERT_EQ(0, rpma_sim_get_device_cap(RPMA_SIM_CAP_NATIVE_FLUSH, &native));
-    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client_), id,
-                                             native ? IBV_WC_FLUSH : IBV_WC_RDMA_READ));
+    ASSERT_NO_FATAL_FAILURE(
+        ExpectCompletion(MainCq(client_), id, native ? IBV_WC_FLUSH : IBV_WC_RDMA_READ));
   }
 
   // The server's node loses power: both sides see the connection lost.
@@ -117,16 +117,16 @@ class PersistenceTest : public ::testing::Test {
     return n;
   }
 
-  rpma_peer *server_peer_ = nullptr;
-  rpma_peer *client_peer_ = nullptr;
-  rpma_ep *ep_ = nullptr;
+  rpma_peer* server_peer_ = nullptr;
+  rpma_peer* client_peer_ = nullptr;
+  rpma_ep* ep_ = nullptr;
   std::string port_;
-  rpma_conn *client_ = nullptr;
-  rpma_conn *server_ = nullptr;
+  rpma_conn* client_ = nullptr;
+  rpma_conn* server_ = nullptr;
   Registrations regs_;
-  Buffer *target_ = nullptr;
-  Buffer *source_ = nullptr;
-  rpma_mr_remote *remote_ = nullptr;
+  Buffer* target_ = nullptr;
+  Buffer* source_ = nullptr;
+  rpma_mr_remote* remote_ = nullptr;
 };
 
 // --- error codes ------------------------------------------------------------------------------
@@ -137,7 +137,7 @@ TEST(PersistenceArgsTest, NullPeerIsInval) {
 }
 
 TEST(PersistenceArgsTest, UnknownLossModeIsInval) {
-  rpma_peer *peer = nullptr;
+  rpma_peer* peer = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer));
   EXPECT_EQ(RPMA_E_INVAL, rpma_sim_power_failure(peer, static_cast<rpma_sim_loss>(4)));
   EXPECT_EQ(RPMA_E_INVAL, rpma_sim_power_failure(peer, static_cast<rpma_sim_loss>(-1)));
@@ -283,7 +283,7 @@ TEST_F(PersistenceTest, LossNoneKeepsEverything) {
 }
 
 // Torn: each aligned word (or line) reverts whole or not at all, some do and some do not.
-void ExpectTorn(const std::vector<uint8_t> &bytes, size_t len, size_t unit) {
+void ExpectTorn(const std::vector<uint8_t>& bytes, size_t len, size_t unit) {
   const uintptr_t base = reinterpret_cast<uintptr_t>(bytes.data());
   size_t reverted_units = 0, kept_units = 0;
   for (uintptr_t at = base & ~(unit - 1); at < base + len; at += unit) {
@@ -319,16 +319,16 @@ TEST_F(PersistenceTest, LossLinesRevertsWholeLines) {
 TEST_F(PersistenceTest, LossLinesCoversAPartialFirstLine) {
   ASSERT_NO_FATAL_FAILURE(Connect());
   alignas(64) static uint8_t memory[256];
-  uint8_t *region = memory + 8;  // the first line holds 56 of its bytes
-  rpma_mr_local *mr = nullptr;
+  uint8_t* region = memory + 8;  // the first line holds 56 of its bytes
+  rpma_mr_local* mr = nullptr;
   ASSERT_NO_FATAL_FAILURE(regs_.Register(server_peer_, region, 128, kTargetUsage, &mr));
-  rpma_mr_remote *remote = nullptr;
+  rpma_mr_remote* remote = nullptr;
   ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(mr, &remote));
   bool reverted = false;
   for (int round = 0; round < 32 && !reverted; ++round) {
     memset(region, kOld, 128);
-    ASSERT_EQ(0, rpma_write(client_, remote, 0, source_->mr, 0, 128, RPMA_F_COMPLETION_ALWAYS,
-                            Ctx(1)));
+    ASSERT_EQ(
+        0, rpma_write(client_, remote, 0, source_->mr, 0, 128, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
     ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client_), 1, IBV_WC_RDMA_WRITE));
     ASSERT_NO_FATAL_FAILURE(PowerFailure(RPMA_SIM_LOSS_LINES));
     size_t old = 0;
@@ -348,8 +348,8 @@ TEST_F(PersistenceTest, AtomicWriteRevertsWhole) {
   for (int i = 0; i < 64; ++i) {
     char value[8];
     memset(value, kNew, sizeof(value));
-    ASSERT_EQ(0, rpma_atomic_write(client_, remote_, 8 * i, value, RPMA_F_COMPLETION_ALWAYS,
-                                   Ctx(i + 1)));
+    ASSERT_EQ(
+        0, rpma_atomic_write(client_, remote_, 8 * i, value, RPMA_F_COMPLETION_ALWAYS, Ctx(i + 1)));
     ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client_), i + 1, IBV_WC_RDMA_WRITE));
   }
   ASSERT_NO_FATAL_FAILURE(PowerFailure(RPMA_SIM_LOSS_WORDS));
@@ -379,8 +379,7 @@ TEST_F(PersistenceTest, NodeWorksAfterPowerFailure) {
   ASSERT_NO_FATAL_FAILURE(PowerFailure(RPMA_SIM_LOSS_ALL));
   EXPECT_EQ(0, rpma_conn_delete(&client_));
   EXPECT_EQ(0, rpma_conn_delete(&server_));
-  ASSERT_NO_FATAL_FAILURE(
-      ConnectOnce(client_peer_, ep_, port_, PairOptions(), &client_, &server_));
+  ASSERT_NO_FATAL_FAILURE(ConnectOnce(client_peer_, ep_, port_, PairOptions(), &client_, &server_));
   ASSERT_NO_FATAL_FAILURE(ApplyDirectWrite());
   ASSERT_NO_FATAL_FAILURE(Write(128, 64, 2));
   ASSERT_NO_FATAL_FAILURE(Flush(128, 64, RPMA_FLUSH_TYPE_PERSISTENT, 3));
@@ -410,8 +409,7 @@ TEST_F(PersistenceTest, ReportNamesWhatWasNeverMadeDurable) {
   EXPECT_NE(std::string::npos, log.find("offset 0, 128 bytes, placed by work request 1 to 2"))
       << log;
   EXPECT_NE(std::string::npos, log.find("offset 2048, 16 bytes")) << log;
-  EXPECT_NE(std::string::npos, log.find("its RPMA_FLUSH_TYPE_VISIBILITY flush does not"))
-      << log;
+  EXPECT_NE(std::string::npos, log.find("its RPMA_FLUSH_TYPE_VISIBILITY flush does not")) << log;
   EXPECT_EQ(std::string::npos, log.find("offset 1024")) << log;
 }
 
@@ -437,8 +435,8 @@ TEST_F(PersistenceTest, PowerFailureRuleFiresAtTheNthWrite) {
   ASSERT_NO_FATAL_FAILURE(Write(0, 64, 1));
   ASSERT_NO_FATAL_FAILURE(Flush(0, 64, RPMA_FLUSH_TYPE_PERSISTENT, 2));
   ASSERT_NO_FATAL_FAILURE(Write(64, 64, 3));
-  ASSERT_EQ(0, rpma_write(client_, remote_, 128, source_->mr, 128, 64, RPMA_F_COMPLETION_ALWAYS,
-                          Ctx(4)));
+  ASSERT_EQ(
+      0, rpma_write(client_, remote_, 128, source_->mr, 128, 64, RPMA_F_COMPLETION_ALWAYS, Ctx(4)));
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(PollOne(MainCq(client_), &wc));
   EXPECT_EQ(4u, wc.wr_id);

@@ -30,7 +30,7 @@ class OneHoldGate : public rpma_sim::StageGate {
   OneHoldGate(Stage stage, uint64_t sequence, std::shared_ptr<StageHold> hold)
       : stage_(stage), sequence_(sequence), hold_(std::move(hold)) {}
 
-  std::shared_ptr<StageHold> Check(const rpma_sim::StagePoint &point) override {
+  std::shared_ptr<StageHold> Check(const rpma_sim::StagePoint& point) override {
     std::lock_guard<std::mutex> lock(mutex_);
     if (point.stage == stage_) asked_.push_back(point.sequence);
     if (point.stage != stage_ || point.sequence != sequence_ || fired_) return nullptr;
@@ -105,10 +105,10 @@ class PipelineHoldTest : public PairFixture {
   // Only when nothing may be writing the target any more (after a completion says so).
   bool Landed(int k) { return target_->bytes[8 * k] == 0xA1 + k; }
 
-  Buffer *target_ = nullptr;
-  rpma_mr_remote *remote_ = nullptr;
-  Buffer *source_[3] = {};
-  Buffer *readback_ = nullptr;
+  Buffer* target_ = nullptr;
+  rpma_mr_remote* remote_ = nullptr;
+  Buffer* source_[3] = {};
+  Buffer* readback_ = nullptr;
 };
 
 TEST_F(PipelineHoldTest, HeldSubmissionKeepsLaterRequestsBehindIt) {
@@ -187,8 +187,8 @@ TEST_F(PipelineHoldTest, HeldReadCompletesWithItsBytes) {
 TEST_F(PipelineHoldTest, HeldSendThenWaitsForItsReceive) {
   auto hold = StageHold::UntilReleased();
   auto gate = HoldOnce(Stage::kExecute, 0, hold);
-  Buffer *message = Register(8, RPMA_MR_USAGE_SEND, 0x3D);
-  Buffer *inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  Buffer* message = Register(8, RPMA_MR_USAGE_SEND, 0x3D);
+  Buffer* inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
   ASSERT_EQ(0, rpma_send(pair_.client, message->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(7)));
   hold->Release();
   ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 8, Ctx(8)));
@@ -212,12 +212,13 @@ TEST_F(PipelineHoldTest, HeldErrorOutcomeStillErrorsTheQueuePair) {
   auto hold = StageHold::UntilReleased();
   HoldOnce(Stage::kComplete, 0, hold);
   // Past the end of the target: the responder answers IBV_WC_REM_ACCESS_ERR.
-  ASSERT_EQ(0, rpma_write(pair_.client, remote_, 60, source_[0]->mr, 0, 8,
-                          RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  ASSERT_EQ(0, rpma_write(pair_.client, remote_, 60, source_[0]->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+                          Ctx(1)));
   ASSERT_NO_FATAL_FAILURE(Write(1));
   ExpectNoCompletion(client_cq_);
   hold->Release();
-  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectCompletion(client_cq_, 1, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
   EXPECT_FALSE(Landed(1));  // the responder went to error with the first
 }
@@ -237,8 +238,8 @@ TEST_F(PipelineHoldTest, LostConnectionFlushesHeldRequestsInOrder) {
   hold->Release();
   // Resuming a queue pair in error moves nothing: a request posted now is flushed at once,
   // and it is the next completion.
-  ASSERT_EQ(0, rpma_write(pair_.client, remote_, 0, source_[0]->mr, 0, 8,
-                          RPMA_F_COMPLETION_ALWAYS, Ctx(4)));
+  ASSERT_EQ(0, rpma_write(pair_.client, remote_, 0, source_[0]->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+                          Ctx(4)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 4, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
   EXPECT_FALSE(Landed(1));
   EXPECT_FALSE(Landed(2));

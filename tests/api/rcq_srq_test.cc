@@ -1,4 +1,5 @@
-// rcq_srq_test.cc -- where receive completions go: the connection's RCQ, a shared receive queue and its own RCQ.
+// rcq_srq_test.cc -- where receive completions go: the connection's RCQ, a shared receive queue and
+// its own RCQ.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <librpma.h>
@@ -17,8 +18,8 @@ namespace {
 class RcqSrqTest : public PairFixture {
  protected:
   // A server cfg with `rcq_size` (and the SRQ if one was made).
-  rpma_conn_cfg *NewCfg(uint32_t rcq_size) {
-    rpma_conn_cfg *cfg = PairFixture::NewCfg();
+  rpma_conn_cfg* NewCfg(uint32_t rcq_size) {
+    rpma_conn_cfg* cfg = PairFixture::NewCfg();
     EXPECT_EQ(0, rpma_conn_cfg_set_rcq_size(cfg, rcq_size));
     if (srq_ != nullptr) {
       EXPECT_EQ(0, rpma_conn_cfg_set_srq(cfg, srq_));
@@ -28,7 +29,7 @@ class RcqSrqTest : public PairFixture {
 
   void MakeSrq(uint32_t rq_size, uint32_t rcq_size) {
     ASSERT_NO_FATAL_FAILURE(pair_.Listen());
-    rpma_srq_cfg *srq_cfg = nullptr;
+    rpma_srq_cfg* srq_cfg = nullptr;
     ASSERT_EQ(0, rpma_srq_cfg_new(&srq_cfg));
     ASSERT_EQ(0, rpma_srq_cfg_set_rq_size(srq_cfg, rq_size));
     ASSERT_EQ(0, rpma_srq_cfg_set_rcq_size(srq_cfg, rcq_size));
@@ -38,7 +39,7 @@ class RcqSrqTest : public PairFixture {
   }
 
   // Connects pair_ (the client with default cfg, the server with `server_cfg`).
-  void Connect(const rpma_conn_cfg *server_cfg, const rpma_conn_cfg *client_cfg = nullptr) {
+  void Connect(const rpma_conn_cfg* server_cfg, const rpma_conn_cfg* client_cfg = nullptr) {
     PairOptions options;
     options.server_cfg = server_cfg;
     options.client_cfg = client_cfg;
@@ -46,14 +47,14 @@ class RcqSrqTest : public PairFixture {
   }
 
   // A second connection to the same endpoint.
-  void ConnectSecond(const rpma_conn_cfg *server_cfg) {
+  void ConnectSecond(const rpma_conn_cfg* server_cfg) {
     PairOptions options;
     options.server_cfg = server_cfg;
     ASSERT_NO_FATAL_FAILURE(
         ConnectOnce(pair_.peer, pair_.ep, pair_.port, options, &client2_, &server2_));
   }
 
-  Buffer *Source(size_t size, uint8_t seed) { return PairFixture::Source(size, seed, 13); }
+  Buffer* Source(size_t size, uint8_t seed) { return PairFixture::Source(size, seed, 13); }
 
   void TearDown() override {
     CloseConnections(&client2_, &server2_);
@@ -66,9 +67,9 @@ class RcqSrqTest : public PairFixture {
     }
   }
 
-  rpma_conn *client2_ = nullptr;
-  rpma_conn *server2_ = nullptr;
-  rpma_srq *srq_ = nullptr;
+  rpma_conn* client2_ = nullptr;
+  rpma_conn* server2_ = nullptr;
+  rpma_srq* srq_ = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -78,8 +79,8 @@ class RcqSrqTest : public PairFixture {
 TEST_F(RcqSrqTest, WithoutRcqReceivesGoToTheMainCq) {
   ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
   EXPECT_EQ(nullptr, Rcq(pair_.server));
-  Buffer *src = Source(8, 1);
-  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(8, 1);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.server), 1, IBV_WC_SUCCESS, IBV_WC_RECV));
@@ -88,20 +89,20 @@ TEST_F(RcqSrqTest, WithoutRcqReceivesGoToTheMainCq) {
 }
 
 TEST_F(RcqSrqTest, RcqGetsReceivesAndMainCqOnlySends) {
-  rpma_conn_cfg *cfg = NewCfg(4);
+  rpma_conn_cfg* cfg = NewCfg(4);
   ASSERT_NO_FATAL_FAILURE(Connect(cfg, cfg));
-  for (rpma_conn *conn : {pair_.client, pair_.server}) {
-    rpma_cq *rcq = Rcq(conn);
+  for (rpma_conn* conn : {pair_.client, pair_.server}) {
+    rpma_cq* rcq = Rcq(conn);
     ASSERT_NE(nullptr, rcq);
     EXPECT_NE(MainCq(conn), rcq);
   }
-  rpma_cq *server_cq = MainCq(pair_.server);
-  rpma_cq *server_rcq = Rcq(pair_.server);
-  rpma_cq *client_cq = MainCq(pair_.client);
-  rpma_cq *client_rcq = Rcq(pair_.client);
-  Buffer *src = Source(16, 2);
-  Buffer *server_dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
-  Buffer *client_dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  rpma_cq* server_cq = MainCq(pair_.server);
+  rpma_cq* server_rcq = Rcq(pair_.server);
+  rpma_cq* client_cq = MainCq(pair_.client);
+  rpma_cq* client_rcq = Rcq(pair_.client);
+  Buffer* src = Source(16, 2);
+  Buffer* server_dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* client_dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
 
   // client -> server: a send and a send_with_imm.
   ASSERT_EQ(0, rpma_recv(pair_.server, server_dst->mr, 0, 16, Ctx(1)));
@@ -140,10 +141,10 @@ TEST_F(RcqSrqTest, RcqGetsReceivesAndMainCqOnlySends) {
 // Failed receives are receive completions too: a flushed receive lands on the RCQ.
 TEST_F(RcqSrqTest, FlushedReceivesGoToTheRcq) {
   ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(4)));
-  rpma_cq *server_cq = MainCq(pair_.server);
-  rpma_cq *server_rcq = Rcq(pair_.server);
+  rpma_cq* server_cq = MainCq(pair_.server);
+  rpma_cq* server_rcq = Rcq(pair_.server);
   ASSERT_NE(nullptr, server_rcq);
-  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
   ASSERT_EQ(0, rpma_conn_disconnect(pair_.client));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.client, RPMA_CONN_CLOSED));
@@ -166,19 +167,19 @@ TEST_F(RcqSrqTest, FlushedReceivesGoToTheRcq) {
 // connection received, wc.wr_id which buffer was filled.
 TEST_F(RcqSrqTest, SrqBuffersAreSharedByTwoConnections) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
-  rpma_conn_cfg *cfg = NewCfg(0);
+  rpma_conn_cfg* cfg = NewCfg(0);
   ASSERT_NO_FATAL_FAILURE(Connect(cfg));
   ASSERT_NO_FATAL_FAILURE(ConnectSecond(cfg));
-  rpma_cq *srq_rcq = nullptr;
+  rpma_cq* srq_rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
   ASSERT_NE(nullptr, srq_rcq);
   const uint32_t qp1 = QpNum(pair_.server);
   const uint32_t qp2 = QpNum(server2_);
   ASSERT_NE(qp1, qp2);
 
-  Buffer *src1 = Source(16, 0x10);
-  Buffer *src2 = Source(16, 0x90);
-  Buffer *dst = Register(4 * 16, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src1 = Source(16, 0x10);
+  Buffer* src2 = Source(16, 0x90);
+  Buffer* dst = Register(4 * 16, RPMA_MR_USAGE_RECV, 0xEE);
   for (uintptr_t slot = 0; slot < 4; ++slot)
     ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, slot * 16, 16, Ctx(100 + slot)));
   // Each connection sends two messages: 10 and 11 bytes over connection 1, 12 and 13 over 2.
@@ -202,7 +203,7 @@ TEST_F(RcqSrqTest, SrqBuffersAreSharedByTwoConnections) {
     EXPECT_FALSE(slot_used[slot]) << "buffer " << slot << " filled twice";
     slot_used[slot] = true;
     ASSERT_TRUE(wc.qp_num == qp1 || wc.qp_num == qp2) << wc.qp_num;
-    const Buffer *src = wc.qp_num == qp1 ? src1 : src2;
+    const Buffer* src = wc.qp_num == qp1 ? src1 : src2;
     (wc.qp_num == qp1 ? lengths_on_qp1 : lengths_on_qp2).push_back(wc.byte_len);
     std::vector<uint8_t> expected(16, 0xEE);
     memcpy(expected.data(), src->bytes.data(), wc.byte_len);
@@ -212,7 +213,7 @@ TEST_F(RcqSrqTest, SrqBuffersAreSharedByTwoConnections) {
   EXPECT_EQ((std::vector<uint32_t>{10, 11}), lengths_on_qp1);
   EXPECT_EQ((std::vector<uint32_t>{12, 13}), lengths_on_qp2);
   ExpectNoCompletion(srq_rcq);
-  for (rpma_conn *server : {pair_.server, server2_}) ExpectNoCompletion(MainCq(server));
+  for (rpma_conn* server : {pair_.server, server2_}) ExpectNoCompletion(MainCq(server));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 1, IBV_WC_SUCCESS, IBV_WC_SEND));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 3, IBV_WC_SUCCESS, IBV_WC_SEND));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client2_), 2, IBV_WC_SUCCESS, IBV_WC_SEND));
@@ -224,14 +225,14 @@ TEST_F(RcqSrqTest, SrqRcqGetsReceivesAndConnHasNoRcq) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
   ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
   ASSERT_NO_FATAL_FAILURE(ConnectSecond(NewCfg(4)));
-  rpma_cq *srq_rcq = nullptr;
+  rpma_cq* srq_rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
   ASSERT_NE(nullptr, srq_rcq);
   EXPECT_EQ(nullptr, Rcq(pair_.server));
   EXPECT_EQ(nullptr, Rcq(server2_));
 
-  Buffer *src = Source(8, 3);
-  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(8, 3);
+  Buffer* dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, 0, 8, Ctx(1)));
   ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, 8, 8, Ctx(2)));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
@@ -250,14 +251,14 @@ TEST_F(RcqSrqTest, SrqRcqGetsReceivesAndConnHasNoRcq) {
 
 TEST_F(RcqSrqTest, SrqWithoutRcqUsesTheConnRcq) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 0));
-  rpma_cq *srq_rcq = reinterpret_cast<rpma_cq *>(uintptr_t{1});
+  rpma_cq* srq_rcq = reinterpret_cast<rpma_cq*>(uintptr_t{1});
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
   EXPECT_EQ(nullptr, srq_rcq);
   ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(4)));
-  rpma_cq *rcq = Rcq(pair_.server);
+  rpma_cq* rcq = Rcq(pair_.server);
   ASSERT_NE(nullptr, rcq);
-  Buffer *src = Source(8, 3);
-  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(8, 3);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, 0, 8, Ctx(1)));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
   ibv_wc wc;
@@ -273,8 +274,8 @@ TEST_F(RcqSrqTest, SrqWithoutRcqAndNoConnRcqUsesTheMainCq) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 0));
   ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
   EXPECT_EQ(nullptr, Rcq(pair_.server));
-  Buffer *src = Source(8, 3);
-  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(8, 3);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, 0, 8, Ctx(1)));
   ASSERT_EQ(0,
             rpma_send_with_imm(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 9, Ctx(2)));
@@ -292,12 +293,12 @@ TEST_F(RcqSrqTest, SrqWithoutRcqAndNoConnRcqUsesTheMainCq) {
 TEST_F(RcqSrqTest, RecvOnConnWithSrqIsProvider) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
   ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
-  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_recv(pair_.server, nullptr, 0, 0, Ctx(2)));
   // The refused receives were not posted anywhere: a message waits for an SRQ buffer.
   ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
-  rpma_cq *srq_rcq = nullptr;
+  rpma_cq* srq_rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
   ExpectNoCompletion(srq_rcq);
   ExpectNoCompletion(MainCq(pair_.server));
@@ -311,10 +312,10 @@ TEST_F(RcqSrqTest, RecvOnConnWithSrqIsProvider) {
 
 TEST_F(RcqSrqTest, ConnReqRecvWithSrqIsProvider) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
-  rpma_conn_cfg *cfg = NewCfg(0);
-  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  rpma_conn_cfg* cfg = NewCfg(0);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_NO_FATAL_FAILURE(ClientConnect(pair_.peer, pair_.port, nullptr, nullptr, &pair_.client));
-  rpma_conn_req *server_req = nullptr;
+  rpma_conn_req* server_req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NextConnReq(pair_.ep, cfg, &server_req));
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_conn_req_recv(server_req, dst->mr, 0, 8, Ctx(1)));
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_conn_req_recv(server_req, dst->mr, 0, 8, nullptr));
@@ -325,7 +326,7 @@ TEST_F(RcqSrqTest, ConnReqRecvWithSrqIsProvider) {
   ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
   ExpectNoCompletion(MainCq(pair_.client));
   ASSERT_EQ(0, rpma_srq_recv(srq_, nullptr, 0, 0, Ctx(3)));
-  rpma_cq *srq_rcq = nullptr;
+  rpma_cq* srq_rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 3, IBV_WC_SUCCESS, IBV_WC_RECV));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(pair_.client), 2, IBV_WC_SUCCESS, IBV_WC_SEND));
@@ -334,13 +335,13 @@ TEST_F(RcqSrqTest, ConnReqRecvWithSrqIsProvider) {
 TEST_F(RcqSrqTest, SrqRecvBeyondRqSizeIsProvider) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(3, 8));
   ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
-  Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
   for (uintptr_t i = 0; i < 3; ++i) ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, i * 8, 8, Ctx(i)));
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_srq_recv(srq_, dst->mr, 24, 8, Ctx(3)));
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_srq_recv(srq_, nullptr, 0, 0, Ctx(4)));
   // A consumed buffer frees its place.
   ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(5)));
-  rpma_cq *srq_rcq = nullptr;
+  rpma_cq* srq_rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(srq_rcq, 0, IBV_WC_SUCCESS, IBV_WC_RECV));
   EXPECT_EQ(0, rpma_srq_recv(srq_, dst->mr, 24, 8, Ctx(6)));
@@ -350,13 +351,13 @@ TEST_F(RcqSrqTest, SrqRecvBeyondRqSizeIsProvider) {
 // A message to a connection whose SRQ is empty waits until rpma_srq_recv posts a buffer.
 TEST_F(RcqSrqTest, SendWaitsForAnSrqBuffer) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
-  rpma_conn_cfg *cfg = NewCfg(0);
+  rpma_conn_cfg* cfg = NewCfg(0);
   ASSERT_NO_FATAL_FAILURE(Connect(cfg));
   ASSERT_NO_FATAL_FAILURE(ConnectSecond(cfg));
-  rpma_cq *srq_rcq = nullptr;
+  rpma_cq* srq_rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
-  Buffer *src = Source(8, 3);
-  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(8, 3);
+  Buffer* dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_send(client2_, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
   ExpectNoCompletion(MainCq(client2_));
   ExpectNoCompletion(srq_rcq);
@@ -373,13 +374,13 @@ TEST_F(RcqSrqTest, SendWaitsForAnSrqBuffer) {
 // Senders on two connections wait for SRQ buffers; each buffer posted lets exactly one go on.
 TEST_F(RcqSrqTest, WaitingSendersOnTwoConnectionsShareSrqBuffers) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
-  rpma_conn_cfg *cfg = NewCfg(0);
+  rpma_conn_cfg* cfg = NewCfg(0);
   ASSERT_NO_FATAL_FAILURE(Connect(cfg));
   ASSERT_NO_FATAL_FAILURE(ConnectSecond(cfg));
-  rpma_cq *srq_rcq = nullptr;
+  rpma_cq* srq_rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
-  Buffer *src = Source(8, 3);
-  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(8, 3);
+  Buffer* dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 3, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
   ASSERT_EQ(0, rpma_send(client2_, src->mr, 0, 5, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
   ExpectNoCompletion(srq_rcq);
@@ -391,8 +392,8 @@ TEST_F(RcqSrqTest, WaitingSendersOnTwoConnectionsShareSrqBuffers) {
   const bool first_is_conn1 = first.qp_num == QpNum(pair_.server);
   EXPECT_TRUE(first_is_conn1 || first.qp_num == QpNum(server2_)) << first.qp_num;
   EXPECT_EQ(first_is_conn1 ? 3u : 5u, first.byte_len);
-  rpma_conn *first_client = first_is_conn1 ? pair_.client : client2_;
-  rpma_conn *other_client = first_is_conn1 ? client2_ : pair_.client;
+  rpma_conn* first_client = first_is_conn1 ? pair_.client : client2_;
+  rpma_conn* other_client = first_is_conn1 ? client2_ : pair_.client;
   ASSERT_NO_FATAL_FAILURE(
       ExpectCompletion(MainCq(first_client), first_is_conn1 ? 1 : 2, IBV_WC_SUCCESS, IBV_WC_SEND));
   ExpectNoCompletion(MainCq(other_client));
@@ -411,7 +412,7 @@ TEST_F(RcqSrqTest, WaitingSendersOnTwoConnectionsShareSrqBuffers) {
 TEST_F(RcqSrqTest, SrqRcqChannelSignals) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
   ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
-  rpma_cq *srq_rcq = nullptr;
+  rpma_cq* srq_rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
   ASSERT_NE(nullptr, srq_rcq);
   int fd = -1;
@@ -440,13 +441,13 @@ TEST_F(RcqSrqTest, SrqRcqChannelSignals) {
 // them, and the other connection keeps receiving into them.
 TEST_F(RcqSrqTest, SrqBuffersSurviveAnotherConnectionsErrorAndDisconnect) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
-  rpma_conn_cfg *cfg = NewCfg(0);
+  rpma_conn_cfg* cfg = NewCfg(0);
   ASSERT_NO_FATAL_FAILURE(Connect(cfg));
   ASSERT_NO_FATAL_FAILURE(ConnectSecond(cfg));
-  rpma_cq *srq_rcq = nullptr;
+  rpma_cq* srq_rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
-  Buffer *src = Source(16, 3);
-  Buffer *dst = Register(24, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(16, 3);
+  Buffer* dst = Register(24, RPMA_MR_USAGE_RECV, 0xEE);
   for (uintptr_t slot = 0; slot < 3; ++slot)
     ASSERT_EQ(0, rpma_srq_recv(srq_, dst->mr, slot * 8, 8, Ctx(slot)));
 
@@ -480,7 +481,7 @@ TEST_F(RcqSrqTest, SrqBuffersSurviveAnotherConnectionsErrorAndDisconnect) {
 TEST_F(RcqSrqTest, ZeroLengthSrqReceive) {
   ASSERT_NO_FATAL_FAILURE(MakeSrq(8, 8));
   ASSERT_NO_FATAL_FAILURE(Connect(NewCfg(0)));
-  rpma_cq *srq_rcq = nullptr;
+  rpma_cq* srq_rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
   ASSERT_EQ(0, rpma_srq_recv(srq_, nullptr, 0, 0, Ctx(1)));
   ASSERT_EQ(

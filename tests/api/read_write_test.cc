@@ -1,4 +1,5 @@
-// read_write_test.cc -- rpma_read, rpma_write, rpma_write_with_imm: INVAL rules, bytes, 0-byte forms, signalling, immediate data.
+// read_write_test.cc -- rpma_read, rpma_write, rpma_write_with_imm: INVAL rules, bytes, 0-byte
+// forms, signalling, immediate data.
 #include <arpa/inet.h>
 #include <librpma.h>
 #include <string.h>
@@ -18,11 +19,11 @@ constexpr size_t kRegionSize = 4096;
 constexpr uint8_t kUntouched = 0xEE;
 constexpr uint32_t kImm = 0xDEADBEEF;
 
-void Fill(std::vector<uint8_t> *buf, uint8_t seed) {
+void Fill(std::vector<uint8_t>* buf, uint8_t seed) {
   for (size_t i = 0; i < buf->size(); ++i) (*buf)[i] = static_cast<uint8_t>(seed + i * 7);
 }
 
-bool AllEqual(const uint8_t *p, size_t n, uint8_t value) {
+bool AllEqual(const uint8_t* p, size_t n, uint8_t value) {
   for (size_t i = 0; i < n; ++i)
     if (p[i] != value) return false;
   return true;
@@ -44,15 +45,15 @@ class ReadWriteTest : public PairFixture {
     ASSERT_NO_FATAL_FAILURE(Register(local_.data(), local_.size(), local_usage, &local_mr_));
   }
 
-  void Register(void *ptr, size_t size, int usage, rpma_mr_local **mr) {
+  void Register(void* ptr, size_t size, int usage, rpma_mr_local** mr) {
     regs_.Register(pair_.peer, ptr, size, usage, mr);
   }
 
   // The remote view of `mr`, decoded from its descriptor as a client would.
-  void RemoteOf(rpma_mr_local *mr, rpma_mr_remote **remote) { regs_.RemoteOf(mr, remote); }
+  void RemoteOf(rpma_mr_local* mr, rpma_mr_remote** remote) { regs_.RemoteOf(mr, remote); }
 
   // Posts a 1-byte receive on the server connection (for write_with_imm).
-  void PostServerRecv(const void *ctx) {
+  void PostServerRecv(const void* ctx) {
     recv_buf_[0] = 0x5A;
     if (recv_mr_ == nullptr) {
       ASSERT_NO_FATAL_FAILURE(Register(recv_buf_, 1, RPMA_MR_USAGE_RECV, &recv_mr_));
@@ -60,17 +61,17 @@ class ReadWriteTest : public PairFixture {
     ASSERT_EQ(0, rpma_recv(pair_.server, recv_mr_, 0, 1, ctx));
   }
 
-  void ExpectSuccess(rpma_cq *cq, const void *ctx, ibv_wc_opcode opcode, ibv_wc *out = nullptr) {
+  void ExpectSuccess(rpma_cq* cq, const void* ctx, ibv_wc_opcode opcode, ibv_wc* out = nullptr) {
     ExpectCompletion(cq, reinterpret_cast<uint64_t>(ctx), IBV_WC_SUCCESS, opcode, out);
   }
 
   std::vector<uint8_t> target_;
   std::vector<uint8_t> local_;
-  rpma_mr_local *target_mr_ = nullptr;
-  rpma_mr_remote *remote_ = nullptr;
-  rpma_mr_local *local_mr_ = nullptr;
+  rpma_mr_local* target_mr_ = nullptr;
+  rpma_mr_remote* remote_ = nullptr;
+  rpma_mr_local* local_mr_ = nullptr;
   uint8_t recv_buf_[1] = {0x5A};
-  rpma_mr_local *recv_mr_ = nullptr;
+  rpma_mr_local* recv_mr_ = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -80,16 +81,16 @@ enum class Op { kRead, kWrite, kWriteWithImm };
 
 // Calls the function under test with (local, local_offset) and (remote, remote_offset) mapped to
 // its own argument order.
-int PostOp(Op op, rpma_conn *conn, rpma_mr_local *local, size_t local_offset,
-           rpma_mr_remote *remote, size_t remote_offset, size_t len, int flags, const void *ctx) {
+int PostOp(Op op, rpma_conn* conn, rpma_mr_local* local, size_t local_offset,
+           rpma_mr_remote* remote, size_t remote_offset, size_t len, int flags, const void* ctx) {
   switch (op) {
     case Op::kRead:
       return rpma_read(conn, local, local_offset, remote, remote_offset, len, flags, ctx);
     case Op::kWrite:
       return rpma_write(conn, remote, remote_offset, local, local_offset, len, flags, ctx);
     case Op::kWriteWithImm:
-      return rpma_write_with_imm(conn, remote, remote_offset, local, local_offset, len, flags,
-                                 kImm, ctx);
+      return rpma_write_with_imm(conn, remote, remote_offset, local, local_offset, len, flags, kImm,
+                                 ctx);
   }
   return 1;
 }
@@ -114,8 +115,8 @@ TEST_P(ReadWriteInvalTest, ConnNull) {
   EXPECT_EQ(RPMA_E_INVAL, PostOp(GetParam(), nullptr, local_mr_, 0, remote_, 0, 8,
                                  RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
   // The 0-byte form does not save a NULL conn either.
-  EXPECT_EQ(RPMA_E_INVAL,
-            PostOp(GetParam(), nullptr, nullptr, 0, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  EXPECT_EQ(RPMA_E_INVAL, PostOp(GetParam(), nullptr, nullptr, 0, nullptr, 0, 0,
+                                 RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
   ExpectNothingHappened();
 }
 
@@ -135,7 +136,7 @@ TEST_P(ReadWriteInvalTest, OneRegionNull) {
     ASSERT_NO_FATAL_FAILURE(PostServerRecv(Ctx(99)));
   }
   const int flags = RPMA_F_COMPLETION_ALWAYS;
-  rpma_conn *conn = pair_.client;
+  rpma_conn* conn = pair_.client;
   // local NULL, remote given: with all zeros and with non-zero offsets / length
   EXPECT_EQ(RPMA_E_INVAL, PostOp(GetParam(), conn, nullptr, 0, remote_, 0, 0, flags, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL, PostOp(GetParam(), conn, nullptr, 0, remote_, 0, 8, flags, Ctx(2)));
@@ -158,22 +159,25 @@ TEST_P(ReadWriteInvalTest, BothRegionsNullWithNonZeroOffsetOrLength) {
     ASSERT_NO_FATAL_FAILURE(PostServerRecv(Ctx(99)));
   }
   const int flags = RPMA_F_COMPLETION_ALWAYS;
-  rpma_conn *conn = pair_.client;
+  rpma_conn* conn = pair_.client;
   EXPECT_EQ(RPMA_E_INVAL, PostOp(GetParam(), conn, nullptr, 1, nullptr, 0, 0, flags, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL, PostOp(GetParam(), conn, nullptr, 0, nullptr, 1, 0, flags, Ctx(2)));
   EXPECT_EQ(RPMA_E_INVAL, PostOp(GetParam(), conn, nullptr, 0, nullptr, 0, 1, flags, Ctx(3)));
-  EXPECT_EQ(RPMA_E_INVAL,
-            PostOp(GetParam(), conn, nullptr, SIZE_MAX, nullptr, SIZE_MAX, SIZE_MAX, flags, Ctx(4)));
+  EXPECT_EQ(RPMA_E_INVAL, PostOp(GetParam(), conn, nullptr, SIZE_MAX, nullptr, SIZE_MAX, SIZE_MAX,
+                                 flags, Ctx(4)));
   ExpectNothingHappened();
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, ReadWriteInvalTest,
                          ::testing::Values(Op::kRead, Op::kWrite, Op::kWriteWithImm),
-                         [](const ::testing::TestParamInfo<Op> &info) {
+                         [](const ::testing::TestParamInfo<Op>& info) {
                            switch (info.param) {
-                             case Op::kRead: return "Read";
-                             case Op::kWrite: return "Write";
-                             case Op::kWriteWithImm: return "WriteWithImm";
+                             case Op::kRead:
+                               return "Read";
+                             case Op::kWrite:
+                               return "Write";
+                             case Op::kWriteWithImm:
+                               return "WriteWithImm";
                            }
                            return "Unknown";
                          });
@@ -215,28 +219,27 @@ TEST_F(ReadWriteTest, WriteLastByteOfRegion) {
 
 TEST_F(ReadWriteTest, WriteNullOpContextGivesWrIdZero) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST, RPMA_MR_USAGE_WRITE_SRC));
-  ASSERT_EQ(0, rpma_write(pair_.client, remote_, 0, local_mr_, 0, 8, RPMA_F_COMPLETION_ALWAYS,
-                          nullptr));
+  ASSERT_EQ(
+      0, rpma_write(pair_.client, remote_, 0, local_mr_, 0, 8, RPMA_F_COMPLETION_ALWAYS, nullptr));
   ASSERT_NO_FATAL_FAILURE(ExpectSuccess(client_cq_, nullptr, IBV_WC_RDMA_WRITE));
 }
 
 TEST_F(ReadWriteTest, WriteZeroBytes) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST, RPMA_MR_USAGE_WRITE_SRC));
-  ASSERT_EQ(0, rpma_write(pair_.client, nullptr, 0, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS,
-                          Ctx(0x42)));
+  ASSERT_EQ(
+      0, rpma_write(pair_.client, nullptr, 0, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(0x42)));
   ASSERT_NO_FATAL_FAILURE(ExpectSuccess(client_cq_, Ctx(0x42), IBV_WC_RDMA_WRITE));
   EXPECT_TRUE(AllEqual(target_.data(), target_.size(), kUntouched));
   ExpectNoCompletion(server_cq_);
 }
 
 TEST_F(ReadWriteTest, WriteOnErrorOnlyGivesNoCompletionOnSuccess) {
-  ASSERT_NO_FATAL_FAILURE(
-      Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC,
-            RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST));
+  ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC,
+                                RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST));
   ASSERT_EQ(0, rpma_write(pair_.client, remote_, 0, local_mr_, 0, 64, RPMA_F_COMPLETION_ON_ERROR,
                           Ctx(1)));
-  ASSERT_EQ(0, rpma_write(pair_.client, nullptr, 0, nullptr, 0, 0, RPMA_F_COMPLETION_ON_ERROR,
-                          Ctx(2)));
+  ASSERT_EQ(
+      0, rpma_write(pair_.client, nullptr, 0, nullptr, 0, 0, RPMA_F_COMPLETION_ON_ERROR, Ctx(2)));
   // A signalled read behind them: send-queue completions come in order, so the first completion
   // would be a write's if the unsignalled writes had produced one.
   ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 1024, remote_, 0, 64, RPMA_F_COMPLETION_ALWAYS,
@@ -295,8 +298,8 @@ TEST_F(ReadWriteTest, ReadWholeRegion) {
 
 TEST_F(ReadWriteTest, ReadZeroBytes) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_READ_SRC, RPMA_MR_USAGE_READ_DST));
-  ASSERT_EQ(0, rpma_read(pair_.client, nullptr, 0, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS,
-                         Ctx(0x43)));
+  ASSERT_EQ(
+      0, rpma_read(pair_.client, nullptr, 0, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(0x43)));
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(ExpectSuccess(client_cq_, Ctx(0x43), IBV_WC_RDMA_READ, &wc));
   EXPECT_EQ(0u, wc.byte_len);
@@ -305,10 +308,10 @@ TEST_F(ReadWriteTest, ReadZeroBytes) {
 TEST_F(ReadWriteTest, ReadOnErrorOnlyGivesNoCompletionOnSuccess) {
   ASSERT_NO_FATAL_FAILURE(Setup(RPMA_MR_USAGE_READ_SRC, RPMA_MR_USAGE_READ_DST));
   Fill(&target_, 77);
-  ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 0, remote_, 0, 32, RPMA_F_COMPLETION_ON_ERROR,
-                         Ctx(1)));
-  ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 32, remote_, 32, 32, RPMA_F_COMPLETION_ALWAYS,
-                         Ctx(2)));
+  ASSERT_EQ(
+      0, rpma_read(pair_.client, local_mr_, 0, remote_, 0, 32, RPMA_F_COMPLETION_ON_ERROR, Ctx(1)));
+  ASSERT_EQ(
+      0, rpma_read(pair_.client, local_mr_, 32, remote_, 32, 32, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
   ASSERT_NO_FATAL_FAILURE(ExpectSuccess(client_cq_, Ctx(2), IBV_WC_RDMA_READ));
   ExpectNoCompletion(client_cq_);
   EXPECT_EQ(0, memcmp(local_.data(), target_.data(), 64));
@@ -363,7 +366,7 @@ TEST_F(ReadWriteTest, WriteWithImmImmIsNetworkByteOrder) {
   ibv_wc rwc;
   ASSERT_NO_FATAL_FAILURE(ExpectSuccess(server_cq_, Ctx(1), IBV_WC_RECV_RDMA_WITH_IMM, &rwc));
   EXPECT_EQ(htonl(0x01020304u), rwc.imm_data);
-  const uint8_t *raw = reinterpret_cast<const uint8_t *>(&rwc.imm_data);
+  const uint8_t* raw = reinterpret_cast<const uint8_t*>(&rwc.imm_data);
   EXPECT_EQ(0x01, raw[0]);  // most significant byte first in memory
   EXPECT_EQ(0x04, raw[3]);
 }
@@ -437,8 +440,8 @@ TEST_F(ReadWriteTest, LaterWorkWaitsBehindWriteWithImmWithoutReceive) {
                                    RPMA_F_COMPLETION_ALWAYS, 1, Ctx(0xC1)));
   ASSERT_EQ(0, rpma_write(pair_.client, remote_, 64, local_mr_, 64, 16, RPMA_F_COMPLETION_ALWAYS,
                           Ctx(0xC2)));
-  ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 1024, remote_, 64, 16,
-                         RPMA_F_COMPLETION_ALWAYS, Ctx(0xC3)));
+  ASSERT_EQ(0, rpma_read(pair_.client, local_mr_, 1024, remote_, 64, 16, RPMA_F_COMPLETION_ALWAYS,
+                         Ctx(0xC3)));
   // RC ordering: nothing overtakes the write_with_imm that waits for a receive.
   ExpectNoCompletion(client_cq_);
   EXPECT_TRUE(AllEqual(target_.data() + 64, 16, kUntouched));

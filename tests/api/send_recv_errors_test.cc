@@ -1,4 +1,5 @@
-// send_recv_errors_test.cc -- rpma_send, rpma_send_with_imm, rpma_recv: error completions, full queues, receiver not ready (RNR), disconnect, order.
+// send_recv_errors_test.cc -- rpma_send, rpma_send_with_imm, rpma_recv: error completions, full
+// queues, receiver not ready (RNR), disconnect, order.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <librpma.h>
@@ -19,8 +20,8 @@ class SendRecvTest : public PairFixture {};
 // ---------------------------------------------------------------------------------------------
 
 // The QPs are in the error state: later sends and receives on both sides flush.
-void ExpectBothSidesFlush(rpma_conn *client, rpma_cq *client_cq, rpma_conn *server,
-                          rpma_cq *server_cq, rpma_mr_local *src, rpma_mr_local *dst) {
+void ExpectBothSidesFlush(rpma_conn* client, rpma_cq* client_cq, rpma_conn* server,
+                          rpma_cq* server_cq, rpma_mr_local* src, rpma_mr_local* dst) {
   ASSERT_EQ(0, rpma_send(client, src, 0, 4, RPMA_F_COMPLETION_ON_ERROR, Ctx(21)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq, 21, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND));
   ASSERT_EQ(0, rpma_send_with_imm(client, src, 0, 4, RPMA_F_COMPLETION_ALWAYS, 1, Ctx(22)));
@@ -38,8 +39,8 @@ void ExpectBothSidesFlush(rpma_conn *client, rpma_cq *client_cq, rpma_conn *serv
 // RPMA_F_COMPLETION_ALWAYS: the failed send completes (with its error).
 TEST_F(SendRecvTest, MessageLongerThanReceiveErrorsBothSides) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(32, 6);
-  Buffer *dst = Register(64, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(32, 6);
+  Buffer* dst = Register(64, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 16, Ctx(1)));
   ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(dst, 32, 32, 2, src, 0, 17, 10));
 
@@ -61,8 +62,8 @@ TEST_F(SendRecvTest, MessageLongerThanReceiveErrorsBothSides) {
 // RPMA_F_COMPLETION_ON_ERROR: the failed send_with_imm still completes.
 TEST_F(SendRecvTest, SendWithImmLongerThanReceiveCompletesOnError) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(32, 6);
-  Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(32, 6);
+  Buffer* dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
   ASSERT_EQ(
       0, rpma_send_with_imm(pair_.client, src->mr, 0, 32, RPMA_F_COMPLETION_ON_ERROR, 3, Ctx(10)));
@@ -73,7 +74,7 @@ TEST_F(SendRecvTest, SendWithImmLongerThanReceiveCompletesOnError) {
 
 TEST_F(SendRecvTest, MessageIntoZeroLengthReceiveIsLengthError) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(4, 6);
+  Buffer* src = Source(4, 6);
   ASSERT_EQ(0, rpma_recv(pair_.server, nullptr, 0, 0, Ctx(1)));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 1, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
   ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_LOC_LEN_ERR, 2, IBV_WC_REM_INV_REQ_ERR));
@@ -83,8 +84,8 @@ TEST_F(SendRecvTest, MessageIntoZeroLengthReceiveIsLengthError) {
 // local protection error and NAKs the send (remote operational error on the requester).
 TEST_F(SendRecvTest, ReceiveIntoMrWithoutLocalWriteIsProtectionError) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(8, 6);
-  Buffer *dst = Register(8, RPMA_MR_USAGE_SEND, 0xEE);
+  Buffer* src = Source(8, 6);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_SEND, 0xEE);
   ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(dst, 0, 8, 1, src, 0, 8, 2));
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_LOC_PROT_ERR, 2, IBV_WC_REM_OP_ERR, &wc));
@@ -95,8 +96,8 @@ TEST_F(SendRecvTest, ReceiveIntoMrWithoutLocalWriteIsProtectionError) {
 // A source range beyond the local MR fails at the sender (a local error); nothing arrives.
 TEST_F(SendRecvTest, SendBeyondLocalMrIsLocalError) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(16, 6);
-  Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(16, 6);
+  Buffer* dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 32, Ctx(1)));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 8, 16, RPMA_F_COMPLETION_ON_ERROR, Ctx(2)));
   ibv_wc wc;
@@ -116,8 +117,8 @@ TEST_F(SendRecvTest, SendBeyondLocalMrIsLocalError) {
 // protection error at the receiver.
 TEST_F(SendRecvTest, ReceiveBeyondMrBoundsIsProtectionError) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(32, 6);
-  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(32, 6);
+  Buffer* dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(dst, 8, 32, 1, src, 0, 12, 2));
   ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_LOC_PROT_ERR, 2, IBV_WC_REM_OP_ERR));
   EXPECT_EQ(std::vector<uint8_t>(16, 0xEE), dst->bytes);
@@ -126,8 +127,8 @@ TEST_F(SendRecvTest, ReceiveBeyondMrBoundsIsProtectionError) {
 // The same receive is fine for a message that stays inside the MR.
 TEST_F(SendRecvTest, ReceiveReachingPastMrTakesAShortMessage) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(32, 6);
-  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(32, 6);
+  Buffer* dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(dst, 8, 32, 1, src, 0, 8, 2));
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_SUCCESS, 2, IBV_WC_SUCCESS, &wc));
@@ -138,8 +139,8 @@ TEST_F(SendRecvTest, ReceiveReachingPastMrTakesAShortMessage) {
 // A registered source with length 0 is a 0-byte message too.
 TEST_F(SendRecvTest, ZeroLengthSendFromRegisteredMr) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(8, 6);
-  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(8, 6);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
   ASSERT_EQ(0,
             rpma_send_with_imm(pair_.client, src->mr, 4, 0, RPMA_F_COMPLETION_ALWAYS, 6, Ctx(2)));
@@ -153,13 +154,13 @@ TEST_F(SendRecvTest, ZeroLengthSendFromRegisteredMr) {
 // "RPMA_E_PROVIDER - ibv_post_send(3) failed": the send queue is full (unsignalled sends keep
 // their slots until a later signalled completion is polled).
 TEST_F(SendRecvTest, SendIntoFullSendQueueIsProvider) {
-  rpma_conn_cfg *cfg = NewCfg();
+  rpma_conn_cfg* cfg = NewCfg();
   ASSERT_EQ(0, rpma_conn_cfg_set_sq_size(cfg, 2));
   PairOptions options;
   options.client_cfg = cfg;
   ASSERT_NO_FATAL_FAILURE(ConnectPair(options));
-  Buffer *src = Source(8, 6);
-  Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(8, 6);
+  Buffer* dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
   for (uintptr_t i = 0; i < 4; ++i)
     ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, i * 8, 8, Ctx(i)));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR, Ctx(10)));
@@ -178,12 +179,12 @@ TEST_F(SendRecvTest, SendIntoFullSendQueueIsProvider) {
 
 // "RPMA_E_PROVIDER" for rpma_recv: the receive queue is full.
 TEST_F(SendRecvTest, RecvIntoFullReceiveQueueIsProvider) {
-  rpma_conn_cfg *cfg = NewCfg();
+  rpma_conn_cfg* cfg = NewCfg();
   ASSERT_EQ(0, rpma_conn_cfg_set_rq_size(cfg, 2));
   PairOptions options;
   options.server_cfg = cfg;
   ASSERT_NO_FATAL_FAILURE(ConnectPair(options));
-  Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(1)));
   ASSERT_EQ(0, rpma_recv(pair_.server, nullptr, 0, 0, Ctx(2)));
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_recv(pair_.server, dst->mr, 8, 8, Ctx(3)));
@@ -201,8 +202,8 @@ TEST_F(SendRecvTest, RecvIntoFullReceiveQueueIsProvider) {
 
 TEST_F(SendRecvTest, SendWaitsForAReceive) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(12, 8);
-  Buffer *dst = Register(12, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(12, 8);
+  Buffer* dst = Register(12, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 12, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
   ExpectNoCompletion(client_cq_);
   ExpectNoCompletion(server_cq_);
@@ -216,8 +217,8 @@ TEST_F(SendRecvTest, SendWaitsForAReceive) {
 // Sends queue behind a waiting one (RC order); each posted receive lets exactly one go on.
 TEST_F(SendRecvTest, WaitingSendsGoOnOnePerReceive) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(8, 8);
-  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(8, 8);
+  Buffer* dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 4, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
   ASSERT_EQ(0,
             rpma_send_with_imm(pair_.client, src->mr, 4, 4, RPMA_F_COMPLETION_ALWAYS, 42, Ctx(2)));
@@ -240,13 +241,13 @@ TEST_F(SendRecvTest, WaitingSendsGoOnOnePerReceive) {
 
 // One side disconnects while the client's send waits for a receive: it is flushed.
 // The waiting send uses `flags`: a flush is an error, so it completes with either flag.
-void DisconnectFlushesWaitingSend(ConnectedPair *pair, bool client_disconnects, int flags,
-                                  rpma_cq *client_cq, rpma_cq *server_cq, rpma_mr_local *src,
-                                  rpma_mr_local *dst) {
+void DisconnectFlushesWaitingSend(ConnectedPair* pair, bool client_disconnects, int flags,
+                                  rpma_cq* client_cq, rpma_cq* server_cq, rpma_mr_local* src,
+                                  rpma_mr_local* dst) {
   ASSERT_EQ(0, rpma_send(pair->client, src, 0, 8, flags, Ctx(1)));
   ExpectNoCompletion(client_cq);
-  rpma_conn *first = client_disconnects ? pair->client : pair->server;
-  rpma_conn *second = client_disconnects ? pair->server : pair->client;
+  rpma_conn* first = client_disconnects ? pair->client : pair->server;
+  rpma_conn* second = client_disconnects ? pair->server : pair->client;
   ASSERT_EQ(0, rpma_conn_disconnect(first));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(first, RPMA_CONN_CLOSED));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(second, RPMA_CONN_CLOSED));
@@ -271,8 +272,8 @@ void DisconnectFlushesWaitingSend(ConnectedPair *pair, bool client_disconnects, 
 
 TEST_F(SendRecvTest, WaitingSendFlushedWhenSenderDisconnects) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(8, 1);
-  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(8, 1);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_NO_FATAL_FAILURE(DisconnectFlushesWaitingSend(&pair_, true, RPMA_F_COMPLETION_ALWAYS,
                                                        client_cq_, server_cq_, src->mr, dst->mr));
   EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
@@ -280,8 +281,8 @@ TEST_F(SendRecvTest, WaitingSendFlushedWhenSenderDisconnects) {
 
 TEST_F(SendRecvTest, WaitingSendFlushedWhenReceiverDisconnects) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(8, 1);
-  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(8, 1);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_NO_FATAL_FAILURE(DisconnectFlushesWaitingSend(&pair_, false, RPMA_F_COMPLETION_ON_ERROR,
                                                        client_cq_, server_cq_, src->mr, dst->mr));
   EXPECT_EQ(std::vector<uint8_t>(8, 0xEE), dst->bytes);
@@ -289,8 +290,8 @@ TEST_F(SendRecvTest, WaitingSendFlushedWhenReceiverDisconnects) {
 
 TEST_F(SendRecvTest, ReceivesCompleteInArrivalOrder) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(32, 0x40);
-  Buffer *dst = Register(96, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(32, 0x40);
+  Buffer* dst = Register(96, RPMA_MR_USAGE_RECV, 0xEE);
   for (uintptr_t k = 1; k <= 3; ++k)
     ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, (k - 1) * 32, 32, Ctx(k)));
   // Message k: k + 4 bytes starting at source offset 8 * k.
@@ -316,10 +317,10 @@ TEST_F(SendRecvTest, ReceivesCompleteInArrivalOrder) {
 // A receive posted on the incoming request, before the accept, takes the first message.
 TEST_F(SendRecvTest, ConnReqRecvBeforeAcceptReceivesFirstMessage) {
   ASSERT_NO_FATAL_FAILURE(pair_.Listen());
-  Buffer *src = Source(24, 0x11);
-  Buffer *dst = Register(64, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(24, 0x11);
+  Buffer* dst = Register(64, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_NO_FATAL_FAILURE(ClientConnect(pair_.peer, pair_.port, nullptr, nullptr, &pair_.client));
-  rpma_conn_req *server_req = nullptr;
+  rpma_conn_req* server_req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NextConnReq(pair_.ep, nullptr, &server_req));
   ASSERT_EQ(0, rpma_conn_req_recv(server_req, dst->mr, 16, 24, Ctx(0x5150)));
   ASSERT_EQ(0, rpma_conn_req_recv(server_req, dst->mr, 40, 24, nullptr));

@@ -1,4 +1,5 @@
-// send_recv_test.cc -- rpma_send, rpma_send_with_imm, rpma_recv: argument checks, bytes, completions, imm, 0-byte (errors and RNR: send_recv_errors_test.cc).
+// send_recv_test.cc -- rpma_send, rpma_send_with_imm, rpma_recv: argument checks, bytes,
+// completions, imm, 0-byte (errors and RNR: send_recv_errors_test.cc).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <librpma.h>
@@ -20,14 +21,14 @@ class SendRecvTest : public PairFixture {};
 
 TEST_F(SendRecvTest, SendNullConnIsInval) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(8, 1);
+  Buffer* src = Source(8, 1);
   EXPECT_EQ(RPMA_E_INVAL, rpma_send(nullptr, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL, rpma_send(nullptr, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
 }
 
 TEST_F(SendRecvTest, SendZeroFlagsIsInval) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(8, 1);
+  Buffer* src = Source(8, 1);
   EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, src->mr, 0, 8, 0, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, nullptr, 0, 0, 0, Ctx(1)));
 }
@@ -46,7 +47,7 @@ TEST_F(SendRecvTest, SendNullSrcWithLenIsInval) {
 
 TEST_F(SendRecvTest, SendWithImmNullConnIsInval) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(8, 1);
+  Buffer* src = Source(8, 1);
   EXPECT_EQ(RPMA_E_INVAL,
             rpma_send_with_imm(nullptr, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 7, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL,
@@ -55,7 +56,7 @@ TEST_F(SendRecvTest, SendWithImmNullConnIsInval) {
 
 TEST_F(SendRecvTest, SendWithImmZeroFlagsIsInval) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(8, 1);
+  Buffer* src = Source(8, 1);
   EXPECT_EQ(RPMA_E_INVAL, rpma_send_with_imm(pair_.client, src->mr, 0, 8, 0, 7, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL, rpma_send_with_imm(pair_.client, nullptr, 0, 0, 0, 7, Ctx(1)));
 }
@@ -76,7 +77,7 @@ TEST_F(SendRecvTest, SendWithImmNullSrcWithLenIsInval) {
 
 TEST_F(SendRecvTest, RecvNullConnIsInval) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_RECV, 0);
   EXPECT_EQ(RPMA_E_INVAL, rpma_recv(nullptr, dst->mr, 0, 8, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL, rpma_recv(nullptr, nullptr, 0, 0, Ctx(1)));
 }
@@ -95,8 +96,8 @@ TEST_F(SendRecvTest, RecvNullDstWithLenIsInval) {
 // Rejected calls post nothing: no completion, no receive consumed, no receive posted.
 TEST_F(SendRecvTest, InvalidCallsPostNothing) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(8, 1);
-  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(8, 1);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 8, Ctx(5)));
   EXPECT_EQ(RPMA_E_INVAL, rpma_send(pair_.client, src->mr, 0, 8, 0, Ctx(1)));
   EXPECT_EQ(RPMA_E_INVAL, rpma_send_with_imm(pair_.client, src->mr, 0, 8, 0, 9, Ctx(2)));
@@ -119,8 +120,8 @@ TEST_F(SendRecvTest, InvalidCallsPostNothing) {
 
 TEST_F(SendRecvTest, SendDeliversExactBytesAtReceiveOffset) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(64, 3);
-  Buffer *dst = Register(256, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(64, 3);
+  Buffer* dst = Register(256, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(dst, 100, 50, 0xABC, src, 7, 40, 0x123));
 
   ibv_wc wc;
@@ -140,8 +141,8 @@ TEST_F(SendRecvTest, SendDeliversExactBytesAtReceiveOffset) {
 
 TEST_F(SendRecvTest, ServerToClientSend) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(32, 9);
-  Buffer *dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(32, 9);
+  Buffer* dst = Register(32, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.client, dst->mr, 0, 32, Ctx(2)));
   ASSERT_EQ(0, rpma_send(pair_.server, src->mr, 0, 32, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
   ibv_wc wc;
@@ -154,8 +155,8 @@ TEST_F(SendRecvTest, ServerToClientSend) {
 
 TEST_F(SendRecvTest, SendWithImmDeliversBytesAndImmediateInNetworkOrder) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(16, 5);
-  Buffer *dst = Register(64, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(16, 5);
+  Buffer* dst = Register(64, RPMA_MR_USAGE_RECV, 0xEE);
   const uint32_t imm = 0x12345678;
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 8, 32, Ctx(77)));
   ASSERT_EQ(
@@ -176,7 +177,7 @@ TEST_F(SendRecvTest, SendWithImmDeliversBytesAndImmediateInNetworkOrder) {
 // An immediate value whose bytes all differ, and the extremes, each survive the trip.
 TEST_F(SendRecvTest, SendWithImmCarriesEveryValue) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_RECV, 0);
   const uint32_t values[] = {0u, 1u, 0xFFFFFFFFu, 0x80000001u, 0xA1B2C3D4u};
   for (uint32_t imm : values) {
     SCOPED_TRACE(imm);
@@ -193,8 +194,8 @@ TEST_F(SendRecvTest, SendWithImmCarriesEveryValue) {
 
 TEST_F(SendRecvTest, NullOpContextGivesWrIdZero) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(4, 1);
-  Buffer *dst = Register(4, RPMA_MR_USAGE_RECV, 0);
+  Buffer* src = Source(4, 1);
+  Buffer* dst = Register(4, RPMA_MR_USAGE_RECV, 0);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 4, nullptr));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 4, RPMA_F_COMPLETION_ALWAYS, nullptr));
   ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(0, IBV_WC_SUCCESS, 0, IBV_WC_SUCCESS));
@@ -204,8 +205,8 @@ TEST_F(SendRecvTest, NullOpContextGivesWrIdZero) {
 // A receive buffer exactly as long as the message is enough.
 TEST_F(SendRecvTest, MessageExactlyFillingTheReceive) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(16, 2);
-  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(16, 2);
+  Buffer* dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_NO_FATAL_FAILURE(PostRecvAndSend(dst, 0, 16, 1, src, 0, 16, 2));
   ibv_wc wc;
   ASSERT_NO_FATAL_FAILURE(ExpectRecvAndSend(1, IBV_WC_SUCCESS, 2, IBV_WC_SUCCESS, &wc));
@@ -216,8 +217,8 @@ TEST_F(SendRecvTest, MessageExactlyFillingTheReceive) {
 // RPMA_F_COMPLETION_ON_ERROR: a successful send produces no sender completion.
 TEST_F(SendRecvTest, OnErrorSuccessfulSendsHaveNoSenderCompletion) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *src = Source(8, 4);
-  Buffer *dst = Register(24, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* src = Source(8, 4);
+  Buffer* dst = Register(24, RPMA_MR_USAGE_RECV, 0xEE);
   for (uintptr_t i = 0; i < 3; ++i)
     ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, i * 8, 8, Ctx(10 + i)));
   ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR, Ctx(1)));
@@ -242,7 +243,7 @@ TEST_F(SendRecvTest, OnErrorSuccessfulSendsHaveNoSenderCompletion) {
 
 TEST_F(SendRecvTest, ZeroByteSendConsumesAReceive) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 16, Ctx(1)));
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 0, 16, Ctx(2)));
   ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
@@ -260,7 +261,7 @@ TEST_F(SendRecvTest, ZeroByteSendConsumesAReceive) {
 
 TEST_F(SendRecvTest, ZeroByteSendWithImm) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* dst = Register(16, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 4, 8, Ctx(1)));
   ASSERT_EQ(0, rpma_send_with_imm(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, 0xCAFEBABE,
                                   Ctx(2)));
@@ -285,7 +286,7 @@ TEST_F(SendRecvTest, ZeroLengthReceiveTakesZeroByteMessage) {
 // A 0-byte message also fits a registered receive of length 0.
 TEST_F(SendRecvTest, ZeroByteMessageIntoZeroLengthRegisteredReceive) {
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  Buffer *dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
+  Buffer* dst = Register(8, RPMA_MR_USAGE_RECV, 0xEE);
   ASSERT_EQ(0, rpma_recv(pair_.server, dst->mr, 3, 0, Ctx(1)));
   ASSERT_EQ(0, rpma_send(pair_.client, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
   ibv_wc wc;

@@ -32,8 +32,8 @@ constexpr int kReads = 2;
 // requester's process by address; a buffer deregistered but still mapped is read as it is
 // (docs/differences.md).
 bool FetchedByAddress() {
-  const char *transport = getenv("RPMA_SIM_TRANSPORT");
-  const char *process_vm = getenv("RPMA_SIM_SHM_PROCESS_VM");
+  const char* transport = getenv("RPMA_SIM_TRANSPORT");
+  const char* process_vm = getenv("RPMA_SIM_SHM_PROCESS_VM");
   return transport != nullptr && strcmp(transport, "shm") == 0 &&
          (process_vm == nullptr || strcmp(process_vm, "0") != 0);
 }
@@ -41,7 +41,7 @@ bool FetchedByAddress() {
 class SendWindowTest : public PairFixture {
  protected:
   void Connect() {
-    rpma_conn_cfg *cfg = NewCfg();
+    rpma_conn_cfg* cfg = NewCfg();
     ASSERT_EQ(0, rpma_conn_cfg_set_sq_size(cfg, 32));
     ASSERT_EQ(0, rpma_conn_cfg_set_rq_size(cfg, 32));
     ASSERT_EQ(0, rpma_conn_cfg_set_cq_size(cfg, 64));
@@ -56,14 +56,14 @@ class SendWindowTest : public PairFixture {
   // still in the requester when its buffer goes.
   void DeregisteredBeforeItLeaves(bool send) {
     constexpr int kFull = 8;
-    Buffer *source = Source(kMessage * kFull, 3);
+    Buffer* source = Source(kMessage * kFull, 3);
     ASSERT_NE(nullptr, source);
-    Buffer *doomed = Source(kMessage, 9);
+    Buffer* doomed = Source(kMessage, 9);
     ASSERT_NE(nullptr, doomed);
-    Buffer *target =
+    Buffer* target =
         Register(kMessage * (kFull + 1), RPMA_MR_USAGE_RECV | RPMA_MR_USAGE_WRITE_DST, 0xEE);
     ASSERT_NE(nullptr, target);
-    rpma_mr_remote *remote = regs_.RemoteOf(target);
+    rpma_mr_remote* remote = regs_.RemoteOf(target);
     ASSERT_NE(nullptr, remote);
     for (int i = 0; i < kFull; ++i)
       ASSERT_EQ(0, rpma_send(pair_.client, source->mr, i * kMessage, kMessage,
@@ -99,13 +99,13 @@ class SendWindowTest : public PairFixture {
 // them: 96 MiB of sends and 80 MiB of reads under way before the server posts a receive.
 TEST_F(SendWindowTest, RequestsPastTheWindowWaitInTheRequester) {
   ASSERT_NO_FATAL_FAILURE(Connect());
-  Buffer *source = Source(kMessage * kMessages, 3);
+  Buffer* source = Source(kMessage * kMessages, 3);
   ASSERT_NE(nullptr, source);
-  Buffer *target = Register(kMessage * kMessages, RPMA_MR_USAGE_RECV | RPMA_MR_USAGE_READ_SRC, 0);
+  Buffer* target = Register(kMessage * kMessages, RPMA_MR_USAGE_RECV | RPMA_MR_USAGE_READ_SRC, 0);
   ASSERT_NE(nullptr, target);
-  rpma_mr_remote *remote = regs_.RemoteOf(target);
+  rpma_mr_remote* remote = regs_.RemoteOf(target);
   ASSERT_NE(nullptr, remote);
-  Buffer *readback = Register(kRead * kReads, RPMA_MR_USAGE_READ_DST, 0xEE);
+  Buffer* readback = Register(kRead * kReads, RPMA_MR_USAGE_READ_DST, 0xEE);
   ASSERT_NE(nullptr, readback);
 
   for (int i = 0; i < kMessages; ++i)
@@ -116,11 +116,11 @@ TEST_F(SendWindowTest, RequestsPastTheWindowWaitInTheRequester) {
     ASSERT_EQ(0, rpma_read(pair_.client, readback->mr, i * kRead, remote, i * kRead, kRead,
                            RPMA_F_COMPLETION_ALWAYS, Ctx(200 + i)));
   // The server reads from the client: the answer comes after what the client sent.
-  Buffer *probe = Register(8, RPMA_MR_USAGE_READ_SRC, 0x5C);
+  Buffer* probe = Register(8, RPMA_MR_USAGE_READ_SRC, 0x5C);
   ASSERT_NE(nullptr, probe);
-  rpma_mr_remote *probe_remote = regs_.RemoteOf(probe);
+  rpma_mr_remote* probe_remote = regs_.RemoteOf(probe);
   ASSERT_NE(nullptr, probe_remote);
-  Buffer *probe_copy = Register(8, RPMA_MR_USAGE_READ_DST, 0);
+  Buffer* probe_copy = Register(8, RPMA_MR_USAGE_READ_DST, 0);
   ASSERT_NE(nullptr, probe_copy);
   ASSERT_EQ(0, rpma_read(pair_.server, probe_copy->mr, 0, probe_remote, 0, 8,
                          RPMA_F_COMPLETION_ALWAYS, Ctx(500)));
@@ -132,7 +132,8 @@ TEST_F(SendWindowTest, RequestsPastTheWindowWaitInTheRequester) {
 
   for (int i = 0; i < kMessages; ++i) {
     ibv_wc wc;
-    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 300 + i, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
+    ASSERT_NO_FATAL_FAILURE(
+        ExpectCompletion(server_cq_, 300 + i, IBV_WC_SUCCESS, IBV_WC_RECV, &wc));
     EXPECT_EQ(kMessage, wc.byte_len);
   }
   for (int i = 0; i < kMessages; ++i)

@@ -1,4 +1,5 @@
-// sq_depth_test.cc -- send/receive queue depths: sq_size unsignalled work requests hold their slots until a signalled completion is polled; posting past sq_size / rq_size returns RPMA_E_PROVIDER.
+// sq_depth_test.cc -- send/receive queue depths: sq_size unsignalled work requests hold their slots
+// until a signalled completion is polled; posting past sq_size / rq_size returns RPMA_E_PROVIDER.
 #include <librpma.h>
 #include <string.h>
 
@@ -19,17 +20,17 @@ class SqDepthTest : public PairFixture {
  protected:
   // Connects with the given client cfg (NULL: defaults) and registers a target on the server
   // side (write, read and flush allowed) and a local buffer on the client side.
-  void Setup(const rpma_conn_cfg *client_cfg = nullptr) {
+  void Setup(const rpma_conn_cfg* client_cfg = nullptr) {
     PairOptions options;
     options.client_cfg = client_cfg;
     ASSERT_NO_FATAL_FAILURE(ConnectPair(options));
     target_.assign(kSize, 0);
     local_.assign(kSize, 0x5C);
-    ASSERT_NO_FATAL_FAILURE(regs_.Register(
-        pair_.peer, target_.data(), kSize,
-        RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
-            RPMA_MR_USAGE_SEND,
-        &target_mr_));
+    ASSERT_NO_FATAL_FAILURE(regs_.Register(pair_.peer, target_.data(), kSize,
+                                           RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+                                               RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+                                               RPMA_MR_USAGE_SEND,
+                                           &target_mr_));
     ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(target_mr_, &remote_));
     ASSERT_NO_FATAL_FAILURE(regs_.Register(
         pair_.peer, local_.data(), kSize,
@@ -54,19 +55,19 @@ class SqDepthTest : public PairFixture {
     EXPECT_EQ(RPMA_E_PROVIDER,
               rpma_write_with_imm(pair_.client, remote_, 0, local_mr_, 0, 8, flags, 1, Ctx(3)));
     EXPECT_EQ(RPMA_E_PROVIDER, rpma_atomic_write(pair_.client, remote_, 0, value, flags, Ctx(4)));
-    EXPECT_EQ(RPMA_E_PROVIDER, rpma_flush(pair_.client, remote_, 0, 8,
-                                          RPMA_FLUSH_TYPE_VISIBILITY, flags, Ctx(5)));
+    EXPECT_EQ(RPMA_E_PROVIDER,
+              rpma_flush(pair_.client, remote_, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY, flags, Ctx(5)));
     EXPECT_EQ(RPMA_E_PROVIDER, rpma_send(pair_.client, local_mr_, 0, 8, flags, Ctx(6)));
     EXPECT_EQ(RPMA_E_PROVIDER, rpma_send_with_imm(pair_.client, nullptr, 0, 0, flags, 7, Ctx(7)));
     ExpectNoCompletion(client_cq_);
   }
 
-  rpma_conn_cfg *cfg_ = nullptr;
+  rpma_conn_cfg* cfg_ = nullptr;
   std::vector<uint8_t> target_;
   std::vector<uint8_t> local_;
-  rpma_mr_local *target_mr_ = nullptr;
-  rpma_mr_local *local_mr_ = nullptr;
-  rpma_mr_remote *remote_ = nullptr;
+  rpma_mr_local* target_mr_ = nullptr;
+  rpma_mr_local* local_mr_ = nullptr;
+  rpma_mr_remote* remote_ = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -133,7 +134,7 @@ TEST_F(SqDepthTest, SignalledUnpolledCompletionsHoldTheirSlots) {
 TEST_F(SqDepthTest, EveryKindOfWorkRequestTakesASlot) {
   ASSERT_NO_FATAL_FAILURE(Setup());
   uint8_t recv_buf[8] = {};
-  rpma_mr_local *recv_mr = nullptr;
+  rpma_mr_local* recv_mr = nullptr;
   ASSERT_EQ(0, rpma_mr_reg(pair_.peer, recv_buf, sizeof(recv_buf), RPMA_MR_USAGE_RECV, &recv_mr));
   for (int i = 0; i < 3; ++i) ASSERT_EQ(0, rpma_recv(pair_.server, recv_mr, 0, 8, Ctx(0x300 + i)));
   const char value[8] = {};
@@ -193,8 +194,8 @@ TEST_F(SqDepthTest, ServerSendQueueIsIndependent) {
   for (uintptr_t i = 0; i < 10; ++i) ASSERT_EQ(0, Write(i, RPMA_F_COMPLETION_ON_ERROR));
   EXPECT_EQ(RPMA_E_PROVIDER, Write(10, RPMA_F_COMPLETION_ON_ERROR));
   // The other side of the connection has its own send queue.
-  EXPECT_EQ(0, rpma_read(pair_.server, nullptr, 0, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS,
-                         Ctx(0x55)));
+  EXPECT_EQ(
+      0, rpma_read(pair_.server, nullptr, 0, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, Ctx(0x55)));
   ibv_wc wc;
   ASSERT_EQ(0, WaitWc(server_cq_, &wc));
   EXPECT_EQ(IBV_WC_SUCCESS, wc.status);

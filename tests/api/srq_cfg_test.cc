@@ -1,4 +1,5 @@
-// Tests of the 6 rpma_srq_cfg functions: defaults (20/20, the code wins over the man page's 100/100), NULL checks, round trips.
+// Tests of the 6 rpma_srq_cfg functions: defaults (20/20, the code wins over the man page's
+// 100/100), NULL checks, round trips.
 #include <librpma.h>
 
 #include <climits>
@@ -19,7 +20,7 @@ class SrqCfgTest : public ::testing::Test {
   }
   void TearDown() override { EXPECT_EQ(0, rpma_srq_cfg_delete(&cfg_)); }
 
-  struct rpma_srq_cfg *cfg_ = nullptr;
+  struct rpma_srq_cfg* cfg_ = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -39,8 +40,8 @@ TEST(SrqCfgDelete, NullObjectReturnsZero) {
 }
 
 TEST(SrqCfgNew, TwoCfgsAreIndependent) {
-  struct rpma_srq_cfg *cfg1 = nullptr;
-  struct rpma_srq_cfg *cfg2 = nullptr;
+  struct rpma_srq_cfg* cfg1 = nullptr;
+  struct rpma_srq_cfg* cfg2 = nullptr;
   ASSERT_EQ(0, rpma_srq_cfg_new(&cfg1));
   ASSERT_EQ(0, rpma_srq_cfg_new(&cfg2));
   EXPECT_NE(cfg1, cfg2);
@@ -61,10 +62,10 @@ TEST(SrqCfgNew, TwoCfgsAreIndependent) {
 // ---------------------------------------------------------------------------------------------
 
 struct SrqU32Field {
-  const char *name;
-  int (*set)(struct rpma_srq_cfg *, uint32_t);
-  int (*get)(const struct rpma_srq_cfg *, uint32_t *);
-  int (*other_get)(const struct rpma_srq_cfg *, uint32_t *);
+  const char* name;
+  int (*set)(struct rpma_srq_cfg*, uint32_t);
+  int (*get)(const struct rpma_srq_cfg*, uint32_t*);
+  int (*other_get)(const struct rpma_srq_cfg*, uint32_t*);
 };
 
 const SrqU32Field kSrqFields[] = {
@@ -125,7 +126,7 @@ TEST_P(SrqCfgU32Test, SetLeavesOtherFieldAlone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fields, SrqCfgU32Test, ::testing::ValuesIn(kSrqFields),
-                         [](const ::testing::TestParamInfo<SrqU32Field> &info) {
+                         [](const ::testing::TestParamInfo<SrqU32Field>& info) {
                            return std::string(info.param.name);
                          });
 

@@ -1,4 +1,5 @@
-// Tests of rpma_srq_new, rpma_srq_delete, rpma_srq_get_rcq and the argument checks and queue depth of rpma_srq_recv.
+// Tests of rpma_srq_new, rpma_srq_delete, rpma_srq_get_rcq and the argument checks and queue depth
+// of rpma_srq_recv.
 #include <librpma.h>
 
 #include <cstdint>
@@ -13,7 +14,7 @@ namespace {
 class SrqTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    struct ibv_context *ctx = nullptr;
+    struct ibv_context* ctx = nullptr;
     ASSERT_EQ(0, rpma_utils_get_ibv_context("127.0.0.1", RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
     ASSERT_EQ(0, rpma_peer_new(ctx, &peer_));
     ASSERT_EQ(0, rpma_srq_cfg_new(&cfg_));
@@ -39,10 +40,10 @@ class SrqTest : public ::testing::Test {
     ASSERT_EQ(0, rpma_mr_reg(peer_, buf_.data(), buf_.size(), RPMA_MR_USAGE_RECV, &mr_));
   }
 
-  struct rpma_peer *peer_ = nullptr;
-  struct rpma_srq_cfg *cfg_ = nullptr;
-  struct rpma_srq *srq_ = nullptr;
-  struct rpma_mr_local *mr_ = nullptr;
+  struct rpma_peer* peer_ = nullptr;
+  struct rpma_srq_cfg* cfg_ = nullptr;
+  struct rpma_srq* srq_ = nullptr;
+  struct rpma_mr_local* mr_ = nullptr;
   std::vector<char> buf_ = std::vector<char>(4096);
 };
 
@@ -60,13 +61,17 @@ TEST_F(SrqTest, NewNullPeerNullCfgIsInval) {
   EXPECT_EQ(nullptr, srq_);
 }
 
-TEST_F(SrqTest, NewNullSrqPtrIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_srq_new(peer_, cfg_, nullptr)); }
+TEST_F(SrqTest, NewNullSrqPtrIsInval) {
+  EXPECT_EQ(RPMA_E_INVAL, rpma_srq_new(peer_, cfg_, nullptr));
+}
 
 TEST_F(SrqTest, NewNullSrqPtrNullCfgIsInval) {
   EXPECT_EQ(RPMA_E_INVAL, rpma_srq_new(peer_, nullptr, nullptr));
 }
 
-TEST_F(SrqTest, NewAllNullIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_srq_new(nullptr, nullptr, nullptr)); }
+TEST_F(SrqTest, NewAllNullIsInval) {
+  EXPECT_EQ(RPMA_E_INVAL, rpma_srq_new(nullptr, nullptr, nullptr));
+}
 
 TEST_F(SrqTest, NewWithCfgSucceeds) {
   ASSERT_EQ(0, rpma_srq_new(peer_, cfg_, &srq_));
@@ -79,7 +84,7 @@ TEST_F(SrqTest, NewWithNullCfgSucceeds) {
 }
 
 TEST_F(SrqTest, TwoSrqsOnOnePeer) {
-  struct rpma_srq *srq2 = nullptr;
+  struct rpma_srq* srq2 = nullptr;
   ASSERT_EQ(0, rpma_srq_new(peer_, nullptr, &srq_));
   ASSERT_EQ(0, rpma_srq_new(peer_, nullptr, &srq2));
   EXPECT_NE(srq_, srq2);
@@ -88,12 +93,12 @@ TEST_F(SrqTest, TwoSrqsOnOnePeer) {
 
 // The cfg is only read at creation time.
 TEST_F(SrqTest, CfgCanBeDeletedAfterNew) {
-  struct rpma_srq_cfg *cfg = nullptr;
+  struct rpma_srq_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_srq_cfg_new(&cfg));
   ASSERT_EQ(0, rpma_srq_cfg_set_rcq_size(cfg, 0));
   ASSERT_EQ(0, rpma_srq_new(peer_, cfg, &srq_));
   ASSERT_EQ(0, rpma_srq_cfg_delete(&cfg));
-  struct rpma_cq *rcq = reinterpret_cast<struct rpma_cq *>(0x1);
+  struct rpma_cq* rcq = reinterpret_cast<struct rpma_cq*>(0x1);
   EXPECT_EQ(0, rpma_srq_get_rcq(srq_, &rcq));
   EXPECT_EQ(nullptr, rcq);
 }
@@ -125,7 +130,7 @@ TEST_F(SrqTest, DeleteWithPostedReceivesSucceeds) {
 // ---------------------------------------------------------------------------------------------
 
 TEST_F(SrqTest, GetRcqNullSrqIsInval) {
-  struct rpma_cq *rcq = nullptr;
+  struct rpma_cq* rcq = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_srq_get_rcq(nullptr, &rcq));
 }
 
@@ -134,41 +139,43 @@ TEST_F(SrqTest, GetRcqNullOutIsInval) {
   EXPECT_EQ(RPMA_E_INVAL, rpma_srq_get_rcq(srq_, nullptr));
 }
 
-TEST_F(SrqTest, GetRcqBothNullIsInval) { EXPECT_EQ(RPMA_E_INVAL, rpma_srq_get_rcq(nullptr, nullptr)); }
+TEST_F(SrqTest, GetRcqBothNullIsInval) {
+  EXPECT_EQ(RPMA_E_INVAL, rpma_srq_get_rcq(nullptr, nullptr));
+}
 
 // Default rcq_size is 20 > 0, so a NULL cfg gives an RCQ.
 TEST_F(SrqTest, NullCfgHasRcq) {
   ASSERT_EQ(0, rpma_srq_new(peer_, nullptr, &srq_));
-  struct rpma_cq *rcq = nullptr;
+  struct rpma_cq* rcq = nullptr;
   EXPECT_EQ(0, rpma_srq_get_rcq(srq_, &rcq));
   EXPECT_NE(nullptr, rcq);
 }
 
 TEST_F(SrqTest, DefaultCfgHasRcq) {
   ASSERT_EQ(0, rpma_srq_new(peer_, cfg_, &srq_));
-  struct rpma_cq *rcq = nullptr;
+  struct rpma_cq* rcq = nullptr;
   EXPECT_EQ(0, rpma_srq_get_rcq(srq_, &rcq));
   EXPECT_NE(nullptr, rcq);
 }
 
 TEST_F(SrqTest, RcqSizeOneHasRcq) {
   MakeSrq(20, 1);
-  struct rpma_cq *rcq = nullptr;
+  struct rpma_cq* rcq = nullptr;
   EXPECT_EQ(0, rpma_srq_get_rcq(srq_, &rcq));
   EXPECT_NE(nullptr, rcq);
 }
 
 TEST_F(SrqTest, RcqSizeZeroHasNoRcq) {
   MakeSrq(20, 0);
-  struct rpma_cq *rcq = reinterpret_cast<struct rpma_cq *>(0x1);
+  struct rpma_cq* rcq = reinterpret_cast<struct rpma_cq*>(0x1);
   EXPECT_EQ(0, rpma_srq_get_rcq(srq_, &rcq));
   EXPECT_EQ(nullptr, rcq);
 }
 
 TEST_F(SrqTest, RcqIsStable) {
   MakeSrq(20, 5);
-  struct rpma_cq *rcq1 = nullptr;
-  struct rpma_cq *rcq2 = nullptr;
+  struct rpma_cq* rcq1 = nullptr;
+  struct rpma_cq* rcq2 = nullptr;
   EXPECT_EQ(0, rpma_srq_get_rcq(srq_, &rcq1));
   EXPECT_EQ(0, rpma_srq_get_rcq(srq_, &rcq2));
   EXPECT_EQ(rcq1, rcq2);
@@ -177,7 +184,7 @@ TEST_F(SrqTest, RcqIsStable) {
 // The SRQ's RCQ has its own completion channel with a real fd, and nothing to poll yet.
 TEST_F(SrqTest, RcqHasFdAndNoCompletion) {
   MakeSrq(20, 5);
-  struct rpma_cq *rcq = nullptr;
+  struct rpma_cq* rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &rcq));
   ASSERT_NE(nullptr, rcq);
   int fd = -1;
@@ -247,7 +254,7 @@ TEST_F(SrqTest, RecvAloneProducesNoCompletion) {
   MakeSrq(4, 4);
   RegisterRecvBuffer();
   ASSERT_EQ(0, rpma_srq_recv(srq_, mr_, 0, 64, nullptr));
-  struct rpma_cq *rcq = nullptr;
+  struct rpma_cq* rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &rcq));
   struct ibv_wc wc;
   EXPECT_EQ(RPMA_E_NO_COMPLETION, rpma_cq_get_wc(rcq, 1, &wc, nullptr));

@@ -1,4 +1,5 @@
-// stress_test.cc -- thread safety of the data path: concurrent writers on one connection, concurrent ping-pong on four connections.
+// stress_test.cc -- thread safety of the data path: concurrent writers on one connection,
+// concurrent ping-pong on four connections.
 #include <gtest/gtest.h>
 #include <librpma.h>
 
@@ -18,7 +19,7 @@ using Clock = std::chrono::steady_clock;
 
 // WaitWc for one completion; false (with a failure recorded) if none came. Usable from any
 // thread.
-bool PollInThread(rpma_cq *cq, ibv_wc *wc) {
+bool PollInThread(rpma_cq* cq, ibv_wc* wc) {
   int ret = WaitWc(cq, wc);
   if (ret == RPMA_E_NO_COMPLETION) {
     ADD_FAILURE() << "no completion arrived";
@@ -29,7 +30,7 @@ bool PollInThread(rpma_cq *cq, ibv_wc *wc) {
 }
 
 // Polls one completion and checks it; false on any mismatch.
-bool CheckCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_opcode opcode, uint32_t *byte_len) {
+bool CheckCompletion(rpma_cq* cq, uint64_t wr_id, ibv_wc_opcode opcode, uint32_t* byte_len) {
   ibv_wc wc;
   if (!PollInThread(cq, &wc)) return false;
   EXPECT_EQ(wr_id, wc.wr_id);
@@ -39,7 +40,7 @@ bool CheckCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_opcode opcode, uint32_t
   return wc.wr_id == wr_id && wc.status == IBV_WC_SUCCESS && wc.opcode == opcode;
 }
 
-void Register(rpma_peer *peer, Buffer *buffer, size_t size, int usage) {
+void Register(rpma_peer* peer, Buffer* buffer, size_t size, int usage) {
   buffer->bytes.assign(size, 0);
   ASSERT_EQ(0, rpma_mr_reg(peer, buffer->bytes.data(), size, usage, &buffer->mr));
 }
@@ -66,7 +67,7 @@ class ConcurrentWritersTest : public ::testing::TestWithParam<uint32_t> {};
 TEST_P(ConcurrentWritersTest, EveryByteAndEveryCompletionArrives) {
   const uint32_t sq_size = GetParam();
   ConnectedPair pair;
-  rpma_conn_cfg *cfg = nullptr;
+  rpma_conn_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   ASSERT_EQ(0, rpma_conn_cfg_set_sq_size(cfg, sq_size));
   ASSERT_EQ(0, rpma_conn_cfg_set_cq_size(cfg, 1024));
@@ -80,16 +81,16 @@ TEST_P(ConcurrentWritersTest, EveryByteAndEveryCompletionArrives) {
   ASSERT_NO_FATAL_FAILURE(Register(pair.peer, &source, kWriters * kSlice, RPMA_MR_USAGE_WRITE_SRC));
   for (int w = 0; w < kWriters; ++w)
     for (size_t i = 0; i < kSlice; ++i) source.bytes[w * kSlice + i] = WriterByte(w, i);
-  rpma_mr_remote *remote = nullptr;
+  rpma_mr_remote* remote = nullptr;
   ASSERT_NO_FATAL_FAILURE(RemoteFromDescriptor(target.mr, &remote));
-  rpma_cq *cq = nullptr;
+  rpma_cq* cq = nullptr;
   ASSERT_EQ(0, rpma_conn_get_cq(pair.client, &cq));
 
   std::atomic<bool> stop{false};
   std::atomic<size_t> successes{0};
   std::atomic<size_t> retries{0};
   std::vector<std::atomic<int>> seen(kTotalWrites + 1);
-  for (auto &count : seen) count.store(0);
+  for (auto& count : seen) count.store(0);
 
   std::thread poller([&] {
     const auto deadline = Clock::now() + std::chrono::milliseconds(3 * kSafetyTimeoutMs);
@@ -145,7 +146,7 @@ TEST_P(ConcurrentWritersTest, EveryByteAndEveryCompletionArrives) {
       }
     });
   }
-  for (auto &writer : writers) writer.join();
+  for (auto& writer : writers) writer.join();
   poller.join();
 
   EXPECT_EQ(kTotalWrites, successes.load());
@@ -189,7 +190,7 @@ uint8_t MessageByte(int lane, int round, bool pong, size_t j) {
 
 size_t MessageLength(int round) { return 1 + static_cast<size_t>(round) % kMaxMessage; }
 
-bool BytesMatch(const Buffer &buffer, int lane, int round, bool pong) {
+bool BytesMatch(const Buffer& buffer, int lane, int round, bool pong) {
   for (size_t j = 0; j < MessageLength(round); ++j)
     if (buffer.bytes[j] != MessageByte(lane, round, pong, j)) return false;
   return true;
@@ -202,13 +203,13 @@ struct Lane {
   Buffer pong_in;   // client
   Buffer ping_in;   // server
   Buffer pong_out;  // server
-  rpma_cq *client_cq = nullptr;
-  rpma_cq *client_rcq = nullptr;
-  rpma_cq *server_cq = nullptr;
-  rpma_cq *server_rcq = nullptr;
+  rpma_cq* client_cq = nullptr;
+  rpma_cq* client_rcq = nullptr;
+  rpma_cq* server_cq = nullptr;
+  rpma_cq* server_rcq = nullptr;
 };
 
-void ClientLoop(Lane *lane, int index) {
+void ClientLoop(Lane* lane, int index) {
   for (int round = 0; round < kRoundTrips; ++round) {
     const size_t len = MessageLength(round);
     if (rpma_recv(lane->pair.client, lane->pong_in.mr, 0, kMaxMessage, Ctx(round)) != 0) {
@@ -235,7 +236,7 @@ void ClientLoop(Lane *lane, int index) {
   }
 }
 
-void ServerLoop(Lane *lane, int index) {
+void ServerLoop(Lane* lane, int index) {
   for (int round = 0; round < kRoundTrips; ++round) {
     const size_t len = MessageLength(round);
     uint32_t byte_len = 0;
@@ -264,7 +265,7 @@ void ServerLoop(Lane *lane, int index) {
 }
 
 TEST(PingPongStressTest, FourConnectionsThousandRoundTripsEach) {
-  rpma_conn_cfg *cfg = nullptr;
+  rpma_conn_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   ASSERT_EQ(0, rpma_conn_cfg_set_rcq_size(cfg, 8));
   PairOptions options;
@@ -273,9 +274,9 @@ TEST(PingPongStressTest, FourConnectionsThousandRoundTripsEach) {
   std::vector<std::unique_ptr<Lane>> lanes;
   for (int i = 0; i < kLanes; ++i) {
     lanes.push_back(std::make_unique<Lane>());
-    Lane &lane = *lanes.back();
+    Lane& lane = *lanes.back();
     ASSERT_NO_FATAL_FAILURE(lane.pair.Connect(options));
-    rpma_peer *peer = lane.pair.peer;
+    rpma_peer* peer = lane.pair.peer;
     ASSERT_NO_FATAL_FAILURE(Register(peer, &lane.ping_out, kMaxMessage, RPMA_MR_USAGE_SEND));
     ASSERT_NO_FATAL_FAILURE(Register(peer, &lane.pong_in, kMaxMessage, RPMA_MR_USAGE_RECV));
     ASSERT_NO_FATAL_FAILURE(Register(peer, &lane.ping_in, kMaxMessage, RPMA_MR_USAGE_RECV));
@@ -294,19 +295,19 @@ TEST(PingPongStressTest, FourConnectionsThousandRoundTripsEach) {
     threads.emplace_back(ServerLoop, lanes[i].get(), i);
     threads.emplace_back(ClientLoop, lanes[i].get(), i);
   }
-  for (auto &thread : threads) thread.join();
+  for (auto& thread : threads) thread.join();
 
-  for (auto &lane : lanes) {
+  for (auto& lane : lanes) {
     ibv_wc wc;
-    for (rpma_cq *cq : {lane->client_cq, lane->client_rcq, lane->server_cq, lane->server_rcq})
+    for (rpma_cq* cq : {lane->client_cq, lane->client_rcq, lane->server_cq, lane->server_rcq})
       EXPECT_EQ(RPMA_E_NO_COMPLETION, rpma_cq_get_wc(cq, 1, &wc, nullptr));
   }
   const bool ok = !::testing::Test::HasFailure();
-  for (auto &lane : lanes) {
+  for (auto& lane : lanes) {
     if (ok) {
       ASSERT_NO_FATAL_FAILURE(DisconnectAndDelete(&lane->pair.client, &lane->pair.server));
     }
-    for (Buffer *buffer : {&lane->ping_out, &lane->pong_in, &lane->ping_in, &lane->pong_out})
+    for (Buffer* buffer : {&lane->ping_out, &lane->pong_in, &lane->ping_in, &lane->pong_out})
       EXPECT_EQ(0, rpma_mr_dereg(&buffer->mr));
     if (ok) {
       ASSERT_NO_FATAL_FAILURE(lane->pair.Teardown());
@@ -336,20 +337,20 @@ uint8_t SrqMessageByte(int sender, int seq, size_t j) {
 TEST(SrqStressTest, FourSendersShareOneSrq) {
   ConnectedPair pair;
   ASSERT_NO_FATAL_FAILURE(pair.Listen());
-  rpma_srq_cfg *srq_cfg = nullptr;
+  rpma_srq_cfg* srq_cfg = nullptr;
   ASSERT_EQ(0, rpma_srq_cfg_new(&srq_cfg));
   ASSERT_EQ(0, rpma_srq_cfg_set_rq_size(srq_cfg, kSrqSlots));
   ASSERT_EQ(0, rpma_srq_cfg_set_rcq_size(srq_cfg, 64));
-  rpma_srq *srq = nullptr;
+  rpma_srq* srq = nullptr;
   ASSERT_EQ(0, rpma_srq_new(pair.peer, srq_cfg, &srq));
   ASSERT_EQ(0, rpma_srq_cfg_delete(&srq_cfg));
-  rpma_conn_cfg *server_cfg = nullptr;
+  rpma_conn_cfg* server_cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&server_cfg));
   ASSERT_EQ(0, rpma_conn_cfg_set_srq(server_cfg, srq));
   PairOptions options;
   options.server_cfg = server_cfg;
-  rpma_conn *clients[kSrqSenders] = {};
-  rpma_conn *servers[kSrqSenders] = {};
+  rpma_conn* clients[kSrqSenders] = {};
+  rpma_conn* servers[kSrqSenders] = {};
   uint32_t qp_nums[kSrqSenders] = {};
   for (int i = 0; i < kSrqSenders; ++i) {
     ASSERT_NO_FATAL_FAILURE(
@@ -360,11 +361,11 @@ TEST(SrqStressTest, FourSendersShareOneSrq) {
   ASSERT_NO_FATAL_FAILURE(
       Register(pair.peer, &slots, kSrqSlots * kSrqSlotSize, RPMA_MR_USAGE_RECV));
   Buffer sources[kSrqSenders];
-  for (auto &source : sources)
+  for (auto& source : sources)
     ASSERT_NO_FATAL_FAILURE(Register(pair.peer, &source, kSrqSlotSize, RPMA_MR_USAGE_SEND));
   for (size_t slot = 0; slot < kSrqSlots; ++slot)
     ASSERT_EQ(0, rpma_srq_recv(srq, slots.mr, slot * kSrqSlotSize, kSrqSlotSize, Ctx(slot)));
-  rpma_cq *rcq = nullptr;
+  rpma_cq* rcq = nullptr;
   ASSERT_EQ(0, rpma_srq_get_rcq(srq, &rcq));
   ASSERT_NE(nullptr, rcq);
 
@@ -372,7 +373,7 @@ TEST(SrqStressTest, FourSendersShareOneSrq) {
   std::vector<std::thread> senders;
   for (int i = 0; i < kSrqSenders; ++i) {
     senders.emplace_back([&, i] {
-      rpma_cq *cq = nullptr;
+      rpma_cq* cq = nullptr;
       if (rpma_conn_get_cq(clients[i], &cq) != 0) {
         ADD_FAILURE() << "rpma_conn_get_cq";
         return;
@@ -405,7 +406,7 @@ TEST(SrqStressTest, FourSendersShareOneSrq) {
     ASSERT_NE(-1, sender) << "unknown qp_num " << wc.qp_num;
     const int seq = next_seq[sender]++;
     ASSERT_EQ(SrqMessageLength(seq), wc.byte_len) << "sender " << sender << " message " << seq;
-    const uint8_t *bytes = &slots.bytes[wc.wr_id * kSrqSlotSize];
+    const uint8_t* bytes = &slots.bytes[wc.wr_id * kSrqSlotSize];
     for (size_t j = 0; j < wc.byte_len; ++j)
       ASSERT_EQ(SrqMessageByte(sender, seq, j), bytes[j])
           << "sender " << sender << " message " << seq << " byte " << j;
@@ -414,7 +415,7 @@ TEST(SrqStressTest, FourSendersShareOneSrq) {
     ++received;
   }
   stop.store(true);
-  for (auto &sender : senders) sender.join();
+  for (auto& sender : senders) sender.join();
   for (int i = 0; i < kSrqSenders; ++i) EXPECT_EQ(kSrqMessages, next_seq[i]) << "sender " << i;
   ibv_wc extra;
   EXPECT_EQ(RPMA_E_NO_COMPLETION, rpma_cq_get_wc(rcq, 1, &extra, nullptr));
@@ -429,7 +430,7 @@ TEST(SrqStressTest, FourSendersShareOneSrq) {
     }
   }
   EXPECT_EQ(0, rpma_mr_dereg(&slots.mr));
-  for (auto &source : sources) EXPECT_EQ(0, rpma_mr_dereg(&source.mr));
+  for (auto& source : sources) EXPECT_EQ(0, rpma_mr_dereg(&source.mr));
   EXPECT_EQ(0, rpma_srq_delete(&srq));
   EXPECT_EQ(0, rpma_conn_cfg_delete(&server_cfg));
   if (ok) {

@@ -41,34 +41,34 @@ uint8_t PatternByte(int thread, int round, size_t offset) {
 // write, a flush, a read back and a send; then everything deleted. Every result
 // asserted.
 void OwnPairRound(int thread, int round) {
-  rpma_peer *peer = nullptr;
+  rpma_peer* peer = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer));
-  rpma_ep *ep = nullptr;
+  rpma_ep* ep = nullptr;
   std::string port;
   ASSERT_EQ(0, integration::ListenOnFreePort(peer, &ep, &port));
   Registrations regs;
-  Buffer *target = regs.NewBuffer(peer, kSlot, RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
-                                                   RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, 0);
-  Buffer *source = regs.NewBuffer(peer, 2 * kSlot, RPMA_MR_USAGE_WRITE_SRC |
-                                                       RPMA_MR_USAGE_READ_DST |
-                                                       RPMA_MR_USAGE_SEND, 0);
-  Buffer *inbox = regs.NewBuffer(peer, kSlot, RPMA_MR_USAGE_RECV, 0);
+  Buffer* target = regs.NewBuffer(
+      peer, kSlot,
+      RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, 0);
+  Buffer* source = regs.NewBuffer(
+      peer, 2 * kSlot, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_SEND, 0);
+  Buffer* inbox = regs.NewBuffer(peer, kSlot, RPMA_MR_USAGE_RECV, 0);
   ASSERT_FALSE(::testing::Test::HasFatalFailure());
   for (size_t i = 0; i < kSlot; ++i) source->bytes[i] = PatternByte(thread, round, i);
-  rpma_conn *client = nullptr;
-  rpma_conn *server = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn* server = nullptr;
   ASSERT_NO_FATAL_FAILURE(ConnectOnce(peer, ep, port, PairOptions(), &client, &server));
   ASSERT_EQ(0, rpma_recv(server, inbox->mr, 0, kSlot, Ctx(4)));
-  rpma_mr_remote *remote = regs.RemoteOf(target);
+  rpma_mr_remote* remote = regs.RemoteOf(target);
   ASSERT_NE(nullptr, remote);
-  rpma_cq *cq = MainCq(client);
-  ASSERT_EQ(0, rpma_write(client, remote, 0, source->mr, 0, kSlot, RPMA_F_COMPLETION_ON_ERROR,
-                          nullptr));
+  rpma_cq* cq = MainCq(client);
+  ASSERT_EQ(
+      0, rpma_write(client, remote, 0, source->mr, 0, kSlot, RPMA_F_COMPLETION_ON_ERROR, nullptr));
   ASSERT_EQ(0, rpma_flush(client, remote, 0, kSlot, RPMA_FLUSH_TYPE_VISIBILITY,
                           RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(cq, 1, IBV_WC_RDMA_READ));  // flush reads as a read
-  ASSERT_EQ(0, rpma_read(client, source->mr, kSlot, remote, 0, kSlot, RPMA_F_COMPLETION_ALWAYS,
-                         Ctx(2)));
+  ASSERT_EQ(
+      0, rpma_read(client, source->mr, kSlot, remote, 0, kSlot, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(cq, 2, IBV_WC_RDMA_READ));
   EXPECT_EQ(0, memcmp(source->bytes.data(), source->bytes.data() + kSlot, kSlot));
   EXPECT_EQ(0, memcmp(source->bytes.data(), target->bytes.data(), kSlot));
@@ -90,7 +90,7 @@ TEST(ThreadSafetyTest, ThreadsEachWithTheirOwnPeerEndpointAndConnection) {
         OwnPairRound(thread, round);
     });
   }
-  for (std::thread &thread : threads) thread.join();
+  for (std::thread& thread : threads) thread.join();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -102,11 +102,11 @@ TEST(ThreadSafetyTest, ThreadsEachWithTheirOwnPeerEndpointAndConnection) {
 // connection has closed.
 class SharedServer {
  public:
-  SharedServer(rpma_peer *peer, int clients) : peer_(peer), clients_(clients) {}
+  SharedServer(rpma_peer* peer, int clients) : peer_(peer), clients_(clients) {}
 
   void Start() {
     ASSERT_EQ(0, integration::ListenOnFreePort(peer_, &ep_, &port_));
-    rpma_srq_cfg *srq_cfg = nullptr;
+    rpma_srq_cfg* srq_cfg = nullptr;
     ASSERT_EQ(0, rpma_srq_cfg_new(&srq_cfg));
     ASSERT_EQ(0, rpma_srq_cfg_set_rcq_size(srq_cfg, 4 * clients_));
     ASSERT_EQ(0, rpma_srq_cfg_set_rq_size(srq_cfg, 4 * clients_));
@@ -126,7 +126,7 @@ class SharedServer {
     acceptor_ = std::thread([this] { Accept(); });
   }
 
-  const std::string &port() const { return port_; }
+  const std::string& port() const { return port_; }
 
   // Runs the epoll loop until every client has come and gone; then deletes everything.
   void Serve() {
@@ -137,7 +137,7 @@ class SharedServer {
       epoll_event ready[8];
       int n = epoll_wait(epoll_, ready, 8, kSafetyTimeoutMs);
       for (int i = 0; i < n; ++i) {
-        auto *conn = static_cast<rpma_conn *>(ready[i].data.ptr);
+        auto* conn = static_cast<rpma_conn*>(ready[i].data.ptr);
         if (conn == nullptr) {
           TakeMessages();
           continue;
@@ -153,7 +153,7 @@ class SharedServer {
     }
     EXPECT_EQ(clients_, closed);
     TakeMessages();
-    for (rpma_conn *&conn : conns_) EXPECT_EQ(0, rpma_conn_delete(&conn));
+    for (rpma_conn*& conn : conns_) EXPECT_EQ(0, rpma_conn_delete(&conn));
     close(epoll_);
     EXPECT_EQ(0, rpma_mr_dereg(&inbox_mr_));
     EXPECT_EQ(0, rpma_srq_delete(&srq_));
@@ -161,20 +161,20 @@ class SharedServer {
   }
 
   // The message each queue pair sent (its first byte), by queue-pair number.
-  const std::map<uint32_t, uint8_t> &messages() const { return messages_; }
+  const std::map<uint32_t, uint8_t>& messages() const { return messages_; }
   // The queue-pair numbers of the server's connections.
-  const std::set<uint32_t> &qp_nums() const { return qp_nums_; }
+  const std::set<uint32_t>& qp_nums() const { return qp_nums_; }
 
  private:
   // On the acceptor thread only: the endpoint's one user.
   void Accept() {
-    rpma_conn_cfg *cfg = nullptr;
+    rpma_conn_cfg* cfg = nullptr;
     ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
     ASSERT_EQ(0, rpma_conn_cfg_set_srq(cfg, srq_));
     for (int i = 0; i < clients_; ++i) {
-      rpma_conn_req *req = nullptr;
+      rpma_conn_req* req = nullptr;
       ASSERT_NO_FATAL_FAILURE(NextConnReq(ep_, cfg, &req));
-      rpma_conn *conn = nullptr;
+      rpma_conn* conn = nullptr;
       ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &conn));
       conns_.push_back(conn);  // read by the loop after the join
       qp_nums_.insert(QpNum(conn));
@@ -186,7 +186,7 @@ class SharedServer {
     EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
   }
 
-  void Watch(int fd, rpma_conn *conn) {
+  void Watch(int fd, rpma_conn* conn) {
     epoll_event event = {};
     event.events = EPOLLIN;
     event.data.ptr = conn;
@@ -213,34 +213,34 @@ class SharedServer {
     }
   }
 
-  rpma_peer *const peer_;
+  rpma_peer* const peer_;
   const int clients_;
-  rpma_ep *ep_ = nullptr;
+  rpma_ep* ep_ = nullptr;
   std::string port_;
-  rpma_srq *srq_ = nullptr;
-  rpma_cq *rcq_ = nullptr;
+  rpma_srq* srq_ = nullptr;
+  rpma_cq* rcq_ = nullptr;
   std::vector<uint8_t> inbox_;
-  rpma_mr_local *inbox_mr_ = nullptr;
+  rpma_mr_local* inbox_mr_ = nullptr;
   int epoll_ = -1;
   std::thread acceptor_;
-  std::vector<rpma_conn *> conns_;
+  std::vector<rpma_conn*> conns_;
   std::set<uint32_t> qp_nums_;
   std::map<uint32_t, uint8_t> messages_;
 };
 
 // A client thread on the shared peer: its own configuration, request, connection and regions;
 // one message (its first byte is `tag`), then it disconnects and deletes everything.
-void SharedPeerClient(rpma_peer *peer, const std::string &port, uint8_t tag) {
-  rpma_conn_cfg *cfg = nullptr;
+void SharedPeerClient(rpma_peer* peer, const std::string& port, uint8_t tag) {
+  rpma_conn_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   ASSERT_EQ(0, rpma_conn_cfg_set_sq_size(cfg, 4));
   ASSERT_EQ(0, rpma_conn_cfg_set_timeout(cfg, kSafetyTimeoutMs));
-  rpma_conn *conn = nullptr;
+  rpma_conn* conn = nullptr;
   ASSERT_NO_FATAL_FAILURE(ClientConnect(peer, port, cfg, nullptr, &conn));
   ASSERT_EQ(0, rpma_conn_cfg_delete(&cfg));
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(conn, RPMA_CONN_ESTABLISHED));
   std::vector<uint8_t> message(kSlot, tag);
-  rpma_mr_local *mr = nullptr;
+  rpma_mr_local* mr = nullptr;
   ASSERT_EQ(0, rpma_mr_reg(peer, message.data(), message.size(), RPMA_MR_USAGE_SEND, &mr));
   ASSERT_EQ(0, rpma_send(conn, mr, 0, kSlot, RPMA_F_COMPLETION_ALWAYS, Ctx(tag)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(conn), tag, IBV_WC_SEND));
@@ -252,7 +252,7 @@ void SharedPeerClient(rpma_peer *peer, const std::string &port, uint8_t tag) {
 
 TEST(ThreadSafetyTest, ThreadsShareAPeerAnEndpointAndAReceiveQueue) {
   constexpr int kClients = 16;
-  rpma_peer *peer = nullptr;
+  rpma_peer* peer = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer));
   SharedServer server(peer, kClients);
   ASSERT_NO_FATAL_FAILURE(server.Start());
@@ -263,12 +263,12 @@ TEST(ThreadSafetyTest, ThreadsShareAPeerAnEndpointAndAReceiveQueue) {
     });
   }
   server.Serve();
-  for (std::thread &client : clients) client.join();
+  for (std::thread& client : clients) client.join();
   std::set<uint8_t> tags;
-  for (const auto &message : server.messages()) tags.insert(message.second);
+  for (const auto& message : server.messages()) tags.insert(message.second);
   EXPECT_EQ(static_cast<size_t>(kClients), tags.size()) << "each client's message, once";
   std::set<uint32_t> senders;
-  for (const auto &message : server.messages()) senders.insert(message.first);
+  for (const auto& message : server.messages()) senders.insert(message.first);
   EXPECT_EQ(server.qp_nums(), senders);
   EXPECT_EQ(0, rpma_peer_delete(&peer));
 }
@@ -285,7 +285,7 @@ class ContractBrokenTest : public ::testing::Test {
   void TearDown() override { EXPECT_EQ(0, rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION)); }
 
   // Waits (safety net: kSafetyTimeoutMs) until a kept line holds `text`.
-  static bool Logged(const std::string &text) {
+  static bool Logged(const std::string& text) {
     const long long deadline = integration::NowMs() + kSafetyTimeoutMs;
     while (LoggedLines().find(text) == std::string::npos) {
       if (integration::NowMs() > deadline) return false;
@@ -302,18 +302,19 @@ TEST_F(ContractBrokenTest, TwoThreadsTakingOneEndpointsRequestsAreWarned) {
   ASSERT_NO_FATAL_FAILURE(pair.Listen());
   std::atomic<int> taken{0};
   auto take = [&] {
-    rpma_conn_req *req = nullptr;
+    rpma_conn_req* req = nullptr;
     EXPECT_EQ(0, rpma_ep_next_conn_req(pair.ep, nullptr, &req));
     EXPECT_EQ(0, rpma_conn_req_delete(&req));  // rejected
     taken.fetch_add(1);
   };
   std::thread first(take);
   std::thread second(take);
-  EXPECT_TRUE(Logged("rpma_ep_next_conn_req: another thread is in rpma_ep_next_conn_req on the "
-                     "same endpoint"))
+  EXPECT_TRUE(
+      Logged("rpma_ep_next_conn_req: another thread is in rpma_ep_next_conn_req on the "
+             "same endpoint"))
       << LoggedLines();
   for (int i = 0; i < 2; ++i) {
-    rpma_conn *client = nullptr;
+    rpma_conn* client = nullptr;
     ASSERT_NO_FATAL_FAILURE(ClientConnect(pair.peer, pair.port, nullptr, nullptr, &client));
     ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, RPMA_CONN_REJECTED));
     ASSERT_EQ(0, rpma_conn_delete(&client));
@@ -338,12 +339,11 @@ TEST_F(ContractBrokenTest, DeletingAConnectionAnotherThreadWaitsOnIsRefused) {
   while (waiter_tid.load() == 0) std::this_thread::yield();
   ASSERT_TRUE(rpma_sim_test::WaitUntilBlockedIn(waiter_tid.load(),
                                                 {SYS_read, SYS_futex, SYS_poll, SYS_ppoll}));
-  rpma_conn *server = pair.server;
+  rpma_conn* server = pair.server;
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_delete(&server));
   EXPECT_EQ(pair.server, server) << "the connection was let go of";
-  EXPECT_NE(std::string::npos,
-            LoggedLines().find("rpma_conn_delete: another thread is still in "
-                               "rpma_conn_next_event on this connection"))
+  EXPECT_NE(std::string::npos, LoggedLines().find("rpma_conn_delete: another thread is still in "
+                                                  "rpma_conn_next_event on this connection"))
       << LoggedLines();
   ASSERT_EQ(0, rpma_conn_disconnect(pair.client));  // the waiter's CLOSED
   waiter.join();
@@ -357,7 +357,7 @@ TEST_F(ContractBrokenTest, DeletingAConnectionAnotherThreadWaitsOnIsRefused) {
 // Two threads setting one connection configuration at once: a warning naming the call, and
 // no data race (ThreadSanitizer runs this test); each value read back is one that was set.
 TEST_F(ContractBrokenTest, TwoThreadsOnOneConfigurationAreWarned) {
-  rpma_conn_cfg *cfg = nullptr;
+  rpma_conn_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   std::atomic<bool> warned{false};
   auto set = [&](uint32_t value) {

@@ -63,7 +63,8 @@ TEST_F(TransportTest, TcpConnectionsTravelOverSocketsEvenWithinOneProcess) {
   ASSERT_NO_FATAL_FAILURE(pair_.Listen());
   const int listening_again = integration::OpenSockets();
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
-  EXPECT_LE(listening_again + 2, integration::OpenSockets()) << "a TCP connection opened no sockets";
+  EXPECT_LE(listening_again + 2, integration::OpenSockets())
+      << "a TCP connection opened no sockets";
   EXPECT_FALSE(integration::MapsSharedMemorySegment());
 }
 
@@ -79,11 +80,11 @@ TEST_F(TransportTest, ConnectionsKeepTheTransportTheyWereMadeWith) {
   ASSERT_EQ(0, rpma_sim_set_transport(RPMA_SIM_TRANSPORT_SHM));
   ASSERT_NO_FATAL_FAILURE(ConnectPair());
   ASSERT_EQ(0, rpma_sim_set_transport(RPMA_SIM_TRANSPORT_INPROC));
-  Buffer *target = Register(64, RPMA_MR_USAGE_WRITE_DST, 0);
-  Buffer *source = Register(64, RPMA_MR_USAGE_WRITE_SRC, 7);
-  rpma_mr_remote *remote = regs_.RemoteOf(target);
-  ASSERT_EQ(0, rpma_write(pair_.client, remote, 0, source->mr, 0, 64, RPMA_F_COMPLETION_ALWAYS,
-                          Ctx(1)));
+  Buffer* target = Register(64, RPMA_MR_USAGE_WRITE_DST, 0);
+  Buffer* source = Register(64, RPMA_MR_USAGE_WRITE_SRC, 7);
+  rpma_mr_remote* remote = regs_.RemoteOf(target);
+  ASSERT_EQ(
+      0, rpma_write(pair_.client, remote, 0, source->mr, 0, 64, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
   EXPECT_EQ(source->bytes, target->bytes);
   EXPECT_TRUE(integration::MapsSharedMemorySegment());

@@ -1,4 +1,5 @@
-// Tests of rpma_utils_get_ibv_context, rpma_utils_ibv_context_is_odp_capable, rpma_utils_conn_event_2str and rpma_err_2str.
+// Tests of rpma_utils_get_ibv_context, rpma_utils_ibv_context_is_odp_capable,
+// rpma_utils_conn_event_2str and rpma_err_2str.
 #include <librpma.h>
 
 #include <climits>
@@ -8,11 +9,11 @@
 
 namespace {
 
-constexpr const char *kLoopback = "127.0.0.1";
+constexpr const char* kLoopback = "127.0.0.1";
 // TEST-NET-1 (RFC 5737): documentation-only, never assigned to a host.
-constexpr const char *kNotOwned = "192.0.2.1";
+constexpr const char* kNotOwned = "192.0.2.1";
 // ".invalid" (RFC 6761) never resolves.
-constexpr const char *kUnresolvable = "no-such-host.invalid";
+constexpr const char* kUnresolvable = "no-such-host.invalid";
 
 // Out-of-range enum values, as a C caller could pass them.
 rpma_util_ibv_context_type BadType(int value) {
@@ -21,8 +22,8 @@ rpma_util_ibv_context_type BadType(int value) {
 
 rpma_conn_event Event(int value) { return static_cast<rpma_conn_event>(value); }
 
-struct ibv_context *LocalContext() {
-  struct ibv_context *ctx = nullptr;
+struct ibv_context* LocalContext() {
+  struct ibv_context* ctx = nullptr;
   EXPECT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
   EXPECT_NE(nullptr, ctx);
   return ctx;
@@ -33,12 +34,12 @@ struct ibv_context *LocalContext() {
 // ---------------------------------------------------------------------------------------------
 
 TEST(UtilsGetIbvContext, NullAddrLocalIsInval) {
-  struct ibv_context *ctx = nullptr;
+  struct ibv_context* ctx = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_utils_get_ibv_context(nullptr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
 }
 
 TEST(UtilsGetIbvContext, NullAddrRemoteIsInval) {
-  struct ibv_context *ctx = nullptr;
+  struct ibv_context* ctx = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_utils_get_ibv_context(nullptr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ctx));
 }
 
@@ -58,23 +59,23 @@ TEST(UtilsGetIbvContext, NullAddrAndNullCtxPtrIsInval) {
 }
 
 TEST(UtilsGetIbvContext, BadTypeTwoIsInval) {
-  struct ibv_context *ctx = nullptr;
+  struct ibv_context* ctx = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_utils_get_ibv_context(kLoopback, BadType(2), &ctx));
 }
 
 TEST(UtilsGetIbvContext, BadTypeMinusOneIsInval) {
-  struct ibv_context *ctx = nullptr;
+  struct ibv_context* ctx = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_utils_get_ibv_context(kLoopback, BadType(-1), &ctx));
 }
 
 TEST(UtilsGetIbvContext, BadTypeWithNullAddrIsInval) {
-  struct ibv_context *ctx = nullptr;
+  struct ibv_context* ctx = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_utils_get_ibv_context(nullptr, BadType(2), &ctx));
 }
 
 // A bad type is rejected before any address lookup: an unresolvable name still gives INVAL.
 TEST(UtilsGetIbvContext, BadTypeWithUnresolvableAddrIsInval) {
-  struct ibv_context *ctx = nullptr;
+  struct ibv_context* ctx = nullptr;
   EXPECT_EQ(RPMA_E_INVAL, rpma_utils_get_ibv_context(kUnresolvable, BadType(2), &ctx));
 }
 
@@ -83,14 +84,14 @@ TEST(UtilsGetIbvContext, BadTypeWithUnresolvableAddrIsInval) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(UtilsGetIbvContext, LocalLoopbackSucceeds) {
-  struct ibv_context *ctx = nullptr;
+  struct ibv_context* ctx = nullptr;
   EXPECT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
   EXPECT_NE(nullptr, ctx);
 }
 
 TEST(UtilsGetIbvContext, LocalLoopbackTwiceSucceeds) {
-  struct ibv_context *ctx1 = nullptr;
-  struct ibv_context *ctx2 = nullptr;
+  struct ibv_context* ctx1 = nullptr;
+  struct ibv_context* ctx2 = nullptr;
   EXPECT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx1));
   EXPECT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx2));
   EXPECT_NE(nullptr, ctx1);
@@ -98,32 +99,32 @@ TEST(UtilsGetIbvContext, LocalLoopbackTwiceSucceeds) {
 }
 
 TEST(UtilsGetIbvContext, LocalAddressNotOwnedIsProvider) {
-  struct ibv_context *ctx = nullptr;
+  struct ibv_context* ctx = nullptr;
   EXPECT_EQ(RPMA_E_PROVIDER,
             rpma_utils_get_ibv_context(kNotOwned, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
 }
 
 TEST(UtilsGetIbvContext, RemoteLoopbackSucceeds) {
-  struct ibv_context *ctx = nullptr;
+  struct ibv_context* ctx = nullptr;
   EXPECT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ctx));
   EXPECT_NE(nullptr, ctx);
 }
 
 TEST(UtilsGetIbvContext, LocalUnresolvableNameIsProvider) {
-  struct ibv_context *ctx = nullptr;
+  struct ibv_context* ctx = nullptr;
   EXPECT_EQ(RPMA_E_PROVIDER,
             rpma_utils_get_ibv_context(kUnresolvable, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
 }
 
 TEST(UtilsGetIbvContext, RemoteUnresolvableNameIsProvider) {
-  struct ibv_context *ctx = nullptr;
+  struct ibv_context* ctx = nullptr;
   EXPECT_EQ(RPMA_E_PROVIDER,
             rpma_utils_get_ibv_context(kUnresolvable, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ctx));
 }
 
 // getaddrinfo("") fails (EAI_NONAME), so rdma_getaddrinfo fails: PROVIDER.
 TEST(UtilsGetIbvContext, LocalEmptyAddrIsProvider) {
-  struct ibv_context *ctx = nullptr;
+  struct ibv_context* ctx = nullptr;
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_utils_get_ibv_context("", RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
 }
 
@@ -137,7 +138,7 @@ TEST(UtilsIsOdpCapable, NullCtxIsInval) {
 }
 
 TEST(UtilsIsOdpCapable, NullOutIsInval) {
-  struct ibv_context *ctx = LocalContext();
+  struct ibv_context* ctx = LocalContext();
   ASSERT_NE(nullptr, ctx);
   EXPECT_EQ(RPMA_E_INVAL, rpma_utils_ibv_context_is_odp_capable(ctx, nullptr));
 }
@@ -147,7 +148,7 @@ TEST(UtilsIsOdpCapable, BothNullIsInval) {
 }
 
 TEST(UtilsIsOdpCapable, ValidCtxGivesZeroOrOne) {
-  struct ibv_context *ctx = LocalContext();
+  struct ibv_context* ctx = LocalContext();
   ASSERT_NE(nullptr, ctx);
   int is_odp_capable = -1;
   EXPECT_EQ(0, rpma_utils_ibv_context_is_odp_capable(ctx, &is_odp_capable));
@@ -155,7 +156,7 @@ TEST(UtilsIsOdpCapable, ValidCtxGivesZeroOrOne) {
 }
 
 TEST(UtilsIsOdpCapable, RemoteCtxGivesZeroOrOne) {
-  struct ibv_context *ctx = nullptr;
+  struct ibv_context* ctx = nullptr;
   ASSERT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ctx));
   int is_odp_capable = -1;
   EXPECT_EQ(0, rpma_utils_ibv_context_is_odp_capable(ctx, &is_odp_capable));
@@ -163,7 +164,7 @@ TEST(UtilsIsOdpCapable, RemoteCtxGivesZeroOrOne) {
 }
 
 TEST(UtilsIsOdpCapable, AnswerIsStable) {
-  struct ibv_context *ctx = LocalContext();
+  struct ibv_context* ctx = LocalContext();
   ASSERT_NE(nullptr, ctx);
   int first = -1;
   int second = -1;
@@ -222,9 +223,7 @@ TEST(Err2Str, Unknown) { EXPECT_STREQ("Unknown error", rpma_err_2str(RPMA_E_UNKN
 
 TEST(Err2Str, Nosupp) { EXPECT_STREQ("Not supported", rpma_err_2str(RPMA_E_NOSUPP)); }
 
-TEST(Err2Str, Provider) {
-  EXPECT_STREQ("Provider error occurred", rpma_err_2str(RPMA_E_PROVIDER));
-}
+TEST(Err2Str, Provider) { EXPECT_STREQ("Provider error occurred", rpma_err_2str(RPMA_E_PROVIDER)); }
 
 TEST(Err2Str, Nomem) { EXPECT_STREQ("Out of memory", rpma_err_2str(RPMA_E_NOMEM)); }
 
@@ -234,9 +233,7 @@ TEST(Err2Str, NoCompletion) {
   EXPECT_STREQ("No next completion available", rpma_err_2str(RPMA_E_NO_COMPLETION));
 }
 
-TEST(Err2Str, NoEvent) {
-  EXPECT_STREQ("No next event available", rpma_err_2str(RPMA_E_NO_EVENT));
-}
+TEST(Err2Str, NoEvent) { EXPECT_STREQ("No next event available", rpma_err_2str(RPMA_E_NO_EVENT)); }
 
 TEST(Err2Str, Again) { EXPECT_STREQ("Temporary error, try again", rpma_err_2str(RPMA_E_AGAIN)); }
 

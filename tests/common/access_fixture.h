@@ -15,13 +15,12 @@
 
 #include "tests/common/test_support.h"
 
-
 inline constexpr size_t kSize = 4096;        // registered bytes of every region
 inline constexpr size_t kGuard = 64;         // unregistered guard bytes before and after a region
 inline constexpr uint8_t kGuardByte = 0xA5;  // what the guards hold
 inline constexpr uint8_t kInitial = 0xEE;    // what a target region holds before the test
 
-inline bool AllEqual(const uint8_t *p, size_t n, uint8_t value) {
+inline bool AllEqual(const uint8_t* p, size_t n, uint8_t value) {
   for (size_t i = 0; i < n; ++i)
     if (p[i] != value) return false;
   return true;
@@ -29,10 +28,8 @@ inline bool AllEqual(const uint8_t *p, size_t n, uint8_t value) {
 
 // A buffer of kGuard + kSize + kGuard bytes of which only the middle kSize are registered.
 struct Guarded {
-  Guarded() : bytes(kGuard + kSize + kGuard, kGuardByte) {
-    memset(region(), kInitial, kSize);
-  }
-  uint8_t *region() { return bytes.data() + kGuard; }
+  Guarded() : bytes(kGuard + kSize + kGuard, kGuardByte) { memset(region(), kInitial, kSize); }
+  uint8_t* region() { return bytes.data() + kGuard; }
   bool GuardsIntact() const {
     return AllEqual(bytes.data(), kGuard, kGuardByte) &&
            AllEqual(bytes.data() + kGuard + kSize, kGuard, kGuardByte);
@@ -43,11 +40,11 @@ struct Guarded {
 
 class AccessErrorTest : public PairFixture {
  protected:
-  void Register(void *ptr, size_t size, int usage, rpma_mr_local **mr) {
+  void Register(void* ptr, size_t size, int usage, rpma_mr_local** mr) {
     regs_.Register(pair_.peer, ptr, size, usage, mr);
   }
 
-  void Descriptor(rpma_mr_local *mr, std::vector<uint8_t> *desc) {
+  void Descriptor(rpma_mr_local* mr, std::vector<uint8_t>* desc) {
     size_t size = 0;
     ASSERT_EQ(0, rpma_mr_get_descriptor_size(mr, &size));
     ASSERT_EQ(21u, size);
@@ -56,18 +53,18 @@ class AccessErrorTest : public PairFixture {
   }
 
   // Registers `foreign`'s region with `usage` on a second peer (another protection domain).
-  void RegisterForeign(Guarded *foreign, int usage, rpma_mr_local **mr) {
+  void RegisterForeign(Guarded* foreign, int usage, rpma_mr_local** mr) {
     ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&other_peer_));
     ASSERT_NO_FATAL_FAILURE(regs_.Register(other_peer_, foreign->region(), kSize, usage, mr));
   }
 
-  void FromDescriptor(const std::vector<uint8_t> &desc, rpma_mr_remote **remote) {
+  void FromDescriptor(const std::vector<uint8_t>& desc, rpma_mr_remote** remote) {
     ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), desc.size(), remote));
     regs_.Keep(*remote);
   }
 
   // A remote view of `mr` whose descriptor carries the wrong rkey (the real one plus one).
-  void ForgedRkeyRemote(rpma_mr_local *mr, rpma_mr_remote **remote) {
+  void ForgedRkeyRemote(rpma_mr_local* mr, rpma_mr_remote** remote) {
     std::vector<uint8_t> desc;
     ASSERT_NO_FATAL_FAILURE(Descriptor(mr, &desc));
     uint32_t rkey =
@@ -78,7 +75,7 @@ class AccessErrorTest : public PairFixture {
   }
 
   // The remote view of `mr`, decoded from its descriptor as a client would.
-  void RemoteOf(rpma_mr_local *mr, rpma_mr_remote **remote) {
+  void RemoteOf(rpma_mr_local* mr, rpma_mr_remote** remote) {
     std::vector<uint8_t> desc;
     ASSERT_NO_FATAL_FAILURE(Descriptor(mr, &desc));
     ASSERT_NO_FATAL_FAILURE(FromDescriptor(desc, remote));
@@ -96,7 +93,7 @@ class AccessErrorTest : public PairFixture {
   }
 
   // Waits for one completion on `cq` and checks its status, wr_id and qp_num.
-  void ExpectCompletion(rpma_cq *cq, ibv_wc_status status, const void *ctx, uint32_t qp_num) {
+  void ExpectCompletion(rpma_cq* cq, ibv_wc_status status, const void* ctx, uint32_t qp_num) {
     ibv_wc wc;
     ASSERT_EQ(0, WaitWc(cq, &wc));
     EXPECT_EQ(status, wc.status) << "wr_id " << wc.wr_id;
@@ -105,7 +102,7 @@ class AccessErrorTest : public PairFixture {
   }
 
   // Takes `n` completions from `cq` and returns them by wr_id (order-independent checks).
-  void CollectByWrId(rpma_cq *cq, size_t n, std::map<uint64_t, ibv_wc> *out) {
+  void CollectByWrId(rpma_cq* cq, size_t n, std::map<uint64_t, ibv_wc>* out) {
     for (size_t i = 0; i < n; ++i) {
       ibv_wc wc;
       ASSERT_EQ(0, WaitWc(cq, &wc)) << "completion " << i << " of " << n << " missing";
@@ -115,7 +112,7 @@ class AccessErrorTest : public PairFixture {
   }
 
   // Makes the client's queue pair fail with a remote access error (a write past the end).
-  void FailClientWithRemoteAccessError(const void *ctx) {
+  void FailClientWithRemoteAccessError(const void* ctx) {
     ASSERT_EQ(0, rpma_write(pair_.client, remote_, kSize - 4, local_mr_, 0, 8,
                             RPMA_F_COMPLETION_ALWAYS, ctx));
   }
@@ -129,10 +126,10 @@ class AccessErrorTest : public PairFixture {
   Guarded target_;
   Guarded local_;
   std::vector<uint8_t> local_before_;
-  rpma_mr_local *target_mr_ = nullptr;
-  rpma_mr_remote *remote_ = nullptr;
-  rpma_mr_local *local_mr_ = nullptr;
-  rpma_peer *other_peer_ = nullptr;  // a second peer (protection domain), when a test needs one
+  rpma_mr_local* target_mr_ = nullptr;
+  rpma_mr_remote* remote_ = nullptr;
+  rpma_mr_local* local_mr_ = nullptr;
+  rpma_peer* other_peer_ = nullptr;  // a second peer (protection domain), when a test needs one
 };
 
 // Which one-sided operation a parameterised test runs.
@@ -140,6 +137,5 @@ enum class Dir { kWrite, kRead };
 
 inline constexpr int kAllUsages = 0xFF;
 inline constexpr int kLocalUsage = RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST;
-
 
 #endif  // RPMA_SIM_TESTS_COMMON_ACCESS_FIXTURE_H_

@@ -13,8 +13,8 @@ std::string g_log;
 
 }  // namespace
 
-void KeepLogLine(rpma_log_level level, const char *file, const int line, const char *function,
-                 const char *format, ...) {
+void KeepLogLine(rpma_log_level level, const char* file, const int line, const char* function,
+                 const char* format, ...) {
   if (level > RPMA_LOG_LEVEL_WARNING) return;
   char text[512];
   va_list args;

@@ -9,8 +9,8 @@
 #include <string>
 
 // Install with rpma_log_set_function(KeepLogLine).
-void KeepLogLine(rpma_log_level level, const char *file, const int line, const char *function,
-                 const char *format, ...);
+void KeepLogLine(rpma_log_level level, const char* file, const int line, const char* function,
+                 const char* format, ...);
 
 // Every line kept so far, each ending in a newline.
 std::string LoggedLines();

@@ -1,4 +1,5 @@
-// test_support.h -- API-test helpers: free TCP ports, fd readiness, a connected client/server pair, completions, registered memory.
+// test_support.h -- API-test helpers: free TCP ports, fd readiness, a connected client/server pair,
+// completions, registered memory.
 #ifndef RPMA_SIM_TESTS_COMMON_TEST_SUPPORT_H_
 #define RPMA_SIM_TESTS_COMMON_TEST_SUPPORT_H_
 
@@ -36,88 +37,88 @@ void SetNonBlocking(int fd);
 
 // Creates a peer on the simulated device of 127.0.0.1 (rpma_utils_get_ibv_context LOCAL +
 // rpma_peer_new). Use with ASSERT_NO_FATAL_FAILURE.
-void NewLocalPeer(rpma_peer **peer_ptr);
+void NewLocalPeer(rpma_peer** peer_ptr);
 
 // Waits (safety net: kSafetyTimeoutMs) until the endpoint's fd is readable, then takes the next
 // request with rpma_ep_next_conn_req and asserts it returned 0. Use with ASSERT_NO_FATAL_FAILURE.
-void NextConnReq(rpma_ep *ep, const rpma_conn_cfg *cfg, rpma_conn_req **req_ptr);
+void NextConnReq(rpma_ep* ep, const rpma_conn_cfg* cfg, rpma_conn_req** req_ptr);
 
 // Waits (safety net) until the connection's event fd is readable, then calls rpma_conn_next_event
 // and asserts it returned 0. Use with ASSERT_NO_FATAL_FAILURE.
-void NextEvent(rpma_conn *conn, rpma_conn_event *event);
+void NextEvent(rpma_conn* conn, rpma_conn_event* event);
 
 // NextEvent, and asserts the event is `expected`. Use with ASSERT_NO_FATAL_FAILURE.
-void ExpectNextEvent(rpma_conn *conn, rpma_conn_event expected);
+void ExpectNextEvent(rpma_conn* conn, rpma_conn_event expected);
 
 // Asserts that no event is pending on the connection right now (its event fd is not readable).
-void ExpectNoPendingEvent(rpma_conn *conn);
+void ExpectNoPendingEvent(rpma_conn* conn);
 
 // What ConnectOnce and ConnectedPair::Connect use; every pointer may be NULL.
 struct PairOptions {
-  const rpma_conn_cfg *client_cfg = nullptr;  // passed to rpma_conn_req_new
-  const rpma_conn_cfg *server_cfg = nullptr;  // passed to rpma_ep_next_conn_req
-  const rpma_conn_private_data *client_pdata = nullptr;  // client's rpma_conn_req_connect
-  const rpma_conn_private_data *server_pdata = nullptr;  // server's rpma_conn_req_connect
+  const rpma_conn_cfg* client_cfg = nullptr;             // passed to rpma_conn_req_new
+  const rpma_conn_cfg* server_cfg = nullptr;             // passed to rpma_ep_next_conn_req
+  const rpma_conn_private_data* client_pdata = nullptr;  // client's rpma_conn_req_connect
+  const rpma_conn_private_data* server_pdata = nullptr;  // server's rpma_conn_req_connect
 };
 
 // The client's half of ConnectOnce: rpma_conn_req_new towards 127.0.0.1:port with `cfg` and
 // rpma_conn_req_connect with `pdata` (both may be NULL), every result asserted; *client is the
 // new connection. Use with ASSERT_NO_FATAL_FAILURE.
-void ClientConnect(rpma_peer *peer, const std::string &port, const rpma_conn_cfg *cfg,
-                   const rpma_conn_private_data *pdata, rpma_conn **client);
+void ClientConnect(rpma_peer* peer, const std::string& port, const rpma_conn_cfg* cfg,
+                   const rpma_conn_private_data* pdata, rpma_conn** client);
 
 // Connects a new client of `peer` to the endpoint `ep` listening on 127.0.0.1:port, in one thread:
 // rpma_conn_req_new + rpma_conn_req_connect on the client, rpma_ep_next_conn_req +
 // rpma_conn_req_connect on the server, then ESTABLISHED on both. Every return code is asserted;
 // on success *client and *server hold the two connections. Use with ASSERT_NO_FATAL_FAILURE.
-void ConnectOnce(rpma_peer *peer, rpma_ep *ep, const std::string &port, const PairOptions &options,
-                 rpma_conn **client, rpma_conn **server);
+void ConnectOnce(rpma_peer* peer, rpma_ep* ep, const std::string& port, const PairOptions& options,
+                 rpma_conn** client, rpma_conn** server);
 
 // `first` disconnects; both connections see exactly one CLOSED; `second` then disconnects too
 // (which must return 0) and both are deleted (set to NULL). Use with ASSERT_NO_FATAL_FAILURE.
-void DisconnectAndDelete(rpma_conn **first, rpma_conn **second);
+void DisconnectAndDelete(rpma_conn** first, rpma_conn** second);
 
 // Deletes whatever connection is left of a pair, for a fixture's TearDown: unless the test has
 // already failed, two established connections disconnect and are deleted as
 // DisconnectAndDelete does; then any connection still there is deleted (expecting 0).
-void CloseConnections(rpma_conn **first, rpma_conn **second);
+void CloseConnections(rpma_conn** first, rpma_conn** second);
 
 // ---------------------------------------------------------------------------------------------
 // Completions
 
 // An op_context that comes back as wc.wr_id == n.
-inline const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
+inline const void* Ctx(uintptr_t n) { return reinterpret_cast<const void*>(n); }
 
 // Polls `cq` (rpma_cq_get_wc, one at a time) until a completion arrives or kSafetyTimeoutMs
 // passes. Returns the last result: 0 (and *wc filled), RPMA_E_NO_COMPLETION on timeout, or the
 // error rpma_cq_get_wc returned. *wc is zeroed first.
-int WaitWc(rpma_cq *cq, ibv_wc *wc);
+int WaitWc(rpma_cq* cq, ibv_wc* wc);
 
 // WaitWc that asserts a completion arrived ("no completion arrived" on timeout).
 // Use with ASSERT_NO_FATAL_FAILURE.
-void PollOne(rpma_cq *cq, ibv_wc *wc);
+void PollOne(rpma_cq* cq, ibv_wc* wc);
 
 // Expects that no completion is pending on `cq` right now.
-void ExpectNoCompletion(rpma_cq *cq);
+void ExpectNoCompletion(rpma_cq* cq);
 
 // Polls one completion and expects its wr_id and status and, for a successful one, its opcode.
 // If `out` is not NULL it gets the completion. Use with ASSERT_NO_FATAL_FAILURE.
-void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_opcode opcode,
-                      ibv_wc *out = nullptr);
+void ExpectCompletion(rpma_cq* cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_opcode opcode,
+                      ibv_wc* out = nullptr);
 
 // The same for a completion that must be successful.
-void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_opcode opcode);
+void ExpectCompletion(rpma_cq* cq, uint64_t wr_id, ibv_wc_opcode opcode);
 
 // ExpectCompletion that also expects the completion to come from queue pair `qp_num`.
 // Use with ASSERT_NO_FATAL_FAILURE.
-void ExpectQpCompletion(rpma_cq *cq, uint32_t qp_num, const void *ctx, ibv_wc_status status,
+void ExpectQpCompletion(rpma_cq* cq, uint32_t qp_num, const void* ctx, ibv_wc_status status,
                         ibv_wc_opcode opcode);
 
 // The connection's main CQ, receive CQ (NULL if it has none) and queue-pair number; each getter
 // is expected to return 0.
-rpma_cq *MainCq(rpma_conn *conn);
-rpma_cq *Rcq(rpma_conn *conn);
-uint32_t QpNum(rpma_conn *conn);
+rpma_cq* MainCq(rpma_conn* conn);
+rpma_cq* Rcq(rpma_conn* conn);
+uint32_t QpNum(rpma_conn* conn);
 
 // ---------------------------------------------------------------------------------------------
 // Memory
@@ -125,13 +126,13 @@ uint32_t QpNum(rpma_conn *conn);
 // The remote view of `mr`, decoded from its descriptor as a client would
 // (rpma_mr_get_descriptor_size, rpma_mr_get_descriptor, rpma_mr_remote_from_descriptor; every
 // call asserted). If `desc` is not NULL it gets the descriptor. Use with ASSERT_NO_FATAL_FAILURE.
-void RemoteFromDescriptor(const rpma_mr_local *mr, rpma_mr_remote **remote,
-                          std::vector<uint8_t> *desc = nullptr);
+void RemoteFromDescriptor(const rpma_mr_local* mr, rpma_mr_remote** remote,
+                          std::vector<uint8_t>* desc = nullptr);
 
 // A buffer and the MR that registers it.
 struct Buffer {
   std::vector<uint8_t> bytes;
-  rpma_mr_local *mr = nullptr;
+  rpma_mr_local* mr = nullptr;
 };
 
 // Owns the MRs, remote MRs and buffers a test registers. Release() frees them, expecting every
@@ -139,38 +140,38 @@ struct Buffer {
 class Registrations {
  public:
   Registrations() = default;
-  Registrations(const Registrations &) = delete;
-  Registrations &operator=(const Registrations &) = delete;
+  Registrations(const Registrations&) = delete;
+  Registrations& operator=(const Registrations&) = delete;
   ~Registrations();
 
   // Registers [ptr, ptr + size) on `peer` (asserted) and keeps the MR.
   // Use with ASSERT_NO_FATAL_FAILURE.
-  void Register(rpma_peer *peer, void *ptr, size_t size, int usage, rpma_mr_local **mr);
+  void Register(rpma_peer* peer, void* ptr, size_t size, int usage, rpma_mr_local** mr);
 
   // Keeps an MR or a remote MR made elsewhere, for Release().
-  void Keep(rpma_mr_local *mr) { locals_.push_back(mr); }
-  void Keep(rpma_mr_remote *remote) { remotes_.push_back(remote); }
+  void Keep(rpma_mr_local* mr) { locals_.push_back(mr); }
+  void Keep(rpma_mr_remote* remote) { remotes_.push_back(remote); }
 
   // Deregisters a kept MR now (asserted; *mr becomes NULL) and forgets it.
   // Use with ASSERT_NO_FATAL_FAILURE.
-  void Deregister(rpma_mr_local **mr);
+  void Deregister(rpma_mr_local** mr);
 
   // RemoteFromDescriptor, and keeps the remote MR. Use with ASSERT_NO_FATAL_FAILURE.
-  void RemoteOf(const rpma_mr_local *mr, rpma_mr_remote **remote,
-                std::vector<uint8_t> *desc = nullptr);
+  void RemoteOf(const rpma_mr_local* mr, rpma_mr_remote** remote,
+                std::vector<uint8_t>* desc = nullptr);
 
   // A new buffer of `size` bytes, each `fill`, registered with `usage` (a failure is recorded).
-  Buffer *NewBuffer(rpma_peer *peer, size_t size, int usage, uint8_t fill);
+  Buffer* NewBuffer(rpma_peer* peer, size_t size, int usage, uint8_t fill);
 
   // The remote view of a buffer (NULL, with a failure recorded, if it cannot be made).
-  rpma_mr_remote *RemoteOf(const Buffer *buffer);
+  rpma_mr_remote* RemoteOf(const Buffer* buffer);
 
   // Deletes the remote MRs, then deregisters the MRs (expecting 0 from each).
   void Release();
 
  private:
-  std::vector<rpma_mr_remote *> remotes_;
-  std::vector<rpma_mr_local *> locals_;
+  std::vector<rpma_mr_remote*> remotes_;
+  std::vector<rpma_mr_local*> locals_;
   std::vector<std::unique_ptr<Buffer>> buffers_;
 };
 
@@ -179,8 +180,8 @@ class ScopedCap {
  public:
   explicit ScopedCap(rpma_sim_device_cap cap);
   ~ScopedCap();
-  ScopedCap(const ScopedCap &) = delete;
-  ScopedCap &operator=(const ScopedCap &) = delete;
+  ScopedCap(const ScopedCap&) = delete;
+  ScopedCap& operator=(const ScopedCap&) = delete;
 
  private:
   rpma_sim_device_cap cap_;
@@ -198,8 +199,8 @@ class ScopedCap {
 class ConnectedPair {
  public:
   ConnectedPair() = default;
-  ConnectedPair(const ConnectedPair &) = delete;
-  ConnectedPair &operator=(const ConnectedPair &) = delete;
+  ConnectedPair(const ConnectedPair&) = delete;
+  ConnectedPair& operator=(const ConnectedPair&) = delete;
 
   // Best-effort release of whatever Teardown did not release, without assertions (for tests that
   // stopped at a failed assertion).
@@ -210,7 +211,7 @@ class ConnectedPair {
   void Listen();
 
   // Listen(), then ConnectOnce into client and server. Use with ASSERT_NO_FATAL_FAILURE.
-  void Connect(const PairOptions &options = PairOptions());
+  void Connect(const PairOptions& options = PairOptions());
 
   // If both connections exist (they must still be established): the client disconnects, both see
   // CLOSED, both are deleted. A connection that exists alone is just deleted. Then the endpoint
@@ -218,28 +219,28 @@ class ConnectedPair {
   // Use with ASSERT_NO_FATAL_FAILURE.
   void Teardown();
 
-  rpma_peer *peer = nullptr;
-  rpma_ep *ep = nullptr;
+  rpma_peer* peer = nullptr;
+  rpma_ep* ep = nullptr;
   std::string port;
-  rpma_conn *client = nullptr;
-  rpma_conn *server = nullptr;
+  rpma_conn* client = nullptr;
+  rpma_conn* server = nullptr;
 };
 
 // A client connects to `ep` (listening on 127.0.0.1:port) and the server rejects it
 // (rpma_conn_req_delete); the client sees REJECTED, disconnects first if `disconnect` (the result
 // is not checked: librpma's example 01 does this) and is deleted. Use with ASSERT_NO_FATAL_FAILURE.
-void ConnectAndGetRejected(rpma_peer *peer, rpma_ep *ep, const std::string &port, bool disconnect);
+void ConnectAndGetRejected(rpma_peer* peer, rpma_ep* ep, const std::string& port, bool disconnect);
 
 // Waits for a completion the way librpma's examples do: waits (safety net: kSafetyTimeoutMs)
 // until the CQ's fd is readable, then rpma_cq_wait and rpma_cq_get_wc of one completion, each
 // asserted to return 0. Use with ASSERT_NO_FATAL_FAILURE.
-void WaitForCompletion(rpma_cq *cq, ibv_wc *wc);
+void WaitForCompletion(rpma_cq* cq, ibv_wc* wc);
 
 // What every librpma destructor (rpma_*_delete, rpma_mr_dereg) does with a NULL object: returns
 // 0 and leaves the pointer NULL.
 template <typename T>
-void ExpectDeleteOfNullObjectReturnsZero(int (*delete_fn)(T **)) {
-  T *object = nullptr;
+void ExpectDeleteOfNullObjectReturnsZero(int (*delete_fn)(T**)) {
+  T* object = nullptr;
   EXPECT_EQ(0, delete_fn(&object));
   EXPECT_EQ(nullptr, object);
 }
@@ -247,8 +248,8 @@ void ExpectDeleteOfNullObjectReturnsZero(int (*delete_fn)(T **)) {
 // A constructor that takes only the pointer (rpma_*_cfg_new) makes an object, and its
 // destructor deletes it and sets the pointer to NULL. Use with ASSERT_NO_FATAL_FAILURE.
 template <typename T>
-void ExpectNewThenDeleteNulls(int (*new_fn)(T **), int (*delete_fn)(T **)) {
-  T *object = nullptr;
+void ExpectNewThenDeleteNulls(int (*new_fn)(T**), int (*delete_fn)(T**)) {
+  T* object = nullptr;
   ASSERT_EQ(0, new_fn(&object));
   EXPECT_NE(nullptr, object);
   EXPECT_EQ(0, delete_fn(&object));
@@ -265,8 +266,8 @@ class PeerFixture : public ::testing::Test {
   // Listens on 127.0.0.1:port_ (asserted). Use with ASSERT_NO_FATAL_FAILURE.
   void Listen();
 
-  rpma_peer *peer_ = nullptr;
-  rpma_ep *ep_ = nullptr;
+  rpma_peer* peer_ = nullptr;
+  rpma_ep* ep_ = nullptr;
   std::string port_;
 };
 
@@ -284,41 +285,41 @@ class PairFixture : public ::testing::Test {
 
   // A new connection configuration, deleted in TearDown (a failure is recorded if it cannot be
   // made).
-  rpma_conn_cfg *NewCfg();
+  rpma_conn_cfg* NewCfg();
 
   // The same into *cfg, asserted. Use with ASSERT_NO_FATAL_FAILURE.
-  void NewCfg(rpma_conn_cfg **cfg);
+  void NewCfg(rpma_conn_cfg** cfg);
 
   // pair_.Connect(options), then the main CQ (not NULL) and the queue-pair number of each
   // connection, every getter asserted. Use with ASSERT_NO_FATAL_FAILURE.
-  void ConnectPair(const PairOptions &options = PairOptions());
+  void ConnectPair(const PairOptions& options = PairOptions());
 
   // A buffer of `size` bytes, each `fill`, registered on the pair's peer (regs_.NewBuffer).
-  Buffer *Register(size_t size, int usage, uint8_t fill) {
+  Buffer* Register(size_t size, int usage, uint8_t fill) {
     return regs_.NewBuffer(pair_.peer, size, usage, fill);
   }
 
   // A SEND buffer of `size` bytes whose byte i is (seed + i * step), registered on the pair's
   // peer.
-  Buffer *Source(size_t size, uint8_t seed, uint8_t step = 7);
+  Buffer* Source(size_t size, uint8_t seed, uint8_t step = 7);
 
   // The server posts a receive into dst at [recv_offset, recv_offset + recv_len) (wr_id
   // recv_id); the client sends `len` bytes of src from src_offset, signalled (wr_id send_id).
   // Use with ASSERT_NO_FATAL_FAILURE.
-  void PostRecvAndSend(Buffer *dst, size_t recv_offset, size_t recv_len, uintptr_t recv_id,
-                       Buffer *src, size_t src_offset, size_t len, uintptr_t send_id);
+  void PostRecvAndSend(Buffer* dst, size_t recv_offset, size_t recv_len, uintptr_t recv_id,
+                       Buffer* src, size_t src_offset, size_t len, uintptr_t send_id);
 
   // The server's receive completion on server_cq_ (into *recv_wc if not NULL), then the
   // client's send completion on client_cq_ (ExpectCompletion each).
   // Use with ASSERT_NO_FATAL_FAILURE.
   void ExpectRecvAndSend(uint64_t recv_id, ibv_wc_status recv_status, uint64_t send_id,
-                         ibv_wc_status send_status, ibv_wc *recv_wc = nullptr);
+                         ibv_wc_status send_status, ibv_wc* recv_wc = nullptr);
 
   ConnectedPair pair_;
   Registrations regs_;
-  std::vector<rpma_conn_cfg *> cfgs_;
-  rpma_cq *client_cq_ = nullptr;  // set by ConnectPair
-  rpma_cq *server_cq_ = nullptr;
+  std::vector<rpma_conn_cfg*> cfgs_;
+  rpma_cq* client_cq_ = nullptr;  // set by ConnectPair
+  rpma_cq* server_cq_ = nullptr;
   uint32_t client_qp_num_ = 0;
   uint32_t server_qp_num_ = 0;
 };

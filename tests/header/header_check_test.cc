@@ -25,13 +25,13 @@ constexpr int kExpectedEnumerators = 20;  // in 5 enums
 
 // Known layout of the only public struct on LP64 (the generated file also compares it with a
 // copy of the real definition).
-static_assert(sizeof(void *) != 8 || offsetof(rpma_conn_private_data, ptr) == 0, "ptr offset");
-static_assert(sizeof(void *) != 8 || offsetof(rpma_conn_private_data, len) == 8, "len offset");
-static_assert(sizeof(void *) != 8 || sizeof(rpma_conn_private_data) == 16, "struct size");
+static_assert(sizeof(void*) != 8 || offsetof(rpma_conn_private_data, ptr) == 0, "ptr offset");
+static_assert(sizeof(void*) != 8 || offsetof(rpma_conn_private_data, len) == 8, "len offset");
+static_assert(sizeof(void*) != 8 || sizeof(rpma_conn_private_data) == 16, "struct size");
 
 int failures = 0;
 
-void Expect(const char *what, int got, int want) {
+void Expect(const char* what, int got, int want) {
   std::printf("%-40s %3d (expected %d)%s\n", what, got, want, got == want ? "" : "  FAILED");
   if (got != want) ++failures;
 }

@@ -25,12 +25,18 @@ constexpr int kWaitForLossMs = 60000;
 
 const char* EventName(rpma_conn_event event) {
   switch (event) {
-    case RPMA_CONN_UNDEFINED: return "RPMA_CONN_UNDEFINED";
-    case RPMA_CONN_ESTABLISHED: return "RPMA_CONN_ESTABLISHED";
-    case RPMA_CONN_CLOSED: return "RPMA_CONN_CLOSED";
-    case RPMA_CONN_LOST: return "RPMA_CONN_LOST";
-    case RPMA_CONN_REJECTED: return "RPMA_CONN_REJECTED";
-    case RPMA_CONN_UNREACHABLE: return "RPMA_CONN_UNREACHABLE";
+    case RPMA_CONN_UNDEFINED:
+      return "RPMA_CONN_UNDEFINED";
+    case RPMA_CONN_ESTABLISHED:
+      return "RPMA_CONN_ESTABLISHED";
+    case RPMA_CONN_CLOSED:
+      return "RPMA_CONN_CLOSED";
+    case RPMA_CONN_LOST:
+      return "RPMA_CONN_LOST";
+    case RPMA_CONN_REJECTED:
+      return "RPMA_CONN_REJECTED";
+    case RPMA_CONN_UNREACHABLE:
+      return "RPMA_CONN_UNREACHABLE";
   }
   return "?";
 }
@@ -84,8 +90,8 @@ int Run(bool server, const char* addr, const char* port) {
   ibv_wc wc;
   ret = integration::NextCompletion(cq, integration::kSafetyTimeoutMs, &wc);
   if (ret) return Fail("the receive's completion", ret);
-  printf("RECEIVE %s\n", wc.status == IBV_WC_WR_FLUSH_ERR ? "IBV_WC_WR_FLUSH_ERR"
-                                                          : ibv_wc_status_str(wc.status));
+  printf("RECEIVE %s\n",
+         wc.status == IBV_WC_WR_FLUSH_ERR ? "IBV_WC_WR_FLUSH_ERR" : ibv_wc_status_str(wc.status));
   rpma_conn_disconnect(conn);
   if ((ret = rpma_conn_delete(&conn))) return Fail("rpma_conn_delete", ret);
   if (ep && (ret = rpma_ep_shutdown(&ep))) return Fail("rpma_ep_shutdown", ret);

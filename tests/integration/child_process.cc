@@ -12,7 +12,7 @@
 
 namespace integration {
 
-Child::Child(const char *role, const std::vector<std::string> &args) {
+Child::Child(const char* role, const std::vector<std::string>& args) {
   int fds[2];
   if (pipe(fds) != 0) {
     ADD_FAILURE() << "pipe: " << strerror(errno);
@@ -28,11 +28,11 @@ Child::Child(const char *role, const std::vector<std::string> &args) {
   if (pid_ == 0) {
     close(fds[0]);
     std::string fd = std::to_string(fds[1]);
-    std::vector<char *> argv;
-    argv.push_back(const_cast<char *>("child"));
-    argv.push_back(const_cast<char *>(role));
-    argv.push_back(const_cast<char *>(fd.c_str()));
-    for (const std::string &arg : args) argv.push_back(const_cast<char *>(arg.c_str()));
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>("child"));
+    argv.push_back(const_cast<char*>(role));
+    argv.push_back(const_cast<char*>(fd.c_str()));
+    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
     execv("/proc/self/exe", argv.data());
     _exit(127);
@@ -49,11 +49,11 @@ Child::~Child() {
   if (pipe_ >= 0) close(pipe_);
 }
 
-void Child::ExpectLine(const std::string &expected, std::string *line, bool prefix) {
+void Child::ExpectLine(const std::string& expected, std::string* line, bool prefix) {
   std::string got;
   ASSERT_TRUE(ReadLine(pipe_, kSafetyTimeoutMs, &got))
-      << "the child did not say \"" << expected << "\" within " << kSafetyTimeoutMs
-      << " ms (got \"" << got << "\")";
+      << "the child did not say \"" << expected << "\" within " << kSafetyTimeoutMs << " ms (got \""
+      << got << "\")";
   if (prefix)
     ASSERT_EQ(0u, got.rfind(expected, 0)) << "the child said \"" << got << "\"";
   else
@@ -71,7 +71,7 @@ void Child::KillAndReap() {
       << "the child ended before the kill (status " << status << ")";
 }
 
-void Child::Reap(int *status) {
+void Child::Reap(int* status) {
   ASSERT_GT(pid_, 0);
   // The pipe's end says the child is gone (its write end closes as it exits); a child still
   // silent after the safety timeout is killed.

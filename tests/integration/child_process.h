@@ -16,23 +16,23 @@ namespace integration {
 // Killed (SIGKILL) and reaped by the destructor if the test has not done so.
 class Child {
  public:
-  Child(const char *role, const std::vector<std::string> &args);
+  Child(const char* role, const std::vector<std::string>& args);
   ~Child();
 
-  Child(const Child &) = delete;
-  Child &operator=(const Child &) = delete;
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
 
   // The child's next line on the pipe, with the safety timeout; asserted to be `expected`
   // (or, with prefix = true, to start with it; the line is returned).
   // Use with ASSERT_NO_FATAL_FAILURE.
-  void ExpectLine(const std::string &expected, std::string *line, bool prefix = false);
+  void ExpectLine(const std::string& expected, std::string* line, bool prefix = false);
 
   // SIGKILL, reap, and expect that the child was still alive to be killed.
   void KillAndReap();
 
   // Reaps the child, waiting for it to end (the safety timeout: then it is killed), and
   // returns its waitpid status in *status. Use with ASSERT_NO_FATAL_FAILURE.
-  void Reap(int *status);
+  void Reap(int* status);
 
   bool started() const { return pid_ > 0 && pipe_ >= 0; }
   pid_t pid() const { return pid_; }

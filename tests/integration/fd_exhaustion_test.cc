@@ -55,7 +55,7 @@ class FdExhaustionTest : public ::testing::Test {
   void RestoreLimit() { EXPECT_EQ(0, setrlimit(RLIMIT_NOFILE, &saved_)); }
 
   // The connection's next event, by the blocking call (it needs no fd), with a safety net.
-  rpma_conn_event NextEventBlocking(rpma_conn *conn) {
+  rpma_conn_event NextEventBlocking(rpma_conn* conn) {
     std::promise<rpma_conn_event> promise;
     std::future<rpma_conn_event> event = promise.get_future();
     std::thread waiter([conn, &promise] {
@@ -73,17 +73,17 @@ class FdExhaustionTest : public ::testing::Test {
   }
 
   rlimit saved_{};
-  rpma_peer *peer_ = nullptr;
-  rpma_ep *ep_ = nullptr;
+  rpma_peer* peer_ = nullptr;
+  rpma_ep* ep_ = nullptr;
   std::string port_;
 };
 
 TEST_F(FdExhaustionTest, ServerOutOfFdsRejectsTheRequestAndRecovers) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), nullptr, &req));
   // One fd left: the client's socket takes it, the server's accept finds none.
   ASSERT_NO_FATAL_FAILURE(LeaveFds(1));
-  rpma_conn *client = nullptr;
+  rpma_conn* client = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
   EXPECT_EQ(RPMA_CONN_REJECTED, NextEventBlocking(client));
   RestoreLimit();
@@ -102,10 +102,10 @@ TEST_F(FdExhaustionTest, ServerOutOfFdsRejectsTheRequestAndRecovers) {
 }
 
 TEST_F(FdExhaustionTest, ClientOutOfFdsFailsTheConnectCall) {
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), nullptr, &req));
   ASSERT_NO_FATAL_FAILURE(LeaveFds(0));
-  rpma_conn *client = nullptr;
+  rpma_conn* client = nullptr;
   EXPECT_EQ(RPMA_E_PROVIDER, rpma_conn_req_connect(&req, nullptr, &client));
   RestoreLimit();
   EXPECT_EQ(nullptr, req);

@@ -21,7 +21,7 @@
 
 // A child of a multi-threaded process starts threads of its own (its progress engine):
 // ThreadSanitizer supports that only when asked to.
-extern "C" const char *__tsan_default_options() { return "die_after_fork=0"; }
+extern "C" const char* __tsan_default_options() { return "die_after_fork=0"; }
 
 namespace {
 
@@ -29,12 +29,16 @@ using forktest::Outcome;
 using integration::kLoopback;
 using integration::kSafetyTimeoutMs;
 
-const char *TransportName(rpma_sim_transport transport) {
+const char* TransportName(rpma_sim_transport transport) {
   switch (transport) {
-    case RPMA_SIM_TRANSPORT_AUTO: return "auto";
-    case RPMA_SIM_TRANSPORT_SHM: return "shm";
-    case RPMA_SIM_TRANSPORT_TCP: return "tcp";
-    default: return "?";
+    case RPMA_SIM_TRANSPORT_AUTO:
+      return "auto";
+    case RPMA_SIM_TRANSPORT_SHM:
+      return "shm";
+    case RPMA_SIM_TRANSPORT_TCP:
+      return "tcp";
+    default:
+      return "?";
   }
 }
 
@@ -57,27 +61,27 @@ constexpr int kClients = 4;
 // inherits the server's connections to clients 0..k-1 (and its listener); all of them write
 // into their own slot and stay connected until the server lets them go.
 TEST_P(ForkClientsTest, AServerForksItsClientsOneAfterAnother) {
-  rpma_peer *peer = nullptr;
-  ibv_context *device = nullptr;
+  rpma_peer* peer = nullptr;
+  ibv_context* device = nullptr;
   ASSERT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &device));
   ASSERT_EQ(0, rpma_peer_new(device, &peer));
-  rpma_ep *ep = nullptr;
+  rpma_ep* ep = nullptr;
   std::string port;
   ASSERT_EQ(0, integration::ListenOnFreePort(peer, &ep, &port));
   std::vector<uint8_t> region(forktest::kRegionSize, 0);
-  rpma_mr_local *mr = nullptr;
+  rpma_mr_local* mr = nullptr;
   ASSERT_EQ(0, rpma_mr_reg(peer, region.data(), region.size(),
                            RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, &mr));
   int go[2];
   ASSERT_EQ(0, pipe(go));
   int pids[kClients];
   int outcome_fds[kClients];
-  rpma_conn *conns[kClients] = {};
+  rpma_conn* conns[kClients] = {};
   for (int k = 0; k < kClients; ++k) {
     pids[k] = forktest::ForkChild(&outcome_fds[k], [&, k]() -> Outcome {
       close(go[1]);
-      rpma_peer *own = nullptr;
-      rpma_conn *conn = nullptr;
+      rpma_peer* own = nullptr;
+      rpma_conn* conn = nullptr;
       Outcome outcome = forktest::ConnectOnly(port, &own, &conn);
       if (outcome.empty()) outcome = forktest::WriteAndReadBack(own, conn, 0x10 + k, k);
       if (!outcome.empty()) return outcome;
@@ -108,19 +112,19 @@ TEST_P(ForkClientsTest, AServerForksItsClientsOneAfterAnother) {
 // mode "die" it accepts one client ("ACCEPTED"); it forks a child that only waits
 // ("FORKED <pid>"); in mode "shut" it then shuts its endpoint down ("SHUT"). Then it waits
 // to be killed.
-int ForkingServer(int pipe_fd, const std::string &mode) {
-  ibv_context *device = nullptr;
-  rpma_peer *peer = nullptr;
+int ForkingServer(int pipe_fd, const std::string& mode) {
+  ibv_context* device = nullptr;
+  rpma_peer* peer = nullptr;
   if (rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &device) != 0 ||
       rpma_peer_new(device, &peer) != 0)
     integration::ChildFail(pipe_fd, "peer", RPMA_E_PROVIDER);
-  rpma_ep *ep = integration::ChildListen(pipe_fd, peer);
+  rpma_ep* ep = integration::ChildListen(pipe_fd, peer);
   std::vector<uint8_t> region(forktest::kRegionSize, 0);
-  rpma_mr_local *mr = nullptr;
+  rpma_mr_local* mr = nullptr;
   int ret = rpma_mr_reg(peer, region.data(), region.size(), RPMA_MR_USAGE_WRITE_DST, &mr);
   if (ret != 0) integration::ChildFail(pipe_fd, "rpma_mr_reg", ret);
-  rpma_conn *conn = nullptr;
-  auto say = [pipe_fd](const std::string &line) {
+  rpma_conn* conn = nullptr;
+  auto say = [pipe_fd](const std::string& line) {
     std::string text = line + "\n";
     if (!integration::WriteAll(pipe_fd, text.data(), text.size())) _exit(5);
   };
@@ -157,7 +161,7 @@ int ForkingServer(int pipe_fd, const std::string &mode) {
 }
 
 // The waiting child the server forked: killed by pid (it is the server's child, not ours).
-void KillWaiter(const std::string &forked_line) {
+void KillWaiter(const std::string& forked_line) {
   pid_t waiter = atoi(forked_line.c_str() + strlen("FORKED "));
   ASSERT_GT(waiter, 0);
   EXPECT_EQ(0, kill(waiter, SIGKILL));
@@ -170,8 +174,8 @@ TEST_P(ForkClientsTest, AClientSeesItsServerDieThoughTheServersChildLives) {
   std::string line;
   ASSERT_NO_FATAL_FAILURE(server.ExpectLine("PORT ", &line, /*prefix=*/true));
   const std::string port = line.substr(strlen("PORT "));
-  rpma_peer *peer = nullptr;
-  rpma_conn *conn = nullptr;
+  rpma_peer* peer = nullptr;
+  rpma_conn* conn = nullptr;
   ASSERT_EQ("", forktest::ConnectOnly(port, &peer, &conn));
   ASSERT_NO_FATAL_FAILURE(server.ExpectLine("ACCEPTED", nullptr));
   ASSERT_NO_FATAL_FAILURE(server.ExpectLine("FORKED ", &line, /*prefix=*/true));
@@ -200,13 +204,13 @@ TEST_P(ForkClientsTest, AShutDownEndpointRefusesThoughTheServersChildLives) {
 INSTANTIATE_TEST_SUITE_P(BetweenProcesses, ForkClientsTest,
                          ::testing::Values(RPMA_SIM_TRANSPORT_AUTO, RPMA_SIM_TRANSPORT_SHM,
                                            RPMA_SIM_TRANSPORT_TCP),
-                         [](const ::testing::TestParamInfo<rpma_sim_transport> &info) {
+                         [](const ::testing::TestParamInfo<rpma_sim_transport>& info) {
                            return std::string(TransportName(info.param));
                          });
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc >= 4 && strcmp(argv[1], "--forking-server") == 0)
     return ForkingServer(atoi(argv[2]), argv[3]);
   testing::InitGoogleTest(&argc, argv);

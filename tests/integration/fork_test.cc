@@ -21,7 +21,7 @@
 
 // A child of a multi-threaded process starts threads of its own (its progress engine):
 // ThreadSanitizer supports that only when asked to.
-extern "C" const char *__tsan_default_options() { return "die_after_fork=0"; }
+extern "C" const char* __tsan_default_options() { return "die_after_fork=0"; }
 
 namespace {
 
@@ -31,23 +31,32 @@ using integration::kSafetyTimeoutMs;
 
 enum class Stage { kNothing, kContext, kPeer, kListening, kConnected };
 
-const char *StageName(Stage stage) {
+const char* StageName(Stage stage) {
   switch (stage) {
-    case Stage::kNothing: return "nothing";
-    case Stage::kContext: return "context";
-    case Stage::kPeer: return "peer";
-    case Stage::kListening: return "listening";
-    case Stage::kConnected: return "connected";
+    case Stage::kNothing:
+      return "nothing";
+    case Stage::kContext:
+      return "context";
+    case Stage::kPeer:
+      return "peer";
+    case Stage::kListening:
+      return "listening";
+    case Stage::kConnected:
+      return "connected";
   }
   return "?";
 }
 
-const char *TransportName(rpma_sim_transport transport) {
+const char* TransportName(rpma_sim_transport transport) {
   switch (transport) {
-    case RPMA_SIM_TRANSPORT_AUTO: return "auto";
-    case RPMA_SIM_TRANSPORT_INPROC: return "inproc";
-    case RPMA_SIM_TRANSPORT_SHM: return "shm";
-    case RPMA_SIM_TRANSPORT_TCP: return "tcp";
+    case RPMA_SIM_TRANSPORT_AUTO:
+      return "auto";
+    case RPMA_SIM_TRANSPORT_INPROC:
+      return "inproc";
+    case RPMA_SIM_TRANSPORT_SHM:
+      return "shm";
+    case RPMA_SIM_TRANSPORT_TCP:
+      return "tcp";
   }
   return "?";
 }
@@ -58,7 +67,7 @@ class Traffic {
  public:
   ~Traffic() { Stop(); }
 
-  void Start(rpma_peer *peer, rpma_conn *client, rpma_mr_local *target) {
+  void Start(rpma_peer* peer, rpma_conn* client, rpma_mr_local* target) {
     std::vector<uint8_t> descriptor;
     ASSERT_EQ(0, integration::GetDescriptor(target, &descriptor));
     ASSERT_EQ(0, rpma_mr_remote_from_descriptor(descriptor.data(), descriptor.size(), &remote_));
@@ -85,8 +94,8 @@ class Traffic {
     if (remote_ != nullptr) EXPECT_EQ(0, rpma_mr_remote_delete(&remote_));
   }
 
-  const std::string &failure() const { return failure_; }
-  rpma_mr_local *mr() const { return mr_; }
+  const std::string& failure() const { return failure_; }
+  rpma_mr_local* mr() const { return mr_; }
 
  private:
   void Run() {
@@ -112,10 +121,10 @@ class Traffic {
   }
 
   uint8_t bytes_[2 * forktest::kSlotSize] = {};
-  rpma_mr_remote *remote_ = nullptr;
-  rpma_mr_local *mr_ = nullptr;
-  rpma_cq *cq_ = nullptr;
-  rpma_conn *client_ = nullptr;
+  rpma_mr_remote* remote_ = nullptr;
+  rpma_mr_local* mr_ = nullptr;
+  rpma_cq* cq_ = nullptr;
+  rpma_conn* client_ = nullptr;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<int> rounds_{0};
@@ -153,7 +162,7 @@ class ForkTest : public ::testing::TestWithParam<std::tuple<rpma_sim_transport, 
   // The parent's own connection, and traffic on it.
   void ConnectToItself() {
     ASSERT_NO_FATAL_FAILURE(Listen());
-    rpma_conn_req *req = nullptr;
+    rpma_conn_req* req = nullptr;
     ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), nullptr, &req));
     ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client_));
     int fd = -1;
@@ -201,24 +210,33 @@ class ForkTest : public ::testing::TestWithParam<std::tuple<rpma_sim_transport, 
   }
 
   rpma_sim_transport initial_ = RPMA_SIM_TRANSPORT_AUTO;
-  ibv_context *device_ = nullptr;
-  rpma_peer *peer_ = nullptr;
-  rpma_ep *ep_ = nullptr;
+  ibv_context* device_ = nullptr;
+  rpma_peer* peer_ = nullptr;
+  rpma_ep* ep_ = nullptr;
   std::string port_;
   uint8_t region_[forktest::kRegionSize] = {};
-  rpma_mr_local *region_mr_ = nullptr;
-  rpma_conn *client_ = nullptr;
-  rpma_conn *server_ = nullptr;
+  rpma_mr_local* region_mr_ = nullptr;
+  rpma_conn* client_ = nullptr;
+  rpma_conn* server_ = nullptr;
   Traffic traffic_;
 };
 
 TEST_P(ForkTest, ChildConnectsToItsParentAndTheParentGoesOn) {
   switch (stage()) {
-    case Stage::kConnected: ASSERT_NO_FATAL_FAILURE(ConnectToItself()); break;
-    case Stage::kListening: ASSERT_NO_FATAL_FAILURE(Listen()); break;
-    case Stage::kPeer: ASSERT_NO_FATAL_FAILURE(MakePeer()); break;
-    case Stage::kContext: ASSERT_NO_FATAL_FAILURE(GetContext()); break;
-    case Stage::kNothing: break;
+    case Stage::kConnected:
+      ASSERT_NO_FATAL_FAILURE(ConnectToItself());
+      break;
+    case Stage::kListening:
+      ASSERT_NO_FATAL_FAILURE(Listen());
+      break;
+    case Stage::kPeer:
+      ASSERT_NO_FATAL_FAILURE(MakePeer());
+      break;
+    case Stage::kContext:
+      ASSERT_NO_FATAL_FAILURE(GetContext());
+      break;
+    case Stage::kNothing:
+      break;
   }
   int port_pipe[2];
   ASSERT_EQ(0, pipe(port_pipe));
@@ -262,7 +280,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          RPMA_SIM_TRANSPORT_SHM, RPMA_SIM_TRANSPORT_TCP),
                        ::testing::Values(Stage::kNothing, Stage::kContext, Stage::kPeer,
                                          Stage::kListening, Stage::kConnected)),
-    [](const ::testing::TestParamInfo<ForkTest::ParamType> &info) {
+    [](const ::testing::TestParamInfo<ForkTest::ParamType>& info) {
       return std::string(TransportName(std::get<0>(info.param))) + "_" +
              StageName(std::get<1>(info.param));
     });

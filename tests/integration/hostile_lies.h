@@ -29,14 +29,14 @@ struct Target {
 };
 
 struct Lie {
-  const char *name;
+  const char* name;
   // The bytes the peer sends after the handshake.
-  std::function<std::vector<uint8_t>(const Target &)> bytes;
+  std::function<std::vector<uint8_t>(const Target&)> bytes;
   // The statuses of the RESPONSE frames it must get back, in order.
   std::vector<ibv_wc_status> answers;
   // Not null: the simulator must then close the connection (a frame the protocol does not
   // allow), with a log line that says this. Null: it keeps serving it, and the peer hangs up.
-  const char *closed_logging;
+  const char* closed_logging;
   // What valid requests among the lies wrote at the region's start (nothing: empty).
   std::vector<uint8_t> landed;
   // False: the peer reads nothing more after its lie, so only the server application's
@@ -45,14 +45,14 @@ struct Lie {
   // Over TCP only: over shared memory the protocol allows it.
   bool tcp_only = false;
   // Over shared memory only: what the peer does to the segment before it sends the bytes.
-  std::function<void(raw_peer::ShmPeer &)> scribble;
+  std::function<void(raw_peer::ShmPeer&)> scribble;
 };
 
 // A valid 8-byte write of `byte` at `offset` into the region, with its sequence number.
-raw_peer::Request WriteOf(const Target &t, uint64_t sequence, uint64_t offset, uint8_t byte);
+raw_peer::Request WriteOf(const Target& t, uint64_t sequence, uint64_t offset, uint8_t byte);
 
 // `r` as a REQUEST frame.
-std::vector<uint8_t> RequestFrame(const raw_peer::Request &r);
+std::vector<uint8_t> RequestFrame(const raw_peer::Request& r);
 
 // Every lie, each run over TCP and over shared memory unless it says otherwise.
 std::vector<Lie> AllLies();

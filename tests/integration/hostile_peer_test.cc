@@ -13,14 +13,14 @@
 // connection, logged.
 // Either way the server application reads RPMA_CONN_LOST, the region holds exactly what the
 // valid requests put there, and a normal client is served afterwards.
+#include <errno.h>
 #include <gtest/gtest.h>
+#include <inttypes.h>
 #include <librpma.h>
 #include <rpma_sim.h>
-#include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <inttypes.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -30,8 +30,8 @@
 #include <functional>
 #include <memory>
 #include <random>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tests/common/kept_log.h"
@@ -40,23 +40,23 @@
 #include "tests/integration/raw_peer.h"
 #include "tests/integration/raw_shm_peer.h"
 
-using integration::kLoopback;
-using integration::kSafetyTimeoutMs;
-using raw_peer::Frame;
-using raw_peer::Request;
-using raw_peer::RequestBody;
 using hostile::kFill;
 using hostile::kRegionSize;
 using hostile::Lie;
 using hostile::RequestFrame;
 using hostile::Target;
 using hostile::WriteOf;
+using integration::kLoopback;
+using integration::kSafetyTimeoutMs;
+using raw_peer::Frame;
+using raw_peer::Request;
+using raw_peer::RequestBody;
 
 namespace {
 
 // Whether the simulator logged a line with `what` since the case began (KeepLogLine); prints
 // it, so the test log shows each lie's outcome.
-bool Logged(const char *what) {
+bool Logged(const char* what) {
   std::string lines = LoggedLines();
   size_t at = lines.find(what);
   if (at == std::string::npos) return false;
@@ -71,7 +71,7 @@ enum class Transport { kTcp, kShm };
 class HostilePeerTest : public ::testing::TestWithParam<std::tuple<Lie, Transport>> {
  protected:
   void SetUp() override {
-    const Lie &lie = std::get<0>(GetParam());
+    const Lie& lie = std::get<0>(GetParam());
     shm_ = std::get<1>(GetParam()) == Transport::kShm;
     if (shm_ ? lie.tcp_only : static_cast<bool>(lie.scribble))
       GTEST_SKIP() << "not a lie over " << (shm_ ? "shared memory" : "TCP");
@@ -80,7 +80,7 @@ class HostilePeerTest : public ::testing::TestWithParam<std::tuple<Lie, Transpor
     ASSERT_EQ(0, rpma_sim_set_transport(shm_ ? RPMA_SIM_TRANSPORT_SHM : RPMA_SIM_TRANSPORT_TCP));
     ForgetLoggedLines();
     ASSERT_EQ(0, rpma_log_set_function(KeepLogLine));
-    ibv_context *ibv_ctx = nullptr;
+    ibv_context* ibv_ctx = nullptr;
     ASSERT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx));
     ASSERT_EQ(0, rpma_peer_new(ibv_ctx, &peer_));
     int ret = integration::ListenOnFreePort(peer_, &ep_, &port_);
@@ -88,10 +88,10 @@ class HostilePeerTest : public ::testing::TestWithParam<std::tuple<Lie, Transpor
     // The region, between two guard pages.
     page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     ASSERT_EQ(kRegionSize % page_, 0u);
-    void *mapping = mmap(nullptr, kRegionSize + 2 * page_, PROT_NONE,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* mapping =
+        mmap(nullptr, kRegionSize + 2 * page_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(MAP_FAILED, mapping);
-    mapping_ = static_cast<uint8_t *>(mapping);
+    mapping_ = static_cast<uint8_t*>(mapping);
     region_ = mapping_ + page_;
     ASSERT_EQ(0, mprotect(region_, kRegionSize, PROT_READ | PROT_WRITE));
     memset(region_, kFill, kRegionSize);
@@ -114,7 +114,7 @@ class HostilePeerTest : public ::testing::TestWithParam<std::tuple<Lie, Transpor
 
   // A valid HELLO; the server accepts with its region's descriptor as private data, which
   // the peer reads from the ACCEPT. Both sides established.
-  void Handshake(Target *target) {
+  void Handshake(Target* target) {
     std::vector<uint8_t> hello = {0};  // no private data
     if (shm_) {
       auto shm = std::make_unique<raw_peer::ShmPeer>();
@@ -135,7 +135,7 @@ class HostilePeerTest : public ::testing::TestWithParam<std::tuple<Lie, Transpor
     int ep_fd = -1;
     ASSERT_EQ(0, rpma_ep_get_fd(ep_, &ep_fd));
     ASSERT_TRUE(integration::WaitReadable(ep_fd, kSafetyTimeoutMs));
-    rpma_conn_req *req = nullptr;
+    rpma_conn_req* req = nullptr;
     ASSERT_EQ(0, rpma_ep_next_conn_req(ep_, nullptr, &req));
     std::vector<uint8_t> desc;
     ASSERT_EQ(0, integration::GetDescriptor(mr_, &desc));
@@ -168,28 +168,28 @@ class HostilePeerTest : public ::testing::TestWithParam<std::tuple<Lie, Transpor
   }
 
   // The region holds `landed` at its start and the fill everywhere else.
-  void ExpectRegion(const std::vector<uint8_t> &landed) {
+  void ExpectRegion(const std::vector<uint8_t>& landed) {
     for (size_t i = 0; i < kRegionSize; ++i) {
       uint8_t expected = i < landed.size() ? landed[i] : kFill;
       ASSERT_EQ(expected, region_[i]) << "byte " << i << " of the region";
     }
   }
 
-  rpma_peer *peer_ = nullptr;
-  rpma_ep *ep_ = nullptr;
+  rpma_peer* peer_ = nullptr;
+  rpma_ep* ep_ = nullptr;
   std::string port_;
   size_t page_ = 0;
-  uint8_t *mapping_ = nullptr;
-  uint8_t *region_ = nullptr;
-  rpma_mr_local *mr_ = nullptr;
-  rpma_conn *conn_ = nullptr;
+  uint8_t* mapping_ = nullptr;
+  uint8_t* region_ = nullptr;
+  rpma_mr_local* mr_ = nullptr;
+  rpma_conn* conn_ = nullptr;
   bool shm_ = false;
   std::unique_ptr<raw_peer::PeerWire> wire_;
-  raw_peer::ShmPeer *shm_wire_ = nullptr;  // wire_, over shared memory
+  raw_peer::ShmPeer* shm_wire_ = nullptr;  // wire_, over shared memory
 };
 
 TEST_P(HostilePeerTest, TheConnectionEndsNothingOutsideTheRegionIsTouchedOthersAreServed) {
-  const Lie &lie = std::get<0>(GetParam());
+  const Lie& lie = std::get<0>(GetParam());
   Target target;
   ASSERT_NO_FATAL_FAILURE(Handshake(&target));
   if (lie.scribble) lie.scribble(*shm_wire_);
@@ -201,8 +201,8 @@ TEST_P(HostilePeerTest, TheConnectionEndsNothingOutsideTheRegionIsTouchedOthersA
     ASSERT_NO_FATAL_FAILURE(wire_->ReadFrame(&type, &body));
     ASSERT_EQ(raw_peer::kResponse, type);
     ASSERT_GE(body.size(), 16u);
-    uint32_t status = body[8] | body[9] << 8 | body[10] << 16 |
-                      static_cast<uint32_t>(body[11]) << 24;
+    uint32_t status =
+        body[8] | body[9] << 8 | body[10] << 16 | static_cast<uint32_t>(body[11]) << 24;
     EXPECT_EQ(lie.answers[i], status) << ibv_wc_status_str(static_cast<ibv_wc_status>(status));
   }
   if (lie.closed_logging == nullptr) {
@@ -220,14 +220,14 @@ TEST_P(HostilePeerTest, TheConnectionEndsNothingOutsideTheRegionIsTouchedOthersA
   ASSERT_NO_FATAL_FAILURE(raw_peer::ExpectNormalConnectionWorks(peer_, ep_, port_));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Lies, HostilePeerTest,
-    ::testing::Combine(::testing::ValuesIn(hostile::AllLies()),
-                       ::testing::Values(Transport::kTcp, Transport::kShm)),
-    [](const ::testing::TestParamInfo<std::tuple<Lie, Transport>> &info) {
-      return std::string(std::get<0>(info.param).name) +
-             (std::get<1>(info.param) == Transport::kShm ? "_over_shm" : "_over_tcp");
-    });
+INSTANTIATE_TEST_SUITE_P(Lies, HostilePeerTest,
+                         ::testing::Combine(::testing::ValuesIn(hostile::AllLies()),
+                                            ::testing::Values(Transport::kTcp, Transport::kShm)),
+                         [](const ::testing::TestParamInfo<std::tuple<Lie, Transport>>& info) {
+                           return std::string(std::get<0>(info.param).name) +
+                                  (std::get<1>(info.param) == Transport::kShm ? "_over_shm"
+                                                                              : "_over_tcp");
+                         });
 
 // Over shared memory the peer may also write the segment while the server works on it:
 // another process (so that the sanitizers see the server's side only) scribbles random
@@ -249,16 +249,16 @@ class ScribblingPeerTest : public HostilePeerTest {
     // The scribbler writes through a second mapping of the same pages (mremap of a shared
     // mapping with an old size of 0): a fork child unmaps the simulator's own mappings it
     // inherits, as they are its parent's connections'.
-    void *alias = mremap(const_cast<void *>(shm_wire_->segment().mapping()), 0, size,
-                         MREMAP_MAYMOVE);
+    void* alias =
+        mremap(const_cast<void*>(shm_wire_->segment().mapping()), 0, size, MREMAP_MAYMOVE);
     ASSERT_NE(MAP_FAILED, alias) << strerror(errno);
-    uint8_t *segment = static_cast<uint8_t *>(alias);
+    uint8_t* segment = static_cast<uint8_t*>(alias);
     // The scribbler goes on until the peer stops writing (a flag in memory both processes
     // share), a yield after every 64 bytes so that the server gets to read between them.
-    void *flag_page =
+    void* flag_page =
         mmap(nullptr, page_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(MAP_FAILED, flag_page);
-    auto *stop = static_cast<std::atomic<int> *>(flag_page);
+    auto* stop = static_cast<std::atomic<int>*>(flag_page);
     pid_t scribbler = fork();
     ASSERT_GE(scribbler, 0);
     if (scribbler == 0) {
@@ -273,7 +273,7 @@ class ScribblingPeerTest : public HostilePeerTest {
       _exit(0);
     }
     // Valid writes into the region, each with a DOORBELL, until the ring takes no more.
-    rpma_sim::ShmRing &ring = shm_wire_->segment().outbound();
+    rpma_sim::ShmRing& ring = shm_wire_->segment().outbound();
     int sent = 0;
     for (uint64_t sequence = 0; sequence < 20000; ++sequence) {
       std::vector<uint8_t> frame =
@@ -297,8 +297,8 @@ class ScribblingPeerTest : public HostilePeerTest {
     munmap(flag_page, page_);
     munmap(alias, size);
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    printf("seed %" PRIu64 "%s: the peer wrote %d requests before the ring took no more\n",
-           seed, rings_only ? " (the rings' bytes)" : " (the whole segment)", sent);
+    printf("seed %" PRIu64 "%s: the peer wrote %d requests before the ring took no more\n", seed,
+           rings_only ? " (the rings' bytes)" : " (the whole segment)", sent);
     wire_->Close();
     // The server ended the connection or the peer hung up: lost either way, in time.
     rpma_conn_event event = RPMA_CONN_UNDEFINED;
@@ -319,16 +319,17 @@ TEST_P(ScribblingPeerTest, AnotherProcessScribblesTheSegmentWhileTheServerReadsI
 // The fixture's parameters: a lie with a scribble runs over shared memory only.
 INSTANTIATE_TEST_SUITE_P(
     Scribbles, ScribblingPeerTest,
-    ::testing::Combine(::testing::Values(Lie{"concurrently", nullptr, {}, nullptr, {}, true, false,
-                                             [](raw_peer::ShmPeer &) {}}),
-                       ::testing::Values(Transport::kShm)),
-    [](const ::testing::TestParamInfo<std::tuple<Lie, Transport>> &info) {
+    ::testing::Combine(
+        ::testing::Values(Lie{
+            "concurrently", nullptr, {}, nullptr, {}, true, false, [](raw_peer::ShmPeer&) {}}),
+        ::testing::Values(Transport::kShm)),
+    [](const ::testing::TestParamInfo<std::tuple<Lie, Transport>>& info) {
       return std::string(std::get<0>(info.param).name);
     });
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

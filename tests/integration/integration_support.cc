@@ -20,7 +20,7 @@ namespace {
 
 // How many connection segments the maps file at `path` shows (only those whose name still
 // exists, if `named_only`: a removed one ends in " (deleted)"); -1 if it cannot be read.
-int SegmentMappings(const std::string &path, bool named_only) {
+int SegmentMappings(const std::string& path, bool named_only) {
   std::ifstream maps(path);
   if (!maps) return -1;  // no such process (or not ours to read)
   const std::string deleted = " (deleted)";
@@ -29,8 +29,7 @@ int SegmentMappings(const std::string &path, bool named_only) {
   while (std::getline(maps, line)) {
     bool removed = line.size() >= deleted.size() &&
                    line.compare(line.size() - deleted.size(), deleted.size(), deleted) == 0;
-    if (line.find("/dev/shm/rpma-sim-") != std::string::npos && !(named_only && removed))
-      ++count;
+    if (line.find("/dev/shm/rpma-sim-") != std::string::npos && !(named_only && removed)) ++count;
   }
   return count;
 }
@@ -44,16 +43,16 @@ int NamedSegmentsMappedBy(int pid) {
 }
 
 bool SharedMemoryExpected() {
-  const char *transport = getenv("RPMA_SIM_TRANSPORT");
+  const char* transport = getenv("RPMA_SIM_TRANSPORT");
   return transport == nullptr || *transport == '\0' || strcmp(transport, "auto") == 0 ||
          strcmp(transport, "shm") == 0;
 }
 
 int OpenSockets() {
-  DIR *dir = opendir("/proc/self/fd");
+  DIR* dir = opendir("/proc/self/fd");
   if (dir == nullptr) return -1;
   int sockets = 0;
-  while (dirent *entry = readdir(dir)) {
+  while (dirent* entry = readdir(dir)) {
     char target[64] = {};
     std::string link = std::string("/proc/self/fd/") + entry->d_name;
     if (readlink(link.c_str(), target, sizeof(target) - 1) > 0 &&
@@ -79,14 +78,14 @@ std::string FreeTcpPort() {
   sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof(sin);
   std::string port;
-  if (bind(fd, reinterpret_cast<sockaddr *>(&sin), sizeof(sin)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr *>(&sin), &len) == 0)
+  if (bind(fd, reinterpret_cast<sockaddr*>(&sin), sizeof(sin)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&sin), &len) == 0)
     port = std::to_string(ntohs(sin.sin_port));
   close(fd);
   return port;
 }
 
-int ListenOnFreePort(rpma_peer *peer, rpma_ep **ep, std::string *port) {
+int ListenOnFreePort(rpma_peer* peer, rpma_ep** ep, std::string* port) {
   int ret = RPMA_E_PROVIDER;
   for (int attempt = 0; attempt < 5; ++attempt) {
     *port = FreeTcpPort();
@@ -96,7 +95,7 @@ int ListenOnFreePort(rpma_peer *peer, rpma_ep **ep, std::string *port) {
   return ret;
 }
 
-int GetDescriptor(const rpma_mr_local *mr, std::vector<uint8_t> *desc) {
+int GetDescriptor(const rpma_mr_local* mr, std::vector<uint8_t>* desc) {
   size_t size = 0;
   int ret = rpma_mr_get_descriptor_size(mr, &size);
   if (ret) return ret;
@@ -104,8 +103,8 @@ int GetDescriptor(const rpma_mr_local *mr, std::vector<uint8_t> *desc) {
   return rpma_mr_get_descriptor(mr, desc->data());
 }
 
-rpma_ep *ChildListen(int pipe_fd, rpma_peer *peer) {
-  rpma_ep *ep = nullptr;
+rpma_ep* ChildListen(int pipe_fd, rpma_peer* peer) {
+  rpma_ep* ep = nullptr;
   std::string port;
   int ret = ListenOnFreePort(peer, &ep, &port);
   if (ret) ChildFail(pipe_fd, "rpma_ep_listen", ret);
@@ -114,7 +113,7 @@ rpma_ep *ChildListen(int pipe_fd, rpma_peer *peer) {
   return ep;
 }
 
-void ChildFail(int pipe_fd, const char *what, int ret) {
+void ChildFail(int pipe_fd, const char* what, int ret) {
   std::string line = std::string("ERROR ") + what + ": " + rpma_err_2str(ret) + "\n";
   WriteAll(pipe_fd, line.data(), line.size());
   fprintf(stderr, "child: %s", line.c_str());
@@ -134,8 +133,8 @@ bool WaitReadable(int fd, int timeout_ms) {
   }
 }
 
-bool WriteAll(int fd, const void *data, size_t size) {
-  const char *p = static_cast<const char *>(data);
+bool WriteAll(int fd, const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
   while (size > 0) {
     ssize_t n = write(fd, p, size);
     if (n < 0 && errno == EINTR) continue;
@@ -146,7 +145,7 @@ bool WriteAll(int fd, const void *data, size_t size) {
   return true;
 }
 
-bool ReadLine(int fd, int timeout_ms, std::string *line) {
+bool ReadLine(int fd, int timeout_ms, std::string* line) {
   long long deadline = NowMs() + timeout_ms;
   line->clear();
   for (;;) {
@@ -161,7 +160,7 @@ bool ReadLine(int fd, int timeout_ms, std::string *line) {
   }
 }
 
-int NextEvent(rpma_conn *conn, int timeout_ms, rpma_conn_event *event) {
+int NextEvent(rpma_conn* conn, int timeout_ms, rpma_conn_event* event) {
   int fd = -1;
   int ret = rpma_conn_get_event_fd(conn, &fd);
   if (ret) return ret;
@@ -169,7 +168,7 @@ int NextEvent(rpma_conn *conn, int timeout_ms, rpma_conn_event *event) {
   return rpma_conn_next_event(conn, event);
 }
 
-int NextCompletion(rpma_cq *cq, int timeout_ms, ibv_wc *wc) {
+int NextCompletion(rpma_cq* cq, int timeout_ms, ibv_wc* wc) {
   int fd = -1;
   int ret = rpma_cq_get_fd(cq, &fd);
   if (ret) return ret;

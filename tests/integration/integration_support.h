@@ -22,40 +22,40 @@ std::string FreeTcpPort();
 
 // Listens with `peer` on 127.0.0.1 at a free port, trying a few (a port found free can be
 // taken before the bind). Returns rpma_ep_listen's last result; on 0, *ep and *port.
-int ListenOnFreePort(rpma_peer *peer, rpma_ep **ep, std::string *port);
+int ListenOnFreePort(rpma_peer* peer, rpma_ep** ep, std::string* port);
 
 // The descriptor of `mr` (rpma_mr_get_descriptor_size + rpma_mr_get_descriptor); returns
 // the first error.
-int GetDescriptor(const rpma_mr_local *mr, std::vector<uint8_t> *desc);
+int GetDescriptor(const rpma_mr_local* mr, std::vector<uint8_t>* desc);
 
 // For a child process: listens with `peer` on a free port and says "PORT <port>" on the
 // pipe (ChildFail if it cannot listen; exit status 5 if the pipe is gone).
-rpma_ep *ChildListen(int pipe_fd, rpma_peer *peer);
+rpma_ep* ChildListen(int pipe_fd, rpma_peer* peer);
 
 // For a child process: says "ERROR <what>: <rpma_err_2str(ret)>" on the pipe and on stderr,
 // then ends the process with status 3.
-[[noreturn]] void ChildFail(int pipe_fd, const char *what, int ret);
+[[noreturn]] void ChildFail(int pipe_fd, const char* what, int ret);
 
 // Waits up to timeout_ms until fd is readable (poll(2), POLLIN or POLLHUP). False on timeout
 // or error.
 bool WaitReadable(int fd, int timeout_ms);
 
 // Writes all of [data, data + size) to fd; false on error.
-bool WriteAll(int fd, const void *data, size_t size);
+bool WriteAll(int fd, const void* data, size_t size);
 
 // Reads one '\n'-terminated line (without the '\n') from fd, waiting at most timeout_ms in
 // all. False on timeout, error or end of file before the '\n'.
-bool ReadLine(int fd, int timeout_ms, std::string *line);
+bool ReadLine(int fd, int timeout_ms, std::string* line);
 
 // Waits (up to timeout_ms) for the connection's next event and takes it with
 // rpma_conn_next_event. Returns RPMA_E_NO_EVENT on timeout, else what rpma_conn_next_event
 // returned.
-int NextEvent(rpma_conn *conn, int timeout_ms, rpma_conn_event *event);
+int NextEvent(rpma_conn* conn, int timeout_ms, rpma_conn_event* event);
 
 // Takes the next completion of cq (rpma_cq_get_wc of one), waiting up to timeout_ms with the
 // CQ's fd and rpma_cq_wait. Returns 0 (and *wc), RPMA_E_NO_COMPLETION on timeout, or another
 // error of rpma_cq_get_wc / rpma_cq_wait.
-int NextCompletion(rpma_cq *cq, int timeout_ms, ibv_wc *wc);
+int NextCompletion(rpma_cq* cq, int timeout_ms, ibv_wc* wc);
 
 // Whether this process maps a connection's shared-memory segment (/proc/self/maps names
 // /dev/shm/rpma-sim-...): its data path runs over shared memory.

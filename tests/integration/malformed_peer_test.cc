@@ -31,7 +31,7 @@ using raw_peer::PutLe;
 namespace {
 
 struct Garbage {
-  const char *name;
+  const char* name;
   std::vector<uint8_t> bytes;
 };
 
@@ -40,12 +40,12 @@ std::vector<Garbage> AllGarbage() {
 
   std::mt19937 random(20240601);
   std::vector<uint8_t> noise(64);
-  for (uint8_t &b : noise) b = static_cast<uint8_t>(random());
+  for (uint8_t& b : noise) b = static_cast<uint8_t>(random());
   noise[0] = 0x00;  // whatever the seed, not the magic
   all.push_back({"64_random_bytes", noise});
 
-  all.push_back({"request_with_body_length_0xffffffff",
-                 Header(kMagic, kVersion, kRequest, 0xFFFFFFFFu)});
+  all.push_back(
+      {"request_with_body_length_0xffffffff", Header(kMagic, kVersion, kRequest, 0xFFFFFFFFu)});
 
   std::vector<uint8_t> hello = Header(kMagic, kVersion, kHello, 200);
   hello.resize(hello.size() + 200, 'x');
@@ -55,7 +55,7 @@ std::vector<Garbage> AllGarbage() {
   all.push_back({"hello_of_protocol_version_5", Header(kMagic, 5, kHello, 0)});
 
   // HELLO bodies (PROTOCOL.md): private data length, private data, offer flag, offer.
-  auto hello_with = [](const std::vector<uint8_t> &body) {
+  auto hello_with = [](const std::vector<uint8_t>& body) {
     std::vector<uint8_t> frame = Header(kMagic, kVersion, kHello, body.size());
     frame.insert(frame.end(), body.begin(), body.end());
     return frame;
@@ -94,7 +94,7 @@ std::vector<Garbage> AllGarbage() {
 class MalformedPeerTest : public ::testing::TestWithParam<Garbage> {
  protected:
   void SetUp() override {
-    ibv_context *ibv_ctx = nullptr;
+    ibv_context* ibv_ctx = nullptr;
     ASSERT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx));
     ASSERT_EQ(0, rpma_peer_new(ibv_ctx, &peer_));
     int ret = integration::ListenOnFreePort(peer_, &ep_, &port_);
@@ -114,15 +114,15 @@ class MalformedPeerTest : public ::testing::TestWithParam<Garbage> {
     int flags = fcntl(fd, F_GETFL);
     ASSERT_GE(flags, 0);
     ASSERT_EQ(0, fcntl(fd, F_SETFL, flags | O_NONBLOCK));
-    rpma_conn_req *req = nullptr;
+    rpma_conn_req* req = nullptr;
     EXPECT_EQ(RPMA_E_NO_EVENT, rpma_ep_next_conn_req(ep_, nullptr, &req));
     if (req != nullptr) {
       EXPECT_EQ(0, rpma_conn_req_delete(&req));
     }
   }
 
-  rpma_peer *peer_ = nullptr;
-  rpma_ep *ep_ = nullptr;
+  rpma_peer* peer_ = nullptr;
+  rpma_ep* ep_ = nullptr;
   std::string port_;
   raw_peer::RawPeer raw_;
 };
@@ -136,13 +136,13 @@ TEST_P(MalformedPeerTest, ConnectionClosedNoRequestThenNormalClientWorks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Garbage, MalformedPeerTest, ::testing::ValuesIn(AllGarbage()),
-                         [](const ::testing::TestParamInfo<Garbage> &info) {
+                         [](const ::testing::TestParamInfo<Garbage>& info) {
                            return std::string(info.param.name);
                          });
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   // Before any librpma call: even the in-process client must use TCP (BUILD sets it too).
   setenv("RPMA_SIM_TRANSPORT", "tcp", 1);
   testing::InitGoogleTest(&argc, argv);

@@ -45,7 +45,7 @@ using integration::WriteAll;
 
 namespace {
 
-constexpr size_t kRegionSize = 4 << 20;       // the region each side exposes / uses
+constexpr size_t kRegionSize = 4 << 20;  // the region each side exposes / uses
 constexpr size_t kRoundTripBytes = 4096;
 constexpr int kOutstandingWrites = 8;
 constexpr size_t kOutstandingWriteBytes = 512 << 10;  // 8 x 512 KiB = the whole region
@@ -56,7 +56,7 @@ constexpr char kChildMessage[] = "written by the child client over TCP";
 
 // Blocks in rpma_conn_next_event until killed. Returning from it means the connection ended
 // before the kill, which the test reports.
-[[noreturn]] void ChildBlockForever(rpma_conn *conn, int pipe_fd) {
+[[noreturn]] void ChildBlockForever(rpma_conn* conn, int pipe_fd) {
   for (;;) {
     rpma_conn_event event = RPMA_CONN_UNDEFINED;
     int ret = rpma_conn_next_event(conn, &event);
@@ -70,36 +70,36 @@ constexpr char kChildMessage[] = "written by the child client over TCP";
 // --child-server PIPE_FD: listens on a free port, says "PORT <port>", accepts one client with
 // the descriptor of a kRegionSize region as private data, says "ESTABLISHED", blocks.
 int ChildServer(int pipe_fd) {
-  ibv_context *ibv_ctx = nullptr;
+  ibv_context* ibv_ctx = nullptr;
   int ret = rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx);
   if (ret) ChildFail(pipe_fd, "rpma_utils_get_ibv_context", ret);
-  rpma_peer *peer = nullptr;
+  rpma_peer* peer = nullptr;
   if ((ret = rpma_peer_new(ibv_ctx, &peer))) ChildFail(pipe_fd, "rpma_peer_new", ret);
-  rpma_ep *ep = integration::ChildListen(pipe_fd, peer);
+  rpma_ep* ep = integration::ChildListen(pipe_fd, peer);
 
-  void *region = nullptr;
+  void* region = nullptr;
   if (posix_memalign(&region, 4096, kRegionSize)) _exit(6);
   memset(region, 0, kRegionSize);
-  rpma_mr_local *mr = nullptr;
-  ret = rpma_mr_reg(peer, region, kRegionSize, RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST,
-                    &mr);
+  rpma_mr_local* mr = nullptr;
+  ret =
+      rpma_mr_reg(peer, region, kRegionSize, RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST, &mr);
   if (ret) ChildFail(pipe_fd, "rpma_mr_reg", ret);
   std::vector<uint8_t> desc;
   if ((ret = integration::GetDescriptor(mr, &desc)))
     ChildFail(pipe_fd, "rpma_mr_get_descriptor", ret);
 
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   if ((ret = rpma_ep_next_conn_req(ep, nullptr, &req)))
     ChildFail(pipe_fd, "rpma_ep_next_conn_req", ret);
   rpma_conn_private_data pdata = {desc.data(), static_cast<uint8_t>(desc.size())};
-  rpma_conn *conn = nullptr;
+  rpma_conn* conn = nullptr;
   if ((ret = rpma_conn_req_connect(&req, &pdata, &conn)))
     ChildFail(pipe_fd, "rpma_conn_req_connect", ret);
   rpma_conn_event event = RPMA_CONN_UNDEFINED;
   if ((ret = rpma_conn_next_event(conn, &event))) ChildFail(pipe_fd, "rpma_conn_next_event", ret);
   if (event != RPMA_CONN_ESTABLISHED) {
-    std::string line = std::string("ERROR expected ESTABLISHED, got ") + rpma_utils_conn_event_2str(event) +
-           "\n";
+    std::string line =
+        std::string("ERROR expected ESTABLISHED, got ") + rpma_utils_conn_event_2str(event) + "\n";
     WriteAll(pipe_fd, line.data(), line.size());
     _exit(7);
   }
@@ -110,41 +110,41 @@ int ChildServer(int pipe_fd) {
 // --child-client PIPE_FD PORT: connects to 127.0.0.1:PORT, writes kChildMessage at offset 0
 // of the server's region (descriptor in the private data) and reads it back, says "DONE",
 // blocks.
-int ChildClient(int pipe_fd, const char *port) {
-  ibv_context *ibv_ctx = nullptr;
+int ChildClient(int pipe_fd, const char* port) {
+  ibv_context* ibv_ctx = nullptr;
   int ret = rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ibv_ctx);
   if (ret) ChildFail(pipe_fd, "rpma_utils_get_ibv_context", ret);
-  rpma_peer *peer = nullptr;
+  rpma_peer* peer = nullptr;
   if ((ret = rpma_peer_new(ibv_ctx, &peer))) ChildFail(pipe_fd, "rpma_peer_new", ret);
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   if ((ret = rpma_conn_req_new(peer, kLoopback, port, nullptr, &req)))
     ChildFail(pipe_fd, "rpma_conn_req_new", ret);
-  rpma_conn *conn = nullptr;
+  rpma_conn* conn = nullptr;
   if ((ret = rpma_conn_req_connect(&req, nullptr, &conn)))
     ChildFail(pipe_fd, "rpma_conn_req_connect", ret);
   rpma_conn_event event = RPMA_CONN_UNDEFINED;
   if ((ret = rpma_conn_next_event(conn, &event))) ChildFail(pipe_fd, "rpma_conn_next_event", ret);
   if (event != RPMA_CONN_ESTABLISHED) {
-    std::string line = std::string("ERROR expected ESTABLISHED, got ") +
-                       rpma_utils_conn_event_2str(event) + "\n";
+    std::string line =
+        std::string("ERROR expected ESTABLISHED, got ") + rpma_utils_conn_event_2str(event) + "\n";
     WriteAll(pipe_fd, line.data(), line.size());
     _exit(7);
   }
   rpma_conn_private_data pdata = {nullptr, 0};
   if ((ret = rpma_conn_get_private_data(conn, &pdata)))
     ChildFail(pipe_fd, "rpma_conn_get_private_data", ret);
-  rpma_mr_remote *remote = nullptr;
+  rpma_mr_remote* remote = nullptr;
   if ((ret = rpma_mr_remote_from_descriptor(pdata.ptr, pdata.len, &remote)))
     ChildFail(pipe_fd, "rpma_mr_remote_from_descriptor", ret);
 
   static char buffer[2 * sizeof(kChildMessage)];
   memcpy(buffer, kChildMessage, sizeof(kChildMessage));
   memset(buffer + sizeof(kChildMessage), 0, sizeof(kChildMessage));
-  rpma_mr_local *mr = nullptr;
+  rpma_mr_local* mr = nullptr;
   ret = rpma_mr_reg(peer, buffer, sizeof(buffer), RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST,
                     &mr);
   if (ret) ChildFail(pipe_fd, "rpma_mr_reg", ret);
-  rpma_cq *cq = nullptr;
+  rpma_cq* cq = nullptr;
   if ((ret = rpma_conn_get_cq(conn, &cq))) ChildFail(pipe_fd, "rpma_conn_get_cq", ret);
   ibv_wc wc;
   if ((ret = rpma_write(conn, remote, 0, mr, 0, sizeof(kChildMessage), RPMA_F_COMPLETION_ALWAYS,
@@ -166,17 +166,17 @@ int ChildClient(int pipe_fd, const char *port) {
 // ---------------------------------------------------------------------------------------------
 // The test's side
 
-rpma_peer *NewPeer(rpma_util_ibv_context_type type) {
-  ibv_context *ibv_ctx = nullptr;
+rpma_peer* NewPeer(rpma_util_ibv_context_type type) {
+  ibv_context* ibv_ctx = nullptr;
   EXPECT_EQ(0, rpma_utils_get_ibv_context(kLoopback, type, &ibv_ctx));
-  rpma_peer *peer = nullptr;
+  rpma_peer* peer = nullptr;
   if (ibv_ctx) {
     EXPECT_EQ(0, rpma_peer_new(ibv_ctx, &peer));
   }
   return peer;
 }
 
-void ExpectEvent(rpma_conn *conn, rpma_conn_event expected) {
+void ExpectEvent(rpma_conn* conn, rpma_conn_event expected) {
   rpma_conn_event event = RPMA_CONN_UNDEFINED;
   ASSERT_EQ(0, NextEvent(conn, kSafetyTimeoutMs, &event))
       << "no connection event within " << kSafetyTimeoutMs << " ms";
@@ -184,7 +184,7 @@ void ExpectEvent(rpma_conn *conn, rpma_conn_event expected) {
                              << rpma_utils_conn_event_2str(expected);
 }
 
-void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_opcode opcode) {
+void ExpectCompletion(rpma_cq* cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_opcode opcode) {
   ibv_wc wc;
   int ret = NextCompletion(cq, kSafetyTimeoutMs, &wc);
   ASSERT_EQ(0, ret) << "no completion (wr_id " << wr_id << "): " << rpma_err_2str(ret);
@@ -196,14 +196,14 @@ void ExpectCompletion(rpma_cq *cq, uint64_t wr_id, ibv_wc_status status, ibv_wc_
   }
 }
 
-const void *Ctx(uintptr_t n) { return reinterpret_cast<const void *>(n); }
+const void* Ctx(uintptr_t n) { return reinterpret_cast<const void*>(n); }
 
 // The connection is established: it runs over the transport this test's environment asks
 // for, and the segment's name (if any) was removed once the server took it.
 void ExpectTransport(pid_t client_pid) {
   EXPECT_EQ(integration::SharedMemoryExpected(), integration::MapsSharedMemorySegment())
-      << "RPMA_SIM_TRANSPORT=" << (getenv("RPMA_SIM_TRANSPORT") ? getenv("RPMA_SIM_TRANSPORT")
-                                                                  : "(unset)");
+      << "RPMA_SIM_TRANSPORT="
+      << (getenv("RPMA_SIM_TRANSPORT") ? getenv("RPMA_SIM_TRANSPORT") : "(unset)");
   EXPECT_EQ(0, integration::NamedSegmentsMappedBy(client_pid));
 }
 
@@ -214,15 +214,15 @@ TEST(PeerKilled, ServerKilledWithWritesOutstanding) {
   ASSERT_NO_FATAL_FAILURE(child.ExpectLine("PORT ", &line, /*prefix=*/true));
   const std::string port = line.substr(5);
 
-  rpma_peer *peer = NewPeer(RPMA_UTIL_IBV_CONTEXT_REMOTE);
+  rpma_peer* peer = NewPeer(RPMA_UTIL_IBV_CONTEXT_REMOTE);
   ASSERT_NE(nullptr, peer);
-  rpma_conn_cfg *cfg = nullptr;
+  rpma_conn_cfg* cfg = nullptr;
   ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
   ASSERT_EQ(0, rpma_conn_cfg_set_sq_size(cfg, 64));
   ASSERT_EQ(0, rpma_conn_cfg_set_cq_size(cfg, 64));
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(peer, kLoopback, port.c_str(), cfg, &req));
-  rpma_conn *conn = nullptr;
+  rpma_conn* conn = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &conn));
   ASSERT_NO_FATAL_FAILURE(ExpectEvent(conn, RPMA_CONN_ESTABLISHED));
   ASSERT_NO_FATAL_FAILURE(child.ExpectLine("ESTABLISHED", nullptr));
@@ -230,7 +230,7 @@ TEST(PeerKilled, ServerKilledWithWritesOutstanding) {
 
   rpma_conn_private_data pdata = {nullptr, 0};
   ASSERT_EQ(0, rpma_conn_get_private_data(conn, &pdata));
-  rpma_mr_remote *remote = nullptr;
+  rpma_mr_remote* remote = nullptr;
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(pdata.ptr, pdata.len, &remote));
   size_t remote_size = 0;
   ASSERT_EQ(0, rpma_mr_remote_get_size(remote, &remote_size));
@@ -241,14 +241,14 @@ TEST(PeerKilled, ServerKilledWithWritesOutstanding) {
   rpma_mr_local *src_mr = nullptr, *dst_mr = nullptr;
   ASSERT_EQ(0, rpma_mr_reg(peer, src.data(), src.size(), RPMA_MR_USAGE_WRITE_SRC, &src_mr));
   ASSERT_EQ(0, rpma_mr_reg(peer, dst.data(), dst.size(), RPMA_MR_USAGE_READ_DST, &dst_mr));
-  rpma_cq *cq = nullptr;
+  rpma_cq* cq = nullptr;
   ASSERT_EQ(0, rpma_conn_get_cq(conn, &cq));
 
   for (int round = 1; round <= 3; ++round) {
     for (size_t i = 0; i < kRoundTripBytes; ++i) src[i] = static_cast<uint8_t>(round * 31 + i);
     memset(dst.data(), 0, dst.size());
-    ASSERT_EQ(0, rpma_write(conn, remote, 0, src_mr, 0, kRoundTripBytes,
-                            RPMA_F_COMPLETION_ALWAYS, Ctx(100 + round)));
+    ASSERT_EQ(0, rpma_write(conn, remote, 0, src_mr, 0, kRoundTripBytes, RPMA_F_COMPLETION_ALWAYS,
+                            Ctx(100 + round)));
     ASSERT_NO_FATAL_FAILURE(ExpectCompletion(cq, 100 + round, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE));
     ASSERT_EQ(0, rpma_read(conn, dst_mr, 0, remote, 0, kRoundTripBytes, RPMA_F_COMPLETION_ALWAYS,
                            Ctx(200 + round)));
@@ -258,9 +258,9 @@ TEST(PeerKilled, ServerKilledWithWritesOutstanding) {
 
   // Writes posted without waiting, then the server dies.
   for (int k = 0; k < kOutstandingWrites; ++k) {
-    ASSERT_EQ(0, rpma_write(conn, remote, k * kOutstandingWriteBytes, src_mr,
-                            k * kOutstandingWriteBytes, kOutstandingWriteBytes,
-                            RPMA_F_COMPLETION_ALWAYS, Ctx(1000 + k)))
+    ASSERT_EQ(
+        0, rpma_write(conn, remote, k * kOutstandingWriteBytes, src_mr, k * kOutstandingWriteBytes,
+                      kOutstandingWriteBytes, RPMA_F_COMPLETION_ALWAYS, Ctx(1000 + k)))
         << "write " << k;
   }
   ASSERT_NO_FATAL_FAILURE(child.KillAndReap());
@@ -314,18 +314,18 @@ TEST(PeerKilled, ServerKilledWithWritesOutstanding) {
 }
 
 TEST(PeerKilled, ClientKilledWhileServerWaitsForAnEvent) {
-  rpma_peer *peer = NewPeer(RPMA_UTIL_IBV_CONTEXT_LOCAL);
+  rpma_peer* peer = NewPeer(RPMA_UTIL_IBV_CONTEXT_LOCAL);
   ASSERT_NE(nullptr, peer);
-  rpma_ep *ep = nullptr;
+  rpma_ep* ep = nullptr;
   std::string port;
   int ret = integration::ListenOnFreePort(peer, &ep, &port);
   ASSERT_EQ(0, ret) << "rpma_ep_listen: " << rpma_err_2str(ret);
 
   std::vector<char> region(64 << 10, 0);
-  rpma_mr_local *mr = nullptr;
-  ASSERT_EQ(0, rpma_mr_reg(peer, region.data(), region.size(),
-                           RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_RECV,
-                           &mr));
+  rpma_mr_local* mr = nullptr;
+  ASSERT_EQ(
+      0, rpma_mr_reg(peer, region.data(), region.size(),
+                     RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_RECV, &mr));
   std::vector<uint8_t> desc;
   ASSERT_EQ(0, integration::GetDescriptor(mr, &desc));
 
@@ -336,10 +336,10 @@ TEST(PeerKilled, ClientKilledWhileServerWaitsForAnEvent) {
   ASSERT_EQ(0, rpma_ep_get_fd(ep, &ep_fd));
   ASSERT_TRUE(integration::WaitReadable(ep_fd, kSafetyTimeoutMs))
       << "no connection request within " << kSafetyTimeoutMs << " ms";
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_ep_next_conn_req(ep, nullptr, &req));
   rpma_conn_private_data pdata = {desc.data(), static_cast<uint8_t>(desc.size())};
-  rpma_conn *conn = nullptr;
+  rpma_conn* conn = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&req, &pdata, &conn));
   ASSERT_NO_FATAL_FAILURE(ExpectEvent(conn, RPMA_CONN_ESTABLISHED));
   ASSERT_NO_FATAL_FAILURE(child.ExpectLine("DONE", nullptr));
@@ -357,11 +357,12 @@ TEST(PeerKilled, ClientKilledWhileServerWaitsForAnEvent) {
     result.set_value({r, event});
   });
   ASSERT_NO_FATAL_FAILURE(child.KillAndReap());
-  if (outcome.wait_for(std::chrono::milliseconds(kSafetyTimeoutMs)) !=
-      std::future_status::ready) {
+  if (outcome.wait_for(std::chrono::milliseconds(kSafetyTimeoutMs)) != std::future_status::ready) {
     // The thread is stuck in rpma_conn_next_event for good: nothing to clean up safely.
-    fprintf(stderr, "FAILURE: rpma_conn_next_event did not return within %d ms after the "
-            "client was killed\n", kSafetyTimeoutMs);
+    fprintf(stderr,
+            "FAILURE: rpma_conn_next_event did not return within %d ms after the "
+            "client was killed\n",
+            kSafetyTimeoutMs);
     fflush(nullptr);
     _exit(1);
   }
@@ -373,7 +374,7 @@ TEST(PeerKilled, ClientKilledWhileServerWaitsForAnEvent) {
   // process, which ThreadSanitizer cannot see; the loss event is ordered after it here.
   EXPECT_STREQ(kChildMessage, region.data());
 
-  rpma_cq *cq = nullptr;
+  rpma_cq* cq = nullptr;
   ASSERT_EQ(0, rpma_conn_get_cq(conn, &cq));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(cq, 77, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
 
@@ -386,7 +387,7 @@ TEST(PeerKilled, ClientKilledWhileServerWaitsForAnEvent) {
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc >= 3 && strcmp(argv[1], "--child-server") == 0) return ChildServer(atoi(argv[2]));
   if (argc >= 4 && strcmp(argv[1], "--child-client") == 0)
     return ChildClient(atoi(argv[2]), argv[3]);

@@ -17,7 +17,7 @@ namespace raw_peer {
 using integration::kLoopback;
 using integration::kSafetyTimeoutMs;
 
-void PutLe(std::vector<uint8_t> *out, uint64_t value, int bytes) {
+void PutLe(std::vector<uint8_t>* out, uint64_t value, int bytes) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<uint8_t>(value >> (8 * i)));
 }
 
@@ -31,13 +31,13 @@ std::vector<uint8_t> Header(uint32_t magic, uint16_t version, uint16_t type, uin
   return header;
 }
 
-std::vector<uint8_t> Frame(uint16_t type, const std::vector<uint8_t> &body) {
+std::vector<uint8_t> Frame(uint16_t type, const std::vector<uint8_t>& body) {
   std::vector<uint8_t> frame = Header(kMagic, kVersion, type, static_cast<uint32_t>(body.size()));
   frame.insert(frame.end(), body.begin(), body.end());
   return frame;
 }
 
-std::vector<uint8_t> RequestBody(const Request &request) {
+std::vector<uint8_t> RequestBody(const Request& request) {
   std::vector<uint8_t> body;
   PutLe(&body, request.sequence, 8);
   PutLe(&body, request.opcode, 1);
@@ -60,7 +60,7 @@ void RawPeer::Close() {
   fd_ = -1;
 }
 
-void RawPeer::Connect(const std::string &port) {
+void RawPeer::Connect(const std::string& port) {
   fd_ = socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(fd_, 0) << strerror(errno);
   // A small receive buffer: what the simulator sends and this peer does not read stays on
@@ -73,10 +73,10 @@ void RawPeer::Connect(const std::string &port) {
   sin.sin_family = AF_INET;
   sin.sin_port = htons(static_cast<uint16_t>(atoi(port.c_str())));
   ASSERT_EQ(1, inet_pton(AF_INET, kLoopback, &sin.sin_addr));
-  ASSERT_EQ(0, connect(fd_, reinterpret_cast<sockaddr *>(&sin), sizeof(sin))) << strerror(errno);
+  ASSERT_EQ(0, connect(fd_, reinterpret_cast<sockaddr*>(&sin), sizeof(sin))) << strerror(errno);
 }
 
-void RawPeer::Send(const std::vector<uint8_t> &bytes) {
+void RawPeer::Send(const std::vector<uint8_t>& bytes) {
   size_t sent = 0;
   while (sent < bytes.size()) {
     ssize_t n = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -87,7 +87,7 @@ void RawPeer::Send(const std::vector<uint8_t> &bytes) {
   }
 }
 
-void RawPeer::ReadFrame(uint16_t *type, std::vector<uint8_t> *body) {
+void RawPeer::ReadFrame(uint16_t* type, std::vector<uint8_t>* body) {
   long long deadline = integration::NowMs() + kSafetyTimeoutMs;
   std::vector<uint8_t> bytes;
   size_t want = kHeaderSize;
@@ -128,7 +128,7 @@ void RawPeer::ExpectClosed() {
   if (received > 0) printf("the simulator sent %zu bytes before closing\n", received);
 }
 
-void ExpectNormalConnectionWorks(rpma_peer *peer, rpma_ep *ep, const std::string &port) {
+void ExpectNormalConnectionWorks(rpma_peer* peer, rpma_ep* ep, const std::string& port) {
   using integration::NextCompletion;
   using integration::NextEvent;
   static const char kText[] = "a normal client after the bad one";
@@ -143,19 +143,19 @@ void ExpectNormalConnectionWorks(rpma_peer *peer, rpma_ep *ep, const std::string
   std::vector<uint8_t> desc;
   ASSERT_EQ(0, integration::GetDescriptor(server_mr, &desc));
 
-  rpma_conn_req *client_req = nullptr;
+  rpma_conn_req* client_req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(peer, kLoopback, port.c_str(), nullptr, &client_req));
-  rpma_conn *client = nullptr;
+  rpma_conn* client = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&client_req, nullptr, &client));
 
   int ep_fd = -1;
   ASSERT_EQ(0, rpma_ep_get_fd(ep, &ep_fd));
   ASSERT_TRUE(integration::WaitReadable(ep_fd, kSafetyTimeoutMs))
       << "the normal client's request did not arrive within " << kSafetyTimeoutMs << " ms";
-  rpma_conn_req *server_req = nullptr;
+  rpma_conn_req* server_req = nullptr;
   ASSERT_EQ(0, rpma_ep_next_conn_req(ep, nullptr, &server_req));
   rpma_conn_private_data pdata = {desc.data(), static_cast<uint8_t>(desc.size())};
-  rpma_conn *server = nullptr;
+  rpma_conn* server = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&server_req, &pdata, &server));
 
   rpma_conn_event event = RPMA_CONN_UNDEFINED;
@@ -166,14 +166,14 @@ void ExpectNormalConnectionWorks(rpma_peer *peer, rpma_ep *ep, const std::string
 
   rpma_conn_private_data got = {nullptr, 0};
   ASSERT_EQ(0, rpma_conn_get_private_data(client, &got));
-  rpma_mr_remote *remote = nullptr;
+  rpma_mr_remote* remote = nullptr;
   ASSERT_EQ(0, rpma_mr_remote_from_descriptor(got.ptr, got.len, &remote));
-  rpma_cq *cq = nullptr;
+  rpma_cq* cq = nullptr;
   ASSERT_EQ(0, rpma_conn_get_cq(client, &cq));
   ibv_wc wc;
 
   ASSERT_EQ(0, rpma_write(client, remote, 128, client_mr, 0, sizeof(kText),
-                          RPMA_F_COMPLETION_ALWAYS, reinterpret_cast<const void *>(1)));
+                          RPMA_F_COMPLETION_ALWAYS, reinterpret_cast<const void*>(1)));
   ASSERT_EQ(0, NextCompletion(cq, kSafetyTimeoutMs, &wc));
   EXPECT_EQ(1u, wc.wr_id);
   EXPECT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
@@ -181,7 +181,7 @@ void ExpectNormalConnectionWorks(rpma_peer *peer, rpma_ep *ep, const std::string
   EXPECT_STREQ(kText, server_mem.data() + 128);
 
   ASSERT_EQ(0, rpma_read(client, client_mr, 1024, remote, 128, sizeof(kText),
-                         RPMA_F_COMPLETION_ALWAYS, reinterpret_cast<const void *>(2)));
+                         RPMA_F_COMPLETION_ALWAYS, reinterpret_cast<const void*>(2)));
   ASSERT_EQ(0, NextCompletion(cq, kSafetyTimeoutMs, &wc));
   EXPECT_EQ(2u, wc.wr_id);
   EXPECT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);

@@ -28,13 +28,13 @@ enum FrameType : uint16_t {
 constexpr size_t kHeaderSize = 16;
 
 // Appends `value` as `bytes` little-endian bytes.
-void PutLe(std::vector<uint8_t> *out, uint64_t value, int bytes);
+void PutLe(std::vector<uint8_t>* out, uint64_t value, int bytes);
 
 // A 16-byte frame header: magic, version, type, body length, reserved.
 std::vector<uint8_t> Header(uint32_t magic, uint16_t version, uint16_t type, uint32_t length);
 
 // A whole frame of this protocol version: header and body.
-std::vector<uint8_t> Frame(uint16_t type, const std::vector<uint8_t> &body);
+std::vector<uint8_t> Frame(uint16_t type, const std::vector<uint8_t>& body);
 
 // A REQUEST body (PROTOCOL.md): the fields, then `bytes` (a write's or send's payload).
 struct Request {
@@ -50,7 +50,7 @@ struct Request {
   uint64_t atomic_value = 0;
   std::vector<uint8_t> bytes;
 };
-std::vector<uint8_t> RequestBody(const Request &request);
+std::vector<uint8_t> RequestBody(const Request& request);
 
 // The peer's end of one connection, byte by byte, with gtest assertions. Use the methods
 // that assert with ASSERT_NO_FATAL_FAILURE.
@@ -59,9 +59,9 @@ class PeerWire {
   virtual ~PeerWire() = default;
   // Sends all of `bytes` (the simulator may close early: that ends the sending but is no
   // failure).
-  virtual void Send(const std::vector<uint8_t> &bytes) = 0;
+  virtual void Send(const std::vector<uint8_t>& bytes) = 0;
   // Reads one frame (safety timeout); its type and body.
-  virtual void ReadFrame(uint16_t *type, std::vector<uint8_t> *body) = 0;
+  virtual void ReadFrame(uint16_t* type, std::vector<uint8_t>* body) = 0;
   // Expects the simulator to close the connection within the safety timeout. Bytes it sends
   // first are reported, not failed on.
   virtual void ExpectClosed() = 0;
@@ -74,13 +74,13 @@ class RawPeer : public PeerWire {
  public:
   RawPeer() = default;
   ~RawPeer() override;
-  RawPeer(const RawPeer &) = delete;
-  RawPeer &operator=(const RawPeer &) = delete;
+  RawPeer(const RawPeer&) = delete;
+  RawPeer& operator=(const RawPeer&) = delete;
 
-  void Connect(const std::string &port);
+  void Connect(const std::string& port);
   // EPIPE and ECONNRESET end the sending.
-  void Send(const std::vector<uint8_t> &bytes) override;
-  void ReadFrame(uint16_t *type, std::vector<uint8_t> *body) override;
+  void Send(const std::vector<uint8_t>& bytes) override;
+  void ReadFrame(uint16_t* type, std::vector<uint8_t>* body) override;
   // recv returns 0 or fails.
   void ExpectClosed() override;
   void Close() override;
@@ -91,7 +91,7 @@ class RawPeer : public PeerWire {
 
 // A normal client connects to `ep` (listening on 127.0.0.1:port with `peer`), writes into
 // the server's memory, reads it back and disconnects: the process still serves.
-void ExpectNormalConnectionWorks(rpma_peer *peer, rpma_ep *ep, const std::string &port);
+void ExpectNormalConnectionWorks(rpma_peer* peer, rpma_ep* ep, const std::string& port);
 
 }  // namespace raw_peer
 

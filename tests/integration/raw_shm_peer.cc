@@ -1,8 +1,8 @@
 // raw_shm_peer.cc -- frames through a connection's rings, written and read by hand.
 #include "tests/integration/raw_shm_peer.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -21,7 +21,7 @@ ShmPeer::~ShmPeer() {
   if (fd_ >= 0) close(fd_);
 }
 
-void ShmPeer::Connect(const std::string &port) {
+void ShmPeer::Connect(const std::string& port) {
   ring_capacity_ = rpma_sim::ShmSegment::RingCapacityFor(10);
   ASSERT_EQ(rpma_sim::Status::kOk, rpma_sim::ShmSegment::Create(ring_capacity_, &segment_));
   fd_ = shm_open(("/" + segment_->name()).c_str(), O_RDWR, 0);
@@ -39,13 +39,13 @@ std::vector<uint8_t> ShmPeer::Offer() const {
   return offer;
 }
 
-void ShmPeer::Send(const std::vector<uint8_t> &bytes) {
+void ShmPeer::Send(const std::vector<uint8_t>& bytes) {
   if (!on_rings_) return tcp_.Send(bytes);
-  rpma_sim::ShmRing &ring = segment_->outbound();
+  rpma_sim::ShmRing& ring = segment_->outbound();
   long long deadline = integration::NowMs() + kSafetyTimeoutMs;
   size_t sent = 0;
   while (sent < bytes.size()) {
-    iovec part{const_cast<uint8_t *>(bytes.data()) + sent, bytes.size() - sent};
+    iovec part{const_cast<uint8_t*>(bytes.data()) + sent, bytes.size() - sent};
     ssize_t n = ring.TryWrite(&part, 1);
     if (n < 0) return;  // the simulator closed its end: the sending ends, no failure
     if (n > 0) {
@@ -62,9 +62,9 @@ void ShmPeer::Send(const std::vector<uint8_t> &bytes) {
 
 void ShmPeer::Ring() { tcp_.Send(Frame(kDoorbell, {})); }
 
-void ShmPeer::ReadFrame(uint16_t *type, std::vector<uint8_t> *body) {
+void ShmPeer::ReadFrame(uint16_t* type, std::vector<uint8_t>* body) {
   if (!on_rings_) return tcp_.ReadFrame(type, body);
-  rpma_sim::ShmRing &ring = segment_->inbound();
+  rpma_sim::ShmRing& ring = segment_->inbound();
   long long deadline = integration::NowMs() + kSafetyTimeoutMs;
   uint8_t header[kHeaderSize];
   for (;;) {

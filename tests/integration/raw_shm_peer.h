@@ -25,7 +25,7 @@ class ShmPeer : public PeerWire {
 
   // Creates the segment (the default depth's ring size) and connects over TCP. Until
   // UseRings, Send and ReadFrame go over TCP.
-  void Connect(const std::string &port);
+  void Connect(const std::string& port);
   // The HELLO body's offer (PROTOCOL.md): offer 1, required 1, the nonce and the name.
   std::vector<uint8_t> Offer() const;
   // After an ACCEPT with shm = 1: frames go through the rings from now on.
@@ -33,8 +33,8 @@ class ShmPeer : public PeerWire {
   // Sends a DOORBELL frame on TCP: the server looks at the rings.
   void Ring();
 
-  void Send(const std::vector<uint8_t> &bytes) override;
-  void ReadFrame(uint16_t *type, std::vector<uint8_t> *body) override;
+  void Send(const std::vector<uint8_t>& bytes) override;
+  void ReadFrame(uint16_t* type, std::vector<uint8_t>* body) override;
   // The TCP connection ends (the simulator closes the rings first).
   void ExpectClosed() override;
   // Closes this side's ring, then TCP.
@@ -44,7 +44,7 @@ class ShmPeer : public PeerWire {
   // gone once the server opened it), as a same-user peer can.
   void Truncate();
 
-  rpma_sim::ShmSegment &segment() { return *segment_; }
+  rpma_sim::ShmSegment& segment() { return *segment_; }
   size_t ring_capacity() const { return ring_capacity_; }
 
  private:

@@ -20,13 +20,13 @@ namespace {
 
 TEST(ShmExhaustionTest, NoRoomForTheSegmentFailsTheConnectCallAndRecovers) {
   ASSERT_EQ(0, rpma_log_set_function(KeepLogLine));
-  rpma_peer *peer = nullptr;
+  rpma_peer* peer = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer));
   std::string port = FreeTcpPort();
-  rpma_ep *ep = nullptr;
+  rpma_ep* ep = nullptr;
   ASSERT_EQ(0, rpma_ep_listen(peer, kLoopback, port.c_str(), &ep));
 
-  rpma_conn_req *req = nullptr;
+  rpma_conn_req* req = nullptr;
   ASSERT_EQ(0, rpma_conn_req_new(peer, kLoopback, port.c_str(), nullptr, &req));
   rlimit saved{};
   ASSERT_EQ(0, getrlimit(RLIMIT_FSIZE, &saved));
@@ -34,7 +34,7 @@ TEST(ShmExhaustionTest, NoRoomForTheSegmentFailsTheConnectCallAndRecovers) {
   lowered.rlim_cur = 4096;  // far below a segment's header and two rings
   void (*saved_handler)(int) = signal(SIGXFSZ, SIG_IGN);
   ASSERT_EQ(0, setrlimit(RLIMIT_FSIZE, &lowered));
-  rpma_conn *client = nullptr;
+  rpma_conn* client = nullptr;
   int connected = rpma_conn_req_connect(&req, nullptr, &client);
   ASSERT_EQ(0, setrlimit(RLIMIT_FSIZE, &saved));
   signal(SIGXFSZ, saved_handler);

@@ -20,7 +20,8 @@ TEST(RealBackend, RemoteDeviceLookupFailsWithProvider) {
 }
 
 TEST(RealBackend, ArgumentChecksStillWork) {
-  EXPECT_EQ(RPMA_E_INVAL, rpma_utils_get_ibv_context(nullptr, RPMA_UTIL_IBV_CONTEXT_LOCAL, nullptr));
+  EXPECT_EQ(RPMA_E_INVAL,
+            rpma_utils_get_ibv_context(nullptr, RPMA_UTIL_IBV_CONTEXT_LOCAL, nullptr));
   EXPECT_EQ(RPMA_E_INVAL, rpma_peer_new(nullptr, nullptr));
   EXPECT_STREQ("Provider error occurred", rpma_err_2str(RPMA_E_PROVIDER));
 }

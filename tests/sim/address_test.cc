@@ -1,4 +1,5 @@
-// Tests of address resolution (sim/fabric/address): ResolveAddress, SocketAddress and HostOwnsAddress.
+// Tests of address resolution (sim/fabric/address): ResolveAddress, SocketAddress and
+// HostOwnsAddress.
 #include "sim/fabric/address.h"
 
 #include <arpa/inet.h>
@@ -43,14 +44,13 @@ TEST_F(AddressTest, LocalhostResolvesToLoopback) {
     EXPECT_EQ(127u, ntohl(ip.s_addr) >> 24) << address.ToString();
   } else {
     ASSERT_EQ(AF_INET6, address.family());
-    EXPECT_TRUE(IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6&>(address.storage).sin6_addr))
+    EXPECT_TRUE(
+        IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6&>(address.storage).sin6_addr))
         << address.ToString();
   }
 }
 
-TEST_F(AddressTest, HighestPortResolves) {
-  EXPECT_EQ(65535, Resolve("127.0.0.1", "65535").port());
-}
+TEST_F(AddressTest, HighestPortResolves) { EXPECT_EQ(65535, Resolve("127.0.0.1", "65535").port()); }
 
 TEST_F(AddressTest, NumericPortAbove65535IsProvider) {
   SocketAddress address;

@@ -1,4 +1,5 @@
-// Tests of CompletionChannel with armed CQs (sim/verbs/completion_channel): one event per arm, fd, wake-up.
+// Tests of CompletionChannel with armed CQs (sim/verbs/completion_channel): one event per arm, fd,
+// wake-up.
 #include "sim/verbs/completion_channel.h"
 
 #include <sys/syscall.h>
@@ -46,9 +47,7 @@ class CompletionChannelTest : public ::testing::Test {
   CompletionQueue other_cq_{16, channel_};
 };
 
-TEST_F(CompletionChannelTest, FdIsValid) {
-  EXPECT_GE(channel_->fd(), 0);
-}
+TEST_F(CompletionChannelTest, FdIsValid) { EXPECT_GE(channel_->fd(), 0); }
 
 TEST_F(CompletionChannelTest, NonBlockingGetEventWithNothingPendingIsNoCompletion) {
   CompletionQueue* cq = nullptr;

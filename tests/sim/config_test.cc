@@ -71,8 +71,10 @@ TEST_F(EnvFlagTest, FalseWords) {
 }
 
 TEST_F(EnvFlagTest, WordsAreCaseInsensitive) {
-  for (const char* value : {"YES", "On", "TRUE", "tRuE"}) EXPECT_TRUE(FlagWith(value, false)) << value;
-  for (const char* value : {"NO", "Off", "FALSE", "fAlSe"}) EXPECT_FALSE(FlagWith(value, true)) << value;
+  for (const char* value : {"YES", "On", "TRUE", "tRuE"})
+    EXPECT_TRUE(FlagWith(value, false)) << value;
+  for (const char* value : {"NO", "Off", "FALSE", "fAlSe"})
+    EXPECT_FALSE(FlagWith(value, true)) << value;
 }
 
 TEST_F(EnvFlagTest, GarbageGivesTheFallbackAndAWarning) {

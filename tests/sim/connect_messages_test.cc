@@ -43,22 +43,22 @@ TEST(ConnectMessagesTest, MalformedHellosAreRefused) {
   good.offer = ShmOffer{"rpma-sim-1-0-1", 7, false};
   std::vector<uint8_t> body = EncodeHello(good);
   std::vector<std::vector<uint8_t>> bad = {
-      {},                                  // empty
-      {0},                                 // no offer flag
-      {3, 'a', 'b'},                       // private data past the end
-      {0, 2},                              // an offer flag that is neither 0 nor 1
-      {0, 0, 9},                           // bytes after the end
+      {},                                                  // empty
+      {0},                                                 // no offer flag
+      {3, 'a', 'b'},                                       // private data past the end
+      {0, 2},                                              // an offer flag that is neither 0 nor 1
+      {0, 0, 9},                                           // bytes after the end
       std::vector<uint8_t>(body.begin(), body.end() - 1),  // offer cut short
   };
   std::vector<uint8_t> long_private(1, 57);
   long_private.resize(1 + 57, 'x');
   long_private.push_back(0);
-  bad.push_back(long_private);             // 57 bytes of private data
+  bad.push_back(long_private);  // 57 bytes of private data
   std::vector<uint8_t> not_required_flag = body;
-  not_required_flag[2] = 2;                // required must be 0 or 1
+  not_required_flag[2] = 2;  // required must be 0 or 1
   bad.push_back(not_required_flag);
   std::vector<uint8_t> empty_name = {0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  bad.push_back(empty_name);               // a name of 0 bytes
+  bad.push_back(empty_name);  // a name of 0 bytes
   for (size_t i = 0; i < bad.size(); ++i) {
     HelloMessage decoded;
     std::string error;
@@ -75,8 +75,8 @@ TEST(ConnectMessagesTest, AcceptRoundTripsAndRefusesMalformedBodies) {
   EXPECT_EQ(accept.private_data, decoded.private_data);
   EXPECT_TRUE(decoded.shared_memory);
   EXPECT_EQ(accept.node, decoded.node);
-  for (const std::vector<uint8_t>& bad : std::vector<std::vector<uint8_t>>{
-           {}, {0}, {0, 2}, {0, 1, 0}, {5, 1, 2}}) {
+  for (const std::vector<uint8_t>& bad :
+       std::vector<std::vector<uint8_t>>{{}, {0}, {0, 2}, {0, 1, 0}, {5, 1, 2}}) {
     EXPECT_FALSE(DecodeAccept(bad, 196, &decoded, &error));
   }
   std::vector<uint8_t> too_long = EncodeAccept(accept);

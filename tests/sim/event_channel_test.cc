@@ -1,4 +1,5 @@
-// Tests of the CM EventChannel (sim/cm/event_channel): Push/Next order, non-blocking Next, TakeAll, wake-up.
+// Tests of the CM EventChannel (sim/cm/event_channel): Push/Next order, non-blocking Next, TakeAll,
+// wake-up.
 #include "sim/cm/event_channel.h"
 
 #include <sys/syscall.h>
@@ -30,9 +31,7 @@ class EventChannelTest : public ::testing::Test {
   EventChannel channel_;
 };
 
-TEST_F(EventChannelTest, FdIsValid) {
-  EXPECT_GE(channel_.fd(), 0);
-}
+TEST_F(EventChannelTest, FdIsValid) { EXPECT_GE(channel_.fd(), 0); }
 
 TEST_F(EventChannelTest, NonBlockingNextWithNothingPendingIsNoEvent) {
   CmEvent event;

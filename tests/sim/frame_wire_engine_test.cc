@@ -25,9 +25,9 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-#include <gtest/gtest.h>
 
 #include "sim/fabric/io_service.h"
 #include "sim/transport/frame.h"
@@ -193,7 +193,8 @@ TEST_F(EngineWireTest, AFrameArrivingInPiecesIsHandedOverWholeOnce) {
   // have taken each piece before the next is sent.
   const size_t cuts[] = {0, kFrameHeaderSize / 2, kFrameHeaderSize + 100, bytes.size()};
   for (int piece = 0; piece < 3; ++piece) {
-    ASSERT_NO_FATAL_FAILURE(SendAll(peer_, bytes.data() + cuts[piece], cuts[piece + 1] - cuts[piece]));
+    ASSERT_NO_FATAL_FAILURE(
+        SendAll(peer_, bytes.data() + cuts[piece], cuts[piece + 1] - cuts[piece]));
     if (piece < 2) {
       ASSERT_TRUE(EngineTookEverything());
       EXPECT_TRUE(handler_->frames().empty()) << "a frame was handed over before it was whole";
@@ -249,7 +250,8 @@ TEST_F(EngineWireTest, AFrameLargerThanTheSocketBuffersLeavesWhole) {
   std::vector<uint8_t> received(expected.size());
   size_t got = 0;
   while (got < received.size()) {
-    ssize_t n = recv(peer_, received.data() + got, std::min<size_t>(64 << 10, received.size() - got), 0);
+    ssize_t n =
+        recv(peer_, received.data() + got, std::min<size_t>(64 << 10, received.size() - got), 0);
     ASSERT_GT(n, 0) << "the wire's bytes stopped after " << got;
     got += static_cast<size_t>(n);
   }

@@ -1,4 +1,5 @@
-// Tests of the logging core (sim/common/log): thresholds, LogFunctionFor, custom and default functions.
+// Tests of the logging core (sim/common/log): thresholds, LogFunctionFor, custom and default
+// functions.
 #include "sim/common/log.h"
 
 #include <ctype.h>
@@ -238,15 +239,15 @@ TEST_F(LogTest, DefaultFunctionWithoutFileWritesOnlyTheMessage) {
 TEST_F(LogTest, DefaultFunctionWritesNothingToStderrAboveAux) {
   LogSetThreshold(LogThreshold::kMain, LogLevel::kDisabled);
   LogSetThreshold(LogThreshold::kAux, LogLevel::kWarning);
-  const std::string out = CaptureStderr(
-      [] { DefaultLogFunction(LogLevel::kNotice, "file.cc", 42, "func", "quiet"); });
+  const std::string out =
+      CaptureStderr([] { DefaultLogFunction(LogLevel::kNotice, "file.cc", 42, "func", "quiet"); });
   EXPECT_EQ("", out);
 }
 
 TEST_F(LogTest, DefaultFunctionWritesNothingToStderrWhenAuxIsDisabled) {
   LogSetThreshold(LogThreshold::kMain, LogLevel::kDisabled);
-  const std::string out = CaptureStderr(
-      [] { DefaultLogFunction(LogLevel::kFatal, "file.cc", 42, "func", "quiet"); });
+  const std::string out =
+      CaptureStderr([] { DefaultLogFunction(LogLevel::kFatal, "file.cc", 42, "func", "quiet"); });
   EXPECT_EQ("", out);
 }
 

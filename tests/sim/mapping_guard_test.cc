@@ -57,7 +57,7 @@ TEST_F(MappingGuardTest, AnUntouchedMappingIsNotTruncated) {
 TEST_F(MappingGuardTest, PagesTheFileLostReadZerosAndTheGuardSaysSo) {
   MappingGuard guard(const_cast<uint8_t*>(base_), kPages * page_);
   ASSERT_EQ(0, ftruncate(fd_, static_cast<off_t>(page_)));  // the peer truncates it
-  EXPECT_EQ(0x5A, base_[page_ - 1]);  // still in the file
+  EXPECT_EQ(0x5A, base_[page_ - 1]);                        // still in the file
   EXPECT_FALSE(guard.truncated());
   EXPECT_EQ(0, base_[2 * page_ + 5]);  // gone: would raise SIGBUS
   EXPECT_TRUE(guard.truncated());
@@ -97,7 +97,12 @@ TEST_F(MappingGuardTest, AnUnguardedMappingStillDiesOfSigbus) {
   auto died = [](int status) {
     return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0);
   };
-  EXPECT_EXIT({ (void)base_[2 * page_]; _exit(0); }, died, "");
+  EXPECT_EXIT(
+      {
+        (void)base_[2 * page_];
+        _exit(0);
+      },
+      died, "");
 }
 
 }  // namespace

@@ -106,9 +106,7 @@ class MemoryRegionTableTest : public ::testing::Test {
   uint8_t buffer_[256] = {};
 };
 
-TEST_F(MemoryRegionTableTest, GetIsOneTable) {
-  EXPECT_EQ(&MemoryRegionTable::Get(), &table_);
-}
+TEST_F(MemoryRegionTableTest, GetIsOneTable) { EXPECT_EQ(&MemoryRegionTable::Get(), &table_); }
 
 TEST_F(MemoryRegionTableTest, RegisterFillsTheRegion) {
   auto region = table_.Register(nullptr, buffer_, sizeof(buffer_), IBV_ACCESS_REMOTE_READ);

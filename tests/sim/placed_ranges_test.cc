@@ -23,8 +23,8 @@ std::string Dump(const PlacedRanges& ranges) {
   std::string out;
   for (const auto& entry : ranges.ranges()) {
     const Placement& p = entry.second.placement;
-    out += "[" + std::to_string(entry.first) + "," + std::to_string(entry.second.end) + ")=" +
-           std::to_string(p.placer) + ":" + std::to_string(p.first) + "-" +
+    out += "[" + std::to_string(entry.first) + "," + std::to_string(entry.second.end) +
+           ")=" + std::to_string(p.placer) + ":" + std::to_string(p.first) + "-" +
            std::to_string(p.last) + (p.visibility_flushed ? "v" : "") + " ";
   }
   return out;
@@ -150,19 +150,28 @@ TEST_F(PlacedRangesTest, ForEachOfFindsEachPlacersRangesThroughEveryChange) {
   for (int step = 0; step < 20000; ++step) {
     uint64_t begin = random() % 4096, length = 1 + random() % 64, placer = 1 + random() % kPlacers;
     switch (random() % 8) {
-      case 0: ranges_.MakeDurable(begin, begin + length); break;
-      case 1: ranges_.MarkVisibilityFlushed(begin, begin + length); break;
-      case 2: if (random() % 16 == 0) ranges_.MakeDurableOf(placer); break;
-      case 3: if (random() % 16 == 0) ranges_.Disown(placer); break;
-      default: Place(begin, begin + length, By(placer, step + 1)); break;
+      case 0:
+        ranges_.MakeDurable(begin, begin + length);
+        break;
+      case 1:
+        ranges_.MarkVisibilityFlushed(begin, begin + length);
+        break;
+      case 2:
+        if (random() % 16 == 0) ranges_.MakeDurableOf(placer);
+        break;
+      case 3:
+        if (random() % 16 == 0) ranges_.Disown(placer);
+        break;
+      default:
+        Place(begin, begin + length, By(placer, step + 1));
+        break;
     }
     if (step % 500 == 0) ASSERT_NO_FATAL_FAILURE(ExpectIndexMatches(ranges_, kPlacers));
   }
   ASSERT_NO_FATAL_FAILURE(ExpectIndexMatches(ranges_, kPlacers));
   uint64_t bytes = 0;
-  ranges_.ForEachOf(1, [&](uint64_t begin, const PlacedRanges::Range& range) {
-    bytes += range.end - begin;
-  });
+  ranges_.ForEachOf(
+      1, [&](uint64_t begin, const PlacedRanges::Range& range) { bytes += range.end - begin; });
   EXPECT_EQ(bytes, ranges_.MakeDurableOf(1));
   ranges_.ForEachOf(1, [](uint64_t, const PlacedRanges::Range&) { ADD_FAILURE() << "left"; });
   ASSERT_NO_FATAL_FAILURE(ExpectIndexMatches(ranges_, kPlacers));

@@ -159,9 +159,7 @@ TEST_F(ShmRingTest, ClosedProducerIsSeenByTheConsumer) {
   EXPECT_EQ(Read(10), "ab");  // what was written before stays readable
 }
 
-TEST_F(ShmRingTest, ConsumerArmsOnAnEmptyRing) {
-  EXPECT_TRUE(ring_.ArmConsumerDoorbell());
-}
+TEST_F(ShmRingTest, ConsumerArmsOnAnEmptyRing) { EXPECT_TRUE(ring_.ArmConsumerDoorbell()); }
 
 TEST_F(ShmRingTest, AWriteAfterTheConsumerArmedRingsExactlyOnce) {
   ASSERT_TRUE(ring_.ArmConsumerDoorbell());

@@ -7,11 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <time.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <boost/interprocess/shared_memory_object.hpp>

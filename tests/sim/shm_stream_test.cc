@@ -308,9 +308,10 @@ TEST(ShmStreamTruncationTest, APeerThatTruncatesTheSegmentEndsTheStreamNotThePro
   ASSERT_EQ(ShmSegment::Open(client_segment->name(), client_segment->nonce(), &server_segment),
             Status::kOk);
   std::unique_ptr<ShmStream> server;
-  ShmStream client(client_segment, "server", [&server] { server->OnDoorbell(); }, [] {});
-  server = std::make_unique<ShmStream>(server_segment, "client", [&client] { client.OnDoorbell(); },
-                                       [] {});
+  ShmStream client(
+      client_segment, "server", [&server] { server->OnDoorbell(); }, [] {});
+  server = std::make_unique<ShmStream>(
+      server_segment, "client", [&client] { client.OnDoorbell(); }, [] {});
   std::vector<uint8_t> frame = Pattern(100, 1);
   ASSERT_TRUE(WriteAll(client, frame));
   std::vector<uint8_t> got(frame.size());

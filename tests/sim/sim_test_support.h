@@ -43,7 +43,8 @@ inline bool WaitUntilBlockedIn(pid_t tid, std::initializer_list<long> syscall_nu
     std::ifstream stat_file(task + "/stat");
     std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
     const size_t paren = stat.rfind(')');
-    const char state = paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
+    const char state =
+        paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
     std::ifstream syscall_file(task + "/syscall");
     long number = -1;
     bool in_one = false;

@@ -7,25 +7,25 @@
 
 namespace soak {
 
-ShadowRegion::ShadowRegion(std::string name, const uint8_t *base, size_t size)
+ShadowRegion::ShadowRegion(std::string name, const uint8_t* base, size_t size)
     : name_(std::move(name)), base_(base), current_(base, base + size), durable_(current_) {}
 
-std::vector<uint8_t> ShadowRegion::Place(size_t offset, const uint8_t *bytes, size_t len) {
+std::vector<uint8_t> ShadowRegion::Place(size_t offset, const uint8_t* bytes, size_t len) {
   std::vector<uint8_t> before(current_.begin() + offset, current_.begin() + offset + len);
   std::copy(bytes, bytes + len, current_.begin() + offset);  // len may be 0, bytes null
   return before;
 }
 
-void ShadowRegion::Undo(size_t offset, const std::vector<uint8_t> &before) {
+void ShadowRegion::Undo(size_t offset, const std::vector<uint8_t>& before) {
   std::copy(before.begin(), before.end(), current_.begin() + offset);
 }
 
-void ShadowRegion::MakeDurable(size_t offset, const uint8_t *bytes, size_t len) {
+void ShadowRegion::MakeDurable(size_t offset, const uint8_t* bytes, size_t len) {
   std::copy(bytes, bytes + len, durable_.begin() + offset);
 }
 
-Mismatch ShadowRegion::Describe(size_t offset, const std::vector<uint8_t> &expected,
-                                const char *against) const {
+Mismatch ShadowRegion::Describe(size_t offset, const std::vector<uint8_t>& expected,
+                                const char* against) const {
   char line[160];
   snprintf(line, sizeof(line), "region %s (%zu bytes), offset %zu: expected (%s)", name_.c_str(),
            size(), offset, against);
@@ -50,10 +50,10 @@ Mismatch ShadowRegion::CheckCurrent() const {
   return Describe(at, current_, "current");
 }
 
-Mismatch ShadowRegion::CheckPowerFailure(rpma_sim_loss mode, size_t *reverted) {
+Mismatch ShadowRegion::CheckPowerFailure(rpma_sim_loss mode, size_t* reverted) {
   *reverted = 0;
   if (mode == RPMA_SIM_LOSS_ALL || mode == RPMA_SIM_LOSS_NONE) {
-    const std::vector<uint8_t> &expected = mode == RPMA_SIM_LOSS_ALL ? durable_ : current_;
+    const std::vector<uint8_t>& expected = mode == RPMA_SIM_LOSS_ALL ? durable_ : current_;
     if (memcmp(base_, expected.data(), size()) != 0) {
       size_t at = 0;
       while (base_[at] == expected[at]) ++at;

@@ -25,23 +25,23 @@ struct Mismatch {
 // work request that could place bytes there is outstanding.
 class ShadowRegion {
  public:
-  ShadowRegion(std::string name, const uint8_t *base, size_t size);
-  ShadowRegion(const ShadowRegion &) = delete;
-  ShadowRegion &operator=(const ShadowRegion &) = delete;
+  ShadowRegion(std::string name, const uint8_t* base, size_t size);
+  ShadowRegion(const ShadowRegion&) = delete;
+  ShadowRegion& operator=(const ShadowRegion&) = delete;
 
-  const std::string &name() const { return name_; }
+  const std::string& name() const { return name_; }
   size_t size() const { return current_.size(); }
-  const uint8_t *current() const { return current_.data(); }
+  const uint8_t* current() const { return current_.data(); }
 
   // A remote operation places `len` bytes at `offset`. Returns what they replaced, for Undo.
-  std::vector<uint8_t> Place(size_t offset, const uint8_t *bytes, size_t len);
+  std::vector<uint8_t> Place(size_t offset, const uint8_t* bytes, size_t len);
 
   // Puts back what Place returned (the operation turned out not to have executed).
-  void Undo(size_t offset, const std::vector<uint8_t> &before);
+  void Undo(size_t offset, const std::vector<uint8_t>& before);
 
   // A completed persistent flush (or the target's own persist) made [offset, offset + len)
   // durable with the values `bytes` (the current values where the flush executed).
-  void MakeDurable(size_t offset, const uint8_t *bytes, size_t len);
+  void MakeDurable(size_t offset, const uint8_t* bytes, size_t len);
 
   // Everything current becomes durable (after a power failure, or a persist of everything).
   void AllDurable() { durable_ = current_; }
@@ -54,14 +54,13 @@ class ShadowRegion {
   // (aligned by address, as the CPU aligns them, and clipped to the region) is wholly its
   // durable or wholly its current value. On success the model adopts the real bytes as both
   // current and durable, and *reverted counts the units (bytes for ALL/NONE) that reverted.
-  Mismatch CheckPowerFailure(rpma_sim_loss mode, size_t *reverted);
+  Mismatch CheckPowerFailure(rpma_sim_loss mode, size_t* reverted);
 
  private:
-  Mismatch Describe(size_t offset, const std::vector<uint8_t> &expected,
-                    const char *against) const;
+  Mismatch Describe(size_t offset, const std::vector<uint8_t>& expected, const char* against) const;
 
   const std::string name_;
-  const uint8_t *const base_;
+  const uint8_t* const base_;
   std::vector<uint8_t> current_;
   std::vector<uint8_t> durable_;
 };

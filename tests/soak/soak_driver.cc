@@ -19,10 +19,13 @@ ibv_wc_opcode SendOpcode(Kind kind) {
   switch (kind) {
     case kRead:
     case kFlushPersistent:
-    case kFlushVisibility: return IBV_WC_RDMA_READ;
+    case kFlushVisibility:
+      return IBV_WC_RDMA_READ;
     case kSend:
-    case kSendWithImm: return IBV_WC_SEND;
-    default: return IBV_WC_RDMA_WRITE;
+    case kSendWithImm:
+      return IBV_WC_SEND;
+    default:
+      return IBV_WC_RDMA_WRITE;
   }
 }
 
@@ -30,24 +33,26 @@ bool IsMessage(Kind kind) { return kind == kSend || kind == kSendWithImm || kind
 
 }  // namespace
 
-SoakDriver::SoakDriver(const SoakOptions &options)
+SoakDriver::SoakDriver(const SoakOptions& options)
     : options_(options), rng_(options.seed), sizes_rng_(options.seed * 0x9E3779B97F4A7C15ull + 1) {}
 
 // A length: 5% empty, half small, some up to a KiB, some up to `max`.
-static size_t DrawLength(std::mt19937_64 &rng, size_t max) {
+static size_t DrawLength(std::mt19937_64& rng, size_t max) {
   uint64_t u = rng() % 100;
   size_t len = u < 5 ? 0 : u < 55 ? 1 + rng() % 64 : u < 85 ? 1 + rng() % 1024 : 1 + rng() % 4096;
   return std::min(len, max);
 }
 
 Op SoakDriver::Generate(uint64_t index) {
-  static const struct { Kind kind; int weight; } kMix[] = {
-      {kWrite, 24}, {kRead, 16}, {kAtomicWrite, 8}, {kFlushPersistent, 9},
-      {kFlushVisibility, 5}, {kSend, 14}, {kSendWithImm, 10}, {kWriteWithImm, 14}};
+  static const struct {
+    Kind kind;
+    int weight;
+  } kMix[] = {{kWrite, 24},          {kRead, 16}, {kAtomicWrite, 8},  {kFlushPersistent, 9},
+              {kFlushVisibility, 5}, {kSend, 14}, {kSendWithImm, 10}, {kWriteWithImm, 14}};
   Op op;
   op.index = index;
   int draw = static_cast<int>(rng_() % 100);
-  for (const auto &entry : kMix) {
+  for (const auto& entry : kMix) {
     op.kind = entry.kind;
     if ((draw -= entry.weight) < 0) break;
   }
@@ -58,7 +63,7 @@ Op SoakDriver::Generate(uint64_t index) {
     case kAtomicWrite:
       op.len = 8;
       op.offset = 8 * (rng_() % (size / 8));
-      for (uint8_t &byte : op.atomic_value) byte = static_cast<uint8_t>(rng_());
+      for (uint8_t& byte : op.atomic_value) byte = static_cast<uint8_t>(rng_());
       break;
     case kFlushPersistent:
     case kFlushVisibility:
@@ -80,8 +85,8 @@ Op SoakDriver::Generate(uint64_t index) {
   return op;
 }
 
-void SoakDriver::ApplyToModel(Op *op) {
-  ShadowRegion &shadow = Shadow(op->region);
+void SoakDriver::ApplyToModel(Op* op) {
+  ShadowRegion& shadow = Shadow(op->region);
   switch (op->kind) {
     case kWrite:
     case kWriteWithImm:
@@ -99,12 +104,12 @@ void SoakDriver::ApplyToModel(Op *op) {
   }
 }
 
-int SoakDriver::PostToFabric(Op *op) {
-  rpma_conn *conn = fabric_.client();
-  Region &target = Target(op->region);
+int SoakDriver::PostToFabric(Op* op) {
+  rpma_conn* conn = fabric_.client();
+  Region& target = Target(op->region);
   const int flags = op->signalled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR;
-  const void *ctx = reinterpret_cast<const void *>(op->index);
-  rpma_mr_local *src = fabric_.source.mr;
+  const void* ctx = reinterpret_cast<const void*>(op->index);
+  rpma_mr_local* src = fabric_.source.mr;
   switch (op->kind) {
     case kWrite:
       return rpma_write(conn, target.remote, op->offset, src, op->src_offset, op->len, flags, ctx);
@@ -115,24 +120,24 @@ int SoakDriver::PostToFabric(Op *op) {
       // A slot of its own while outstanding (at most 64 consecutive operations are), poisoned
       // so that a read that placed nothing cannot pass.
       op->read_slot = op->index % SoakFabric::kMaxReadSlots;
-      uint8_t *slot = fabric_.read_dst.bytes + op->read_slot * SoakFabric::kReadSlot;
+      uint8_t* slot = fabric_.read_dst.bytes + op->read_slot * SoakFabric::kReadSlot;
       memset(slot, static_cast<int>(0xA5 ^ op->index), SoakFabric::kReadSlot);
       return rpma_read(conn, fabric_.read_dst.mr, op->read_slot * SoakFabric::kReadSlot,
                        target.remote, op->offset, op->len, flags, ctx);
     }
     case kAtomicWrite:
       return rpma_atomic_write(conn, target.remote, op->offset,
-                               reinterpret_cast<const char *>(op->atomic_value), flags, ctx);
+                               reinterpret_cast<const char*>(op->atomic_value), flags, ctx);
     case kFlushPersistent:
     case kFlushVisibility:
-      return rpma_flush(conn, target.remote, op->offset, op->len,
-                        op->kind == kFlushPersistent ? RPMA_FLUSH_TYPE_PERSISTENT
-                                                     : RPMA_FLUSH_TYPE_VISIBILITY,
-                        flags, ctx);
+      return rpma_flush(
+          conn, target.remote, op->offset, op->len,
+          op->kind == kFlushPersistent ? RPMA_FLUSH_TYPE_PERSISTENT : RPMA_FLUSH_TYPE_VISIBILITY,
+          flags, ctx);
     case kSend:
     case kSendWithImm: {
       // An empty message is librpma's 0-byte send: no buffer at all.
-      rpma_mr_local *from = op->len == 0 ? nullptr : src;
+      rpma_mr_local* from = op->len == 0 ? nullptr : src;
       size_t offset = op->len == 0 ? 0 : op->src_offset;
       return op->kind == kSend
                  ? rpma_send(conn, from, offset, op->len, flags, ctx)
@@ -143,7 +148,7 @@ int SoakDriver::PostToFabric(Op *op) {
   }
 }
 
-bool SoakDriver::Post(Op *op) {
+bool SoakDriver::Post(Op* op) {
   current_index_ = op->index;
   if (outstanding_.size() >= sizes_.sq) {
     // A full send queue refuses the post (and nothing happens): every 7th time, try it.
@@ -151,8 +156,10 @@ bool SoakDriver::Post(Op *op) {
         !IsMessage(op->kind)) {
       int ret = PostToFabric(op);
       if (ret != RPMA_E_PROVIDER)
-        Fatal("a post into a full send queue (%zu outstanding, sq %u) returned %d, not "
-              "RPMA_E_PROVIDER", outstanding_.size(), sizes_.sq, ret);
+        Fatal(
+            "a post into a full send queue (%zu outstanding, sq %u) returned %d, not "
+            "RPMA_E_PROVIDER",
+            outstanding_.size(), sizes_.sq, ret);
       ++stats_.kinds[op->kind].queue_full;
     }
     if (!PumpUntil([&] { return outstanding_.size() < sizes_.sq; }, "a free send-queue slot", true))
@@ -195,7 +202,7 @@ void SoakDriver::PostReceive() {
   free_slots_.pop_back();
   uint64_t wr_id = next_recv_id_++;
   Check(rpma_recv(fabric_.server(), fabric_.recv.mr, slot * SoakFabric::kRecvSlot,
-                  SoakFabric::kRecvSlot, reinterpret_cast<const void *>(wr_id)),
+                  SoakFabric::kRecvSlot, reinterpret_cast<const void*>(wr_id)),
         "rpma_recv");
   receives_[wr_id] = slot;
   ++stats_.kinds[kRecv].posted;
@@ -212,7 +219,7 @@ bool SoakDriver::EnsureReceive() {
       "a receive to complete", true);
 }
 
-bool SoakDriver::PumpUntil(const std::function<bool()> &done, const char *what,
+bool SoakDriver::PumpUntil(const std::function<bool()>& done, const char* what,
                            bool bail_on_failure) {
   Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(kSafetyTimeoutMs);
   while (!done()) {
@@ -248,7 +255,7 @@ bool SoakDriver::PollServer() {
   return got > 0;
 }
 
-void SoakDriver::OnClientCompletion(const ibv_wc &wc) {
+void SoakDriver::OnClientCompletion(const ibv_wc& wc) {
   if (wc.qp_num != fabric_.client_qp_num())
     Fatal("a client completion from qp %u, not %u", wc.qp_num, fabric_.client_qp_num());
   size_t at = 0;
@@ -259,7 +266,7 @@ void SoakDriver::OnClientCompletion(const ibv_wc &wc) {
   // Completions come in posting order: what is still pending before this one produced none,
   // which only an unsignalled success may do, and only before a failure.
   for (size_t i = 0; i < at; ++i) {
-    Op &earlier = outstanding_[i];
+    Op& earlier = outstanding_[i];
     if (earlier.state != Op::kPending) continue;
     if (failing_ || earlier.signalled)
       Fatal("operation %llu (%s, %s) got no completion before operation %llu's",
@@ -268,7 +275,7 @@ void SoakDriver::OnClientCompletion(const ibv_wc &wc) {
             static_cast<unsigned long long>(wc.wr_id));
     earlier.state = Op::kOk;
   }
-  Op &op = outstanding_[at];
+  Op& op = outstanding_[at];
   if (wc.status == IBV_WC_SUCCESS) {
     if (failing_) Fatal("operation %llu succeeded after a failure", (unsigned long long)op.index);
     if (!op.signalled) Fatal("unsignalled operation %llu completed", (unsigned long long)op.index);
@@ -281,33 +288,39 @@ void SoakDriver::OnClientCompletion(const ibv_wc &wc) {
       failing_ = true;
       first_error_index_ = op.index;
     } else if (wc.status != IBV_WC_WR_FLUSH_ERR) {
-      Fatal("operation %llu completed with %s after the first failure; expected "
-            "IBV_WC_WR_FLUSH_ERR", (unsigned long long)op.index, ibv_wc_status_str(wc.status));
+      Fatal(
+          "operation %llu completed with %s after the first failure; expected "
+          "IBV_WC_WR_FLUSH_ERR",
+          (unsigned long long)op.index, ibv_wc_status_str(wc.status));
     }
   }
   RetireFront();
 }
 
-void SoakDriver::CheckSuccess(const Op &op, const ibv_wc &wc) {
+void SoakDriver::CheckSuccess(const Op& op, const ibv_wc& wc) {
   const uint32_t byte_len = op.kind == kRead ? static_cast<uint32_t>(op.len) : 0;
   if (wc.opcode != SendOpcode(op.kind) || wc.byte_len != byte_len || wc.wc_flags != 0)
-    Fatal("operation %llu (%s, %zu bytes): opcode %d byte_len %u wc_flags %u; expected "
-          "opcode %d byte_len %u wc_flags 0", (unsigned long long)op.index, KindName(op.kind),
-          op.len, wc.opcode, wc.byte_len, wc.wc_flags, SendOpcode(op.kind), byte_len);
+    Fatal(
+        "operation %llu (%s, %zu bytes): opcode %d byte_len %u wc_flags %u; expected "
+        "opcode %d byte_len %u wc_flags 0",
+        (unsigned long long)op.index, KindName(op.kind), op.len, wc.opcode, wc.byte_len,
+        wc.wc_flags, SendOpcode(op.kind), byte_len);
 }
 
 void SoakDriver::RetireFront() {
   while (!outstanding_.empty() && outstanding_.front().state == Op::kOk) {
-    Op &op = outstanding_.front();
+    Op& op = outstanding_.front();
     ++stats_.kinds[op.kind].ok;
     if (op.kind == kRead) {
-      const uint8_t *got = fabric_.read_dst.bytes + op.read_slot * SoakFabric::kReadSlot;
+      const uint8_t* got = fabric_.read_dst.bytes + op.read_slot * SoakFabric::kReadSlot;
       if (op.len != 0 && memcmp(got, op.snapshot.data(), op.len) != 0) {
         size_t at = 0;
         while (got[at] == op.snapshot[at]) ++at;
-        Fatal("read %llu of region %s at offset %zu, %zu bytes: byte %zu is %02x, the model "
-              "says %02x", (unsigned long long)op.index, Shadow(op.region).name().c_str(),
-              op.offset, op.len, at, got[at], op.snapshot[at]);
+        Fatal(
+            "read %llu of region %s at offset %zu, %zu bytes: byte %zu is %02x, the model "
+            "says %02x",
+            (unsigned long long)op.index, Shadow(op.region).name().c_str(), op.offset, op.len, at,
+            got[at], op.snapshot[at]);
       }
       stats_.bytes_verified += op.len;
     } else if (op.kind == kFlushPersistent) {
@@ -317,7 +330,7 @@ void SoakDriver::RetireFront() {
   }
 }
 
-void SoakDriver::OnServerCompletion(const ibv_wc &wc) {
+void SoakDriver::OnServerCompletion(const ibv_wc& wc) {
   if (wc.qp_num != fabric_.server_qp_num())
     Fatal("a server completion from qp %u, not %u", wc.qp_num, fabric_.server_qp_num());
   auto posted = receives_.find(wc.wr_id);
@@ -341,21 +354,23 @@ void SoakDriver::OnServerCompletion(const ibv_wc &wc) {
   if (wc.opcode != opcode || wc.byte_len != message.len ||
       ((wc.wc_flags & IBV_WC_WITH_IMM) != 0) != with_imm ||
       (with_imm && wc.imm_data != htonl(message.imm)))
-    Fatal("the receive of operation %llu (%s, %zu bytes, imm %u): opcode %d byte_len %u "
-          "wc_flags %u imm_data %u", (unsigned long long)message.op_index,
-          KindName(message.kind), message.len, message.imm, wc.opcode, wc.byte_len,
-          wc.wc_flags, ntohl(wc.imm_data));
+    Fatal(
+        "the receive of operation %llu (%s, %zu bytes, imm %u): opcode %d byte_len %u "
+        "wc_flags %u imm_data %u",
+        (unsigned long long)message.op_index, KindName(message.kind), message.len, message.imm,
+        wc.opcode, wc.byte_len, wc.wc_flags, ntohl(wc.imm_data));
   // A send lands in the slot; a write with imm leaves it as it was.
-  ShadowRegion &shadow = *shadows_[2];
+  ShadowRegion& shadow = *shadows_[2];
   const size_t offset = slot * SoakFabric::kRecvSlot;
   if (message.kind != kWriteWithImm) shadow.Place(offset, message.bytes.data(), message.len);
   if (memcmp(fabric_.recv.bytes + offset, shadow.current() + offset, SoakFabric::kRecvSlot) != 0)
-    Fatal("the receive of operation %llu (%s, %zu bytes) in slot %zu: the slot differs from "
-          "the model", (unsigned long long)message.op_index, KindName(message.kind),
-          message.len, slot);
+    Fatal(
+        "the receive of operation %llu (%s, %zu bytes) in slot %zu: the slot differs from "
+        "the model",
+        (unsigned long long)message.op_index, KindName(message.kind), message.len, slot);
   stats_.bytes_verified += SoakFabric::kRecvSlot;
   ++stats_.kinds[kRecv].ok;
-  for (Op &op : outstanding_)
+  for (Op& op : outstanding_)
     if (op.index == message.op_index) op.arrived = true;
 }
 
@@ -366,7 +381,7 @@ bool SoakDriver::Quiesce() {
 }
 
 void SoakDriver::Checkpoint() {
-  for (const auto &shadow : shadows_) {
+  for (const auto& shadow : shadows_) {
     Mismatch mismatch = shadow->CheckCurrent();
     if (!mismatch.empty()) Fatal("checkpoint: %s", mismatch.what.c_str());
     stats_.bytes_verified += shadow->size();
@@ -377,8 +392,10 @@ void SoakDriver::Checkpoint() {
 void SoakDriver::Run() {
   SetFailureContext(options_.seed, &current_index_);
   fabric_.Open(options_.seed ^ 0x50414B53ull);
-  shadows_.emplace_back(new ShadowRegion("target A", fabric_.target_a.bytes, fabric_.target_a.size));
-  shadows_.emplace_back(new ShadowRegion("target B", fabric_.target_b.bytes, fabric_.target_b.size));
+  shadows_.emplace_back(
+      new ShadowRegion("target A", fabric_.target_a.bytes, fabric_.target_a.size));
+  shadows_.emplace_back(
+      new ShadowRegion("target B", fabric_.target_b.bytes, fabric_.target_b.size));
   shadows_.emplace_back(new ShadowRegion("receives", fabric_.recv.bytes, fabric_.recv.size));
   for (size_t slot = SoakFabric::kMaxRecvSlots; slot > 0; --slot) free_slots_.push_back(slot - 1);
   Reconnect(false);

@@ -77,42 +77,42 @@ struct SoakOptions {
 
 class SoakDriver {
  public:
-  explicit SoakDriver(const SoakOptions &options);
-  SoakDriver(const SoakDriver &) = delete;
-  SoakDriver &operator=(const SoakDriver &) = delete;
+  explicit SoakDriver(const SoakOptions& options);
+  SoakDriver(const SoakDriver&) = delete;
+  SoakDriver& operator=(const SoakDriver&) = delete;
 
   // Runs the soak; returns only when every check passed (any mismatch ends the process
   // through Fatal, with the seed, the operation index and the first differing bytes).
   void Run();
 
-  const Stats &stats() const { return stats_; }
+  const Stats& stats() const { return stats_; }
 
  private:
   // soak_driver.cc: operations and completions.
   Op Generate(uint64_t index);
-  bool Post(Op *op);  // false: a failure showed itself first (the op was not posted)
-  int PostToFabric(Op *op);
-  void ApplyToModel(Op *op);
+  bool Post(Op* op);  // false: a failure showed itself first (the op was not posted)
+  int PostToFabric(Op* op);
+  void ApplyToModel(Op* op);
   bool EnsureReceive();
   void PostReceive();
   // Polls both completion queues until done() holds; false if bail_on_failure and a failure
   // showed itself first. Fatal after the safety timeout.
-  bool PumpUntil(const std::function<bool()> &done, const char *what, bool bail_on_failure);
+  bool PumpUntil(const std::function<bool()>& done, const char* what, bool bail_on_failure);
   bool PollClient();
   bool PollServer();
-  void OnClientCompletion(const ibv_wc &wc);
-  void OnServerCompletion(const ibv_wc &wc);
-  void CheckSuccess(const Op &op, const ibv_wc &wc);
+  void OnClientCompletion(const ibv_wc& wc);
+  void OnServerCompletion(const ibv_wc& wc);
+  void CheckSuccess(const Op& op, const ibv_wc& wc);
   void RetireFront();
   bool Quiesce();
   void Checkpoint();
-  ShadowRegion &Shadow(int region) { return *shadows_[region]; }
-  Region &Target(int region) { return region == 0 ? fabric_.target_a : fabric_.target_b; }
+  ShadowRegion& Shadow(int region) { return *shadows_[region]; }
+  Region& Target(int region) { return region == 0 ? fabric_.target_a : fabric_.target_b; }
 
   // soak_recovery.cc: events, faults, failures.
   void RunEvent();
   void AddFaultRule();
-  void NotePosted(const Op &op);
+  void NotePosted(const Op& op);
   void HandleFailure();
   void DrainAfterFailure();
   void ResolveExecutedPrefix();
@@ -122,17 +122,17 @@ class SoakDriver {
   void DrainServerReceives();
 
   const SoakOptions options_;
-  std::mt19937_64 rng_;         // operations, events and rules: the seed alone decides
-  std::mt19937_64 sizes_rng_;   // queue sizes of each new connection
+  std::mt19937_64 rng_;        // operations, events and rules: the seed alone decides
+  std::mt19937_64 sizes_rng_;  // queue sizes of each new connection
   SoakFabric fabric_;
   std::vector<std::unique_ptr<ShadowRegion>> shadows_;  // target A, target B, receives
   QueueSizes sizes_;
   Stats stats_;
   uint64_t current_index_ = 0;  // the operation being posted, for failure messages
 
-  std::deque<Op> outstanding_;      // posted, slot not yet freed by a polled completion
-  size_t unsignalled_run_ = 0;      // unsignalled operations since the last signalled one
-  std::deque<Message> messages_;    // sent, not yet received by the server
+  std::deque<Op> outstanding_;           // posted, slot not yet freed by a polled completion
+  size_t unsignalled_run_ = 0;           // unsignalled operations since the last signalled one
+  std::deque<Message> messages_;         // sent, not yet received by the server
   std::map<uint64_t, size_t> receives_;  // posted receives: wr_id -> slot
   std::vector<size_t> free_slots_;
   uint64_t next_recv_id_ = 1;

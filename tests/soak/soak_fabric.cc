@@ -18,7 +18,7 @@ namespace soak {
 namespace {
 
 uint64_t failure_seed = 0;
-const uint64_t *failure_operation = nullptr;
+const uint64_t* failure_operation = nullptr;
 
 constexpr char kLoopback[] = "127.0.0.1";
 
@@ -35,23 +35,23 @@ std::string FreeTcpPort() {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
     Fatal("bind/getsockname: %s", strerror(errno));
   close(fd);
   return std::to_string(ntohs(addr.sin_port));
 }
 
 // Waits until fd is readable; Fatal with `what` after the safety timeout.
-void WaitReadable(int fd, const char *what) {
+void WaitReadable(int fd, const char* what) {
   pollfd pfd = {fd, POLLIN, 0};
   int ret = poll(&pfd, 1, kSafetyTimeoutMs);
   if (ret != 1 || (pfd.revents & POLLIN) == 0)
     Fatal("no %s within %d ms (poll: %d)", what, kSafetyTimeoutMs, ret);
 }
 
-rpma_conn_cfg *NewCfg(uint32_t sq, uint32_t rq) {
-  rpma_conn_cfg *cfg = nullptr;
+rpma_conn_cfg* NewCfg(uint32_t sq, uint32_t rq) {
+  rpma_conn_cfg* cfg = nullptr;
   Check(rpma_conn_cfg_new(&cfg), "rpma_conn_cfg_new");
   Check(rpma_conn_cfg_set_sq_size(cfg, sq), "rpma_conn_cfg_set_sq_size");
   Check(rpma_conn_cfg_set_rq_size(cfg, rq), "rpma_conn_cfg_set_rq_size");
@@ -61,7 +61,7 @@ rpma_conn_cfg *NewCfg(uint32_t sq, uint32_t rq) {
 
 }  // namespace
 
-void Fatal(const char *format, ...) {
+void Fatal(const char* format, ...) {
   char message[2048];
   va_list args;
   va_start(args, format);
@@ -74,20 +74,20 @@ void Fatal(const char *format, ...) {
   _exit(1);
 }
 
-void SetFailureContext(uint64_t seed, const uint64_t *operation_index) {
+void SetFailureContext(uint64_t seed, const uint64_t* operation_index) {
   failure_seed = seed;
   failure_operation = operation_index;
 }
 
-void Check(int ret, const char *call) {
+void Check(int ret, const char* call) {
   if (ret != 0) Fatal("%s returned %d (%s)", call, ret, rpma_err_2str(ret));
 }
 
 SoakFabric::~SoakFabric() { Close(); }
 
-void SoakFabric::Register(rpma_peer *peer, Region *region, size_t size, size_t skew, int usage) {
+void SoakFabric::Register(rpma_peer* peer, Region* region, size_t size, size_t skew, int usage) {
   if (posix_memalign(&region->allocation, 4096, size + skew) != 0) Fatal("out of memory");
-  region->bytes = static_cast<uint8_t *>(region->allocation) + skew;
+  region->bytes = static_cast<uint8_t*>(region->allocation) + skew;
   region->size = size;
   Check(rpma_mr_reg(peer, region->bytes, size, usage, &region->mr), "rpma_mr_reg");
   if (usage & RPMA_MR_USAGE_WRITE_DST) {
@@ -100,15 +100,16 @@ void SoakFabric::Register(rpma_peer *peer, Region *region, size_t size, size_t s
   }
 }
 
-void SoakFabric::Deregister(Region *region) {
-  if (region->remote != nullptr) Check(rpma_mr_remote_delete(&region->remote), "rpma_mr_remote_delete");
+void SoakFabric::Deregister(Region* region) {
+  if (region->remote != nullptr)
+    Check(rpma_mr_remote_delete(&region->remote), "rpma_mr_remote_delete");
   if (region->mr != nullptr) Check(rpma_mr_dereg(&region->mr), "rpma_mr_dereg");
   free(region->allocation);
   *region = Region();
 }
 
 void SoakFabric::Open(uint64_t fill_seed) {
-  ibv_context *device = nullptr;
+  ibv_context* device = nullptr;
   Check(rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &device),
         "rpma_utils_get_ibv_context");
   Check(rpma_peer_new(device, &server_peer_), "rpma_peer_new");
@@ -127,14 +128,14 @@ void SoakFabric::Open(uint64_t fill_seed) {
   Register(client_peer_, &source, kSourceSize, 0, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND);
   Register(client_peer_, &read_dst, kReadSlot * kMaxReadSlots, 0, RPMA_MR_USAGE_READ_DST);
   std::mt19937_64 fill(fill_seed);
-  for (Region *region : {&target_a, &target_b, &recv, &source})
+  for (Region* region : {&target_a, &target_b, &recv, &source})
     for (size_t i = 0; i < region->size; ++i) region->bytes[i] = static_cast<uint8_t>(fill());
 }
 
-void SoakFabric::Connect(const QueueSizes &sizes) {
-  rpma_conn_cfg *client_cfg = NewCfg(sizes.sq, 1);
-  rpma_conn_cfg *server_cfg = NewCfg(1, sizes.rq);
-  rpma_conn_req *req = nullptr;
+void SoakFabric::Connect(const QueueSizes& sizes) {
+  rpma_conn_cfg* client_cfg = NewCfg(sizes.sq, 1);
+  rpma_conn_cfg* server_cfg = NewCfg(1, sizes.rq);
+  rpma_conn_req* req = nullptr;
   Check(rpma_conn_req_new(client_peer_, kLoopback, port_.c_str(), client_cfg, &req),
         "rpma_conn_req_new (client)");
   Check(rpma_conn_req_connect(&req, nullptr, &client_), "rpma_conn_req_connect (client)");
@@ -143,16 +144,17 @@ void SoakFabric::Connect(const QueueSizes &sizes) {
   WaitReadable(ep_fd, "connection request");
   Check(rpma_ep_next_conn_req(ep_, server_cfg, &req), "rpma_ep_next_conn_req");
   Check(rpma_conn_req_connect(&req, nullptr, &server_), "rpma_conn_req_connect (server)");
-  for (rpma_conn *conn : {client_, server_}) {
+  for (rpma_conn* conn : {client_, server_}) {
     rpma_conn_event event = NextEvent(conn);
     if (event != RPMA_CONN_ESTABLISHED)
       Fatal("connecting: %s instead of ESTABLISHED", rpma_utils_conn_event_2str(event));
   }
   Check(rpma_conn_cfg_delete(&client_cfg), "rpma_conn_cfg_delete");
   Check(rpma_conn_cfg_delete(&server_cfg), "rpma_conn_cfg_delete");
-  rpma_peer_cfg *pcfg = nullptr;
+  rpma_peer_cfg* pcfg = nullptr;
   Check(rpma_peer_cfg_new(&pcfg), "rpma_peer_cfg_new");
-  Check(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true), "rpma_peer_cfg_set_direct_write_to_pmem");
+  Check(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true),
+        "rpma_peer_cfg_set_direct_write_to_pmem");
   Check(rpma_conn_apply_remote_peer_cfg(client_, pcfg), "rpma_conn_apply_remote_peer_cfg");
   Check(rpma_peer_cfg_delete(&pcfg), "rpma_peer_cfg_delete");
   Check(rpma_conn_get_cq(client_, &client_cq_), "rpma_conn_get_cq");
@@ -161,7 +163,7 @@ void SoakFabric::Connect(const QueueSizes &sizes) {
   Check(rpma_conn_get_qp_num(server_, &server_qp_num_), "rpma_conn_get_qp_num");
 }
 
-rpma_conn_event SoakFabric::NextEvent(rpma_conn *conn) {
+rpma_conn_event SoakFabric::NextEvent(rpma_conn* conn) {
   int fd = -1;
   Check(rpma_conn_get_event_fd(conn, &fd), "rpma_conn_get_event_fd");
   WaitReadable(fd, conn == client_ ? "client connection event" : "server connection event");
@@ -186,7 +188,7 @@ void SoakFabric::Close() {
             rpma_utils_conn_event_2str(server_event));
   }
   DeleteConnections();
-  for (Region *region : {&target_a, &target_b, &recv, &source, &read_dst})
+  for (Region* region : {&target_a, &target_b, &recv, &source, &read_dst})
     if (region->allocation != nullptr) Deregister(region);
   if (ep_ != nullptr) Check(rpma_ep_shutdown(&ep_), "rpma_ep_shutdown");
   if (client_peer_ != nullptr) Check(rpma_peer_delete(&client_peer_), "rpma_peer_delete");

@@ -20,21 +20,21 @@ namespace soak {
 constexpr int kSafetyTimeoutMs = 20000;
 
 // Prints "soak: FAILED: <message>" with the context set by SetFailureContext and exits 1.
-[[noreturn]] void Fatal(const char *format, ...) __attribute__((format(printf, 1, 2)));
+[[noreturn]] void Fatal(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
 // What Fatal prints besides its message: the seed and the operation index.
-void SetFailureContext(uint64_t seed, const uint64_t *operation_index);
+void SetFailureContext(uint64_t seed, const uint64_t* operation_index);
 
 // Fatal unless ret is 0.
-void Check(int ret, const char *call);
+void Check(int ret, const char* call);
 
 // Memory registered on one peer: page-aligned, starting `skew` bytes into its allocation.
 struct Region {
-  uint8_t *bytes = nullptr;
+  uint8_t* bytes = nullptr;
   size_t size = 0;
-  rpma_mr_local *mr = nullptr;
-  rpma_mr_remote *remote = nullptr;  // the client's view, for the server's target regions
-  void *allocation = nullptr;
+  rpma_mr_local* mr = nullptr;
+  rpma_mr_remote* remote = nullptr;  // the client's view, for the server's target regions
+  void* allocation = nullptr;
 };
 
 // The sizes of a connection's queues.
@@ -50,12 +50,12 @@ class SoakFabric {
   static constexpr size_t kRecvSlot = 512;               // the longest message
   static constexpr size_t kMaxRecvSlots = 64;
   static constexpr size_t kSourceSize = 64 * 1024;
-  static constexpr size_t kReadSlot = 4096;              // the longest read
+  static constexpr size_t kReadSlot = 4096;  // the longest read
   static constexpr size_t kMaxReadSlots = 64;
 
   SoakFabric() = default;
-  SoakFabric(const SoakFabric &) = delete;
-  SoakFabric &operator=(const SoakFabric &) = delete;
+  SoakFabric(const SoakFabric&) = delete;
+  SoakFabric& operator=(const SoakFabric&) = delete;
   ~SoakFabric();
 
   // Both peers, the server armed for power failures and listening, every region registered
@@ -65,10 +65,10 @@ class SoakFabric {
   // A new connection: the client's request with `sizes`, the server's accept, ESTABLISHED on
   // both sides, and the client applying direct write to pmem (the server's memory is
   // persistent), as librpma's example 05 does.
-  void Connect(const QueueSizes &sizes);
+  void Connect(const QueueSizes& sizes);
 
   // Waits for the next event of `conn` (Fatal after the safety timeout).
-  rpma_conn_event NextEvent(rpma_conn *conn);
+  rpma_conn_event NextEvent(rpma_conn* conn);
 
   // Deletes both connections (whatever state they are in).
   void DeleteConnections();
@@ -77,14 +77,14 @@ class SoakFabric {
   // deregistered, the peers deleted.
   void Close();
 
-  rpma_peer *server_peer() const { return server_peer_; }
-  rpma_conn *client() const { return client_; }
-  rpma_conn *server() const { return server_; }
-  rpma_cq *client_cq() const { return client_cq_; }
-  rpma_cq *server_cq() const { return server_cq_; }
+  rpma_peer* server_peer() const { return server_peer_; }
+  rpma_conn* client() const { return client_; }
+  rpma_conn* server() const { return server_; }
+  rpma_cq* client_cq() const { return client_cq_; }
+  rpma_cq* server_cq() const { return server_cq_; }
   uint32_t client_qp_num() const { return client_qp_num_; }
   uint32_t server_qp_num() const { return server_qp_num_; }
-  const std::string &port() const { return port_; }
+  const std::string& port() const { return port_; }
 
   Region target_a;  // server: written, read, flushed
   Region target_b;  // server: the same, at an address not aligned to a line
@@ -93,17 +93,17 @@ class SoakFabric {
   Region read_dst;  // client: where reads land, one slot per outstanding read
 
  private:
-  void Register(rpma_peer *peer, Region *region, size_t size, size_t skew, int usage);
-  void Deregister(Region *region);
+  void Register(rpma_peer* peer, Region* region, size_t size, size_t skew, int usage);
+  void Deregister(Region* region);
 
-  rpma_peer *server_peer_ = nullptr;
-  rpma_peer *client_peer_ = nullptr;
-  rpma_ep *ep_ = nullptr;
+  rpma_peer* server_peer_ = nullptr;
+  rpma_peer* client_peer_ = nullptr;
+  rpma_ep* ep_ = nullptr;
   std::string port_;
-  rpma_conn *client_ = nullptr;
-  rpma_conn *server_ = nullptr;
-  rpma_cq *client_cq_ = nullptr;
-  rpma_cq *server_cq_ = nullptr;
+  rpma_conn* client_ = nullptr;
+  rpma_conn* server_ = nullptr;
+  rpma_cq* client_cq_ = nullptr;
+  rpma_cq* server_cq_ = nullptr;
   uint32_t client_qp_num_ = 0;
   uint32_t server_qp_num_ = 0;
 };

@@ -28,7 +28,7 @@ void Usage() {
   exit(2);
 }
 
-std::vector<std::string> Split(const std::string &list) {
+std::vector<std::string> Split(const std::string& list) {
   std::vector<std::string> parts;
   size_t start = 0;
   while (start <= list.size()) {
@@ -48,11 +48,10 @@ std::vector<std::string> Split(const std::string &list) {
   auto start = std::chrono::steady_clock::now();
   soak::SoakDriver driver(options);
   driver.Run();
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   char title[200];
-  snprintf(title, sizeof(title), "soak: %s: %llu operations passed in %.1f s", options.transport.c_str(),
-           (unsigned long long)options.operations, seconds);
+  snprintf(title, sizeof(title), "soak: %s: %llu operations passed in %.1f s",
+           options.transport.c_str(), (unsigned long long)options.operations, seconds);
   soak::PrintSummary(title, driver.stats(), stdout);
   fflush(stdout);
   if (write(out_fd, &driver.stats(), sizeof(soak::Stats)) != sizeof(soak::Stats)) _exit(1);
@@ -61,22 +60,28 @@ std::vector<std::string> Split(const std::string &list) {
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   soak::SoakOptions options;
   options.seed = std::random_device()() | (uint64_t(std::random_device()()) << 32);
   std::string transports = "inproc,shm,tcp";
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--seed" && i + 1 < argc) options.seed = strtoull(argv[++i], nullptr, 0);
-    else if (arg == "--ops" && i + 1 < argc) options.operations = strtoull(argv[++i], nullptr, 0);
-    else if (arg == "--transports" && i + 1 < argc) transports = argv[++i];
-    else if (arg == "--no-faults") options.faults = false;
-    else if (arg == "--no-power-failures") options.power_failures = false;
-    else Usage();
+    if (arg == "--seed" && i + 1 < argc)
+      options.seed = strtoull(argv[++i], nullptr, 0);
+    else if (arg == "--ops" && i + 1 < argc)
+      options.operations = strtoull(argv[++i], nullptr, 0);
+    else if (arg == "--transports" && i + 1 < argc)
+      transports = argv[++i];
+    else if (arg == "--no-faults")
+      options.faults = false;
+    else if (arg == "--no-power-failures")
+      options.power_failures = false;
+    else
+      Usage();
   }
   std::vector<std::string> names = Split(transports);
   if (names.empty() || options.operations < names.size()) Usage();
-  for (const std::string &name : names)
+  for (const std::string& name : names)
     if (name != "inproc" && name != "shm" && name != "tcp") Usage();
   printf("soak: seed %llu (--seed %llu replays it), %llu operations over %s\n",
          (unsigned long long)options.seed, (unsigned long long)options.seed,
@@ -90,7 +95,7 @@ int main(int argc, char **argv) {
     std::string name;
   };
   std::vector<Child> children;
-  for (const std::string &name : names) {
+  for (const std::string& name : names) {
     int fds[2];
     if (pipe(fds) != 0) return 1;
     soak::SoakOptions child = options;
@@ -107,7 +112,7 @@ int main(int argc, char **argv) {
   }
   soak::Stats total;
   bool passed = true;
-  for (const Child &child : children) {
+  for (const Child& child : children) {
     soak::Stats stats;
     ssize_t got = read(child.fd, &stats, sizeof(stats));
     close(child.fd);
@@ -124,8 +129,9 @@ int main(int argc, char **argv) {
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   char title[200];
-  snprintf(title, sizeof(title), "soak: seed %llu, %s: %s in %.1f s", (unsigned long long)options.seed,
-           transports.c_str(), passed ? "PASSED" : "FAILED", seconds);
+  snprintf(title, sizeof(title), "soak: seed %llu, %s: %s in %.1f s",
+           (unsigned long long)options.seed, transports.c_str(), passed ? "PASSED" : "FAILED",
+           seconds);
   soak::PrintSummary(title, total, stdout);
   return passed ? 0 : 1;
 }

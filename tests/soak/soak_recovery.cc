@@ -12,7 +12,7 @@ namespace {
 
 struct NamedStatus {
   ibv_wc_status status;
-  const char *name;
+  const char* name;
 };
 
 // The responder answers with these: nothing placed, both queue pairs in error.
@@ -34,7 +34,7 @@ const NamedStatus kMaybeStatuses[] = {{IBV_WC_RETRY_EXC_ERR, "IBV_WC_RETRY_EXC_E
 
 // The values of a rule's op= and the kinds each matches.
 struct OpName {
-  const char *name;
+  const char* name;
   unsigned mask;
   bool one_sided;
 };
@@ -46,7 +46,9 @@ const OpName kOpNames[] = {
     {"send", 1u << kSend | 1u << kSendWithImm, false},
 };
 
-bool IsPlacement(Kind kind) { return kind == kWrite || kind == kWriteWithImm || kind == kAtomicWrite; }
+bool IsPlacement(Kind kind) {
+  return kind == kWrite || kind == kWriteWithImm || kind == kAtomicWrite;
+}
 bool IsMessage(Kind kind) { return kind == kSend || kind == kSendWithImm || kind == kWriteWithImm; }
 
 }  // namespace
@@ -76,16 +78,17 @@ void SoakDriver::RunEvent() {
     // The client's CPU writes new bytes into its source: nothing is outstanding.
     size_t len = 1 + rng_() % 4096;
     size_t offset = rng_() % (SoakFabric::kSourceSize - len + 1);
-    for (size_t i = 0; i < len; ++i) fabric_.source.bytes[offset + i] = static_cast<uint8_t>(rng_());
+    for (size_t i = 0; i < len; ++i)
+      fabric_.source.bytes[offset + i] = static_cast<uint8_t>(rng_());
   }
 }
 
 void SoakDriver::AddFaultRule() {
   Check(rpma_sim_fault_clear(), "rpma_sim_fault_clear");
   uint64_t u = rng_() % 100;
-  const OpName &op = kOpNames[rng_() % (u < 12 ? 4 : 5)];  // a bad key: one-sided ops only
+  const OpName& op = kOpNames[rng_() % (u < 12 ? 4 : 5)];  // a bad key: one-sided ops only
   const uint64_t nth = 1 + rng_() % 12;
-  const NamedStatus *status = nullptr;
+  const NamedStatus* status = nullptr;
   Prediction prediction;
   if (u < 35) {
     status = &kRemoteStatuses[u < 12 ? 0 : 1 + rng_() % 2];
@@ -120,7 +123,7 @@ void SoakDriver::AddFaultRule() {
   if (prediction.effect != Prediction::kNone) prediction_ = prediction;
 }
 
-void SoakDriver::NotePosted(const Op &op) {
+void SoakDriver::NotePosted(const Op& op) {
   if (prediction_.effect == Prediction::kNone || prediction_.op_index != 0) return;
   if ((prediction_.op_mask & (1u << op.kind)) && ++prediction_.matched == prediction_.nth)
     prediction_.op_index = op.index;
@@ -129,16 +132,18 @@ void SoakDriver::NotePosted(const Op &op) {
 void SoakDriver::HandleFailure() {
   failing_ = true;
   // Every outstanding request completes: the failed one with its status, later ones flushed.
-  PumpUntil([&] {
-        for (const Op &op : outstanding_)
+  PumpUntil(
+      [&] {
+        for (const Op& op : outstanding_)
           if (op.state == Op::kPending) return false;
         return true;
-      }, "the failed connection's completions", false);
+      },
+      "the failed connection's completions", false);
   // The connection's end, as each cause must produce it.
   const bool lost = prediction_.effect == Prediction::kLose;
   if (!lost) Check(rpma_conn_disconnect(fabric_.client()), "rpma_conn_disconnect (client)");
   const rpma_conn_event expected = lost ? RPMA_CONN_LOST : RPMA_CONN_CLOSED;
-  for (rpma_conn *conn : {fabric_.client(), fabric_.server()}) {
+  for (rpma_conn* conn : {fabric_.client(), fabric_.server()}) {
     rpma_conn_event event = fabric_.NextEvent(conn);
     if (event != expected)
       Fatal("after '%s' fired: %s on the %s, expected %s", prediction_.rule.c_str(),
@@ -157,7 +162,7 @@ void SoakDriver::HandleFailure() {
 }
 
 void SoakDriver::ResolveExecutedPrefix() {
-  std::deque<Op> &window = outstanding_;  // every one completed with an error
+  std::deque<Op>& window = outstanding_;  // every one completed with an error
   const size_t n = window.size();
   if (prediction_.effect == Prediction::kNone || prediction_.op_index == 0)
     Fatal("a failure no rule caused: operation %llu completed with %s",
@@ -165,13 +170,16 @@ void SoakDriver::ResolveExecutedPrefix() {
           n ? ibv_wc_status_str(static_cast<ibv_wc_status>(window.front().status)) : "nothing");
   // How many of the window's requests executed at the target: lo..hi, by what the rule does.
   size_t lo = 0, hi = 0;
-  const Op *first = n ? &window.front() : nullptr;
+  const Op* first = n ? &window.front() : nullptr;
   if (prediction_.effect == Prediction::kLose) {
     // Lost at the submission of the predicted request: it and what follows never left;
     // what was outstanding before it may or may not have executed.
     while (hi < n && window[hi].index != prediction_.op_index) ++hi;
-    if (hi == n) Fatal("'%s' should have lost the connection at operation %llu, which did not "
-                       "fail", prediction_.rule.c_str(), (unsigned long long)prediction_.op_index);
+    if (hi == n)
+      Fatal(
+          "'%s' should have lost the connection at operation %llu, which did not "
+          "fail",
+          prediction_.rule.c_str(), (unsigned long long)prediction_.op_index);
     if (first->status != IBV_WC_WR_FLUSH_ERR)
       Fatal("'%s': operation %llu completed with %s, expected IBV_WC_WR_FLUSH_ERR",
             prediction_.rule.c_str(), (unsigned long long)first->index,
@@ -179,11 +187,12 @@ void SoakDriver::ResolveExecutedPrefix() {
   } else {
     if (first == nullptr || first->index != prediction_.op_index ||
         first->status != prediction_.status)
-      Fatal("'%s' should have failed operation %llu with that status; the first failure was "
-            "operation %llu with %s", prediction_.rule.c_str(),
-            (unsigned long long)prediction_.op_index,
-            (unsigned long long)(first ? first->index : 0),
-            first ? ibv_wc_status_str(static_cast<ibv_wc_status>(first->status)) : "none");
+      Fatal(
+          "'%s' should have failed operation %llu with that status; the first failure was "
+          "operation %llu with %s",
+          prediction_.rule.c_str(), (unsigned long long)prediction_.op_index,
+          (unsigned long long)(first ? first->index : 0),
+          first ? ibv_wc_status_str(static_cast<ibv_wc_status>(first->status)) : "none");
     ++stats_.kinds[first->kind].failed;
     ++stats_.failures_predicted;
     if (prediction_.effect == Prediction::kMaybeExecuted) hi = n;
@@ -194,7 +203,7 @@ void SoakDriver::ResolveExecutedPrefix() {
   if (hi > lo) ++stats_.uncertain_windows;
   // The server received exactly the messages of the requests that executed, in order.
   size_t arrived = 0;
-  for (const Op &op : window) arrived += op.arrived;
+  for (const Op& op : window) arrived += op.arrived;
   // From every request executed down, undo one request at a time: the memory must equal the
   // model after j of them, for some j in [lo, hi] with exactly `arrived` messages among them.
   size_t messages_before = 0;
@@ -209,13 +218,14 @@ void SoakDriver::ResolveExecutedPrefix() {
     if (j == lo) {
       Mismatch mismatch = Shadow(0).CheckCurrent();
       if (mismatch.empty()) mismatch = Shadow(1).CheckCurrent();
-      Fatal("after '%s' fired at operation %llu: the target memory matches no prefix of the "
-            "%zu outstanding requests with %zu of their messages received (between %zu and %zu "
-            "executed); with %zu executed: %s", prediction_.rule.c_str(),
-            (unsigned long long)prediction_.op_index, n, arrived, lo, hi, lo,
-            mismatch.empty() ? "(the messages do not match)" : mismatch.what.c_str());
+      Fatal(
+          "after '%s' fired at operation %llu: the target memory matches no prefix of the "
+          "%zu outstanding requests with %zu of their messages received (between %zu and %zu "
+          "executed); with %zu executed: %s",
+          prediction_.rule.c_str(), (unsigned long long)prediction_.op_index, n, arrived, lo, hi,
+          lo, mismatch.empty() ? "(the messages do not match)" : mismatch.what.c_str());
     }
-    const Op &undone = window[j - 1];
+    const Op& undone = window[j - 1];
     if (IsPlacement(undone.kind)) Shadow(undone.region).Undo(undone.offset, undone.before);
     messages_before -= IsMessage(undone.kind);
   }
@@ -223,7 +233,7 @@ void SoakDriver::ResolveExecutedPrefix() {
   // is not (and a flush is among the uncertain requests), the target's CPU persists it all.
   bool flush_uncertain = false;
   for (size_t i = 0; i < n; ++i) {
-    const Op &op = window[i];
+    const Op& op = window[i];
     if (op.kind != kFlushPersistent) continue;
     if (lo == hi && i < j) Shadow(op.region).MakeDurable(op.offset, op.snapshot.data(), op.len);
     if (lo != hi && i < hi) flush_uncertain = true;
@@ -236,9 +246,9 @@ void SoakDriver::ResolveExecutedPrefix() {
     ++stats_.persists;
   }
   // The messages that did not arrive never will.
-  for (const Message &message : messages_) {
+  for (const Message& message : messages_) {
     bool in_window = false;
-    for (const Op &op : window) in_window |= op.index == message.op_index && !op.arrived;
+    for (const Op& op : window) in_window |= op.index == message.op_index && !op.arrived;
     if (!in_window)
       Fatal("the message of operation %llu never arrived", (unsigned long long)message.op_index);
   }
@@ -253,14 +263,14 @@ void SoakDriver::DrainServerReceives() {
 void SoakDriver::PowerFailure(rpma_sim_loss mode) {
   Check(rpma_sim_power_failure(fabric_.server_peer(), mode), "rpma_sim_power_failure");
   failing_ = true;
-  for (rpma_conn *conn : {fabric_.client(), fabric_.server()}) {
+  for (rpma_conn* conn : {fabric_.client(), fabric_.server()}) {
     rpma_conn_event event = fabric_.NextEvent(conn);
     if (event != RPMA_CONN_LOST)
       Fatal("after a power failure: %s on the %s, expected RPMA_CONN_LOST",
             rpma_utils_conn_event_2str(event), conn == fabric_.client() ? "client" : "server");
   }
   DrainServerReceives();
-  for (const auto &shadow : shadows_) {
+  for (const auto& shadow : shadows_) {
     size_t reverted = 0;
     Mismatch mismatch = shadow->CheckPowerFailure(mode, &reverted);
     if (!mismatch.empty()) Fatal("power failure (loss mode %d): %s", mode, mismatch.what.c_str());
@@ -274,10 +284,10 @@ void SoakDriver::PowerFailure(rpma_sim_loss mode) {
 
 void SoakDriver::Persist() {
   const int r = static_cast<int>(rng_() % 3);
-  ShadowRegion &shadow = *shadows_[r];
+  ShadowRegion& shadow = *shadows_[r];
   const size_t len = 1 + rng_() % shadow.size();
   const size_t offset = rng_() % (shadow.size() - len + 1);
-  const uint8_t *bytes = r == 2 ? fabric_.recv.bytes : Target(r).bytes;
+  const uint8_t* bytes = r == 2 ? fabric_.recv.bytes : Target(r).bytes;
   Check(rpma_sim_persist(bytes + offset, len), "rpma_sim_persist");
   shadow.MakeDurable(offset, shadow.current() + offset, len);
   ++stats_.persists;
@@ -287,7 +297,7 @@ void SoakDriver::Reconnect(bool disconnect_first) {
   if (disconnect_first) {
     failing_ = true;
     Check(rpma_conn_disconnect(fabric_.client()), "rpma_conn_disconnect");
-    for (rpma_conn *conn : {fabric_.client(), fabric_.server()}) {
+    for (rpma_conn* conn : {fabric_.client(), fabric_.server()}) {
       rpma_conn_event event = fabric_.NextEvent(conn);
       if (event != RPMA_CONN_CLOSED)
         Fatal("disconnecting: %s, expected RPMA_CONN_CLOSED", rpma_utils_conn_event_2str(event));

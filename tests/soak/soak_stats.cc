@@ -3,23 +3,33 @@
 
 namespace soak {
 
-const char *KindName(Kind kind) {
+const char* KindName(Kind kind) {
   switch (kind) {
-    case kWrite: return "write";
-    case kRead: return "read";
-    case kAtomicWrite: return "atomic_write";
-    case kFlushPersistent: return "flush persistent";
-    case kFlushVisibility: return "flush visibility";
-    case kSend: return "send";
-    case kSendWithImm: return "send_with_imm";
-    case kWriteWithImm: return "write_with_imm";
-    case kRecv: return "recv";
-    case kKindCount: break;
+    case kWrite:
+      return "write";
+    case kRead:
+      return "read";
+    case kAtomicWrite:
+      return "atomic_write";
+    case kFlushPersistent:
+      return "flush persistent";
+    case kFlushVisibility:
+      return "flush visibility";
+    case kSend:
+      return "send";
+    case kSendWithImm:
+      return "send_with_imm";
+    case kWriteWithImm:
+      return "write_with_imm";
+    case kRecv:
+      return "recv";
+    case kKindCount:
+      break;
   }
   return "?";
 }
 
-void Accumulate(Stats *a, const Stats &b) {
+void Accumulate(Stats* a, const Stats& b) {
   for (int k = 0; k < kKindCount; ++k) {
     a->kinds[k].posted += b.kinds[k].posted;
     a->kinds[k].ok += b.kinds[k].ok;
@@ -39,13 +49,13 @@ void Accumulate(Stats *a, const Stats &b) {
   a->uncertain_windows += b.uncertain_windows;
 }
 
-void PrintSummary(const char *title, const Stats &s, FILE *out) {
+void PrintSummary(const char* title, const Stats& s, FILE* out) {
   fprintf(out, "%s\n", title);
-  fprintf(out, "  %-18s %10s %10s %8s %8s %10s\n", "operation", "posted", "ok", "failed",
-          "flushed", "queue full");
+  fprintf(out, "  %-18s %10s %10s %8s %8s %10s\n", "operation", "posted", "ok", "failed", "flushed",
+          "queue full");
   KindCounts total;
   for (int k = 0; k < kKindCount; ++k) {
-    const KindCounts &c = s.kinds[k];
+    const KindCounts& c = s.kinds[k];
     fprintf(out, "  %-18s %10llu %10llu %8llu %8llu %10llu\n", KindName(static_cast<Kind>(k)),
             (unsigned long long)c.posted, (unsigned long long)c.ok, (unsigned long long)c.failed,
             (unsigned long long)c.flushed, (unsigned long long)c.queue_full);
@@ -64,10 +74,11 @@ void PrintSummary(const char *title, const Stats &s, FILE *out) {
           "  fault rules: %llu added, %llu firings, %llu failures at the predicted operation\n",
           (unsigned long long)s.rules_added, (unsigned long long)s.rules_fired,
           (unsigned long long)s.failures_predicted);
-  fprintf(out, "  power failures: %llu all, %llu words, %llu lines, %llu none (%llu units reverted)\n",
-          (unsigned long long)s.power_failures[0],
-          (unsigned long long)s.power_failures[1], (unsigned long long)s.power_failures[2],
-          (unsigned long long)s.power_failures[3], (unsigned long long)s.units_reverted);
+  fprintf(out,
+          "  power failures: %llu all, %llu words, %llu lines, %llu none (%llu units reverted)\n",
+          (unsigned long long)s.power_failures[0], (unsigned long long)s.power_failures[1],
+          (unsigned long long)s.power_failures[2], (unsigned long long)s.power_failures[3],
+          (unsigned long long)s.units_reverted);
   fprintf(out, "  reconnects: %llu; checkpoints: %llu; persists: %llu; uncertain windows: %llu\n",
           (unsigned long long)s.reconnects, (unsigned long long)s.checkpoints,
           (unsigned long long)s.persists, (unsigned long long)s.uncertain_windows);

@@ -22,24 +22,24 @@ enum Kind {
   kKindCount,
 };
 
-const char *KindName(Kind kind);
+const char* KindName(Kind kind);
 
 // How each operation of a kind ended.
 struct KindCounts {
   uint64_t posted = 0;
-  uint64_t ok = 0;         // completed successfully (signalled, or implied by a later one)
-  uint64_t failed = 0;     // completed with the status a fault rule injected
-  uint64_t flushed = 0;    // completed with IBV_WC_WR_FLUSH_ERR after a failure
-  uint64_t queue_full = 0; // a post into a full queue, refused with RPMA_E_PROVIDER as expected
+  uint64_t ok = 0;          // completed successfully (signalled, or implied by a later one)
+  uint64_t failed = 0;      // completed with the status a fault rule injected
+  uint64_t flushed = 0;     // completed with IBV_WC_WR_FLUSH_ERR after a failure
+  uint64_t queue_full = 0;  // a post into a full queue, refused with RPMA_E_PROVIDER as expected
 };
 
 struct Stats {
   KindCounts kinds[kKindCount];
-  uint64_t rules_added = 0;        // fault rules put in force
-  uint64_t rules_fired = 0;        // rpma_sim_fault_count at the end
-  uint64_t failures_predicted = 0; // wc and lose rules that fired at the predicted operation
-  uint64_t power_failures[4] = {}; // by rpma_sim_loss
-  uint64_t units_reverted = 0;     // bytes (ALL), words or lines reverted by power failures
+  uint64_t rules_added = 0;         // fault rules put in force
+  uint64_t rules_fired = 0;         // rpma_sim_fault_count at the end
+  uint64_t failures_predicted = 0;  // wc and lose rules that fired at the predicted operation
+  uint64_t power_failures[4] = {};  // by rpma_sim_loss
+  uint64_t units_reverted = 0;      // bytes (ALL), words or lines reverted by power failures
   uint64_t reconnects = 0;
   uint64_t checkpoints = 0;        // quiescent points where every region was compared
   uint64_t persists = 0;           // rpma_sim_persist calls
@@ -48,10 +48,10 @@ struct Stats {
 };
 
 // Adds b into a.
-void Accumulate(Stats *a, const Stats &b);
+void Accumulate(Stats* a, const Stats& b);
 
 // The summary table, one row per kind, then the totals.
-void PrintSummary(const char *title, const Stats &stats, FILE *out);
+void PrintSummary(const char* title, const Stats& stats, FILE* out);
 
 }  // namespace soak
 

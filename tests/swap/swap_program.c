@@ -13,8 +13,14 @@
 #include <string.h>
 
 #define ADDR "127.0.0.1"
-#define CHECK(call) do { int r_ = (call); if (r_) { \
-	fprintf(stderr, "%s failed: %s\n", #call, rpma_err_2str(r_)); exit(1); } } while (0)
+#define CHECK(call) \
+	do { \
+		int r_ = (call); \
+		if (r_) { \
+			fprintf(stderr, "%s failed: %s\n", #call, rpma_err_2str(r_)); \
+			exit(1); \
+		} \
+	} while (0)
 
 static const char *port;
 static struct rpma_peer *peer;
@@ -64,13 +70,13 @@ server(void *arg)
 	pthread_mutex_unlock(&lock);
 
 	CHECK(rpma_mr_reg(peer, server_buf, sizeof(server_buf),
-		RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, &mr));
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, &mr));
 	CHECK(rpma_mr_reg(peer, server_msg, sizeof(server_msg), RPMA_MR_USAGE_RECV, &msg_mr));
 	CHECK(rpma_mr_get_descriptor_size(mr, &desc_size));
 	CHECK(rpma_mr_get_descriptor(mr, desc));
 	CHECK(rpma_ep_next_conn_req(ep, NULL, &req));
 	CHECK(rpma_conn_req_recv(req, msg_mr, 0, sizeof(server_msg), NULL));
-	struct rpma_conn_private_data pdata = {desc, (uint8_t)desc_size};
+	struct rpma_conn_private_data pdata = { desc, (uint8_t)desc_size };
 	CHECK(rpma_conn_req_connect(&req, &pdata, &conn));
 	wait_event(conn, RPMA_CONN_ESTABLISHED);
 

@@ -14,7 +14,7 @@ class CompletionAssertionsTest : public PairTest {
   void Write(size_t offset) {
     memcpy(client().memory, "hello", 6);
     ASSERT_EQ(0, rpma_write(client().conn, client().remote, offset, client().mr, 0, 6,
-                            RPMA_F_COMPLETION_ALWAYS, reinterpret_cast<const void *>(7)));
+                            RPMA_F_COMPLETION_ALWAYS, reinterpret_cast<const void*>(7)));
   }
 };
 
@@ -29,7 +29,7 @@ TEST_P(CompletionAssertionsTest, PassOnTheCompletionTheyName) {
 TEST_P(CompletionAssertionsTest, AWrongOpcodeFailsAndNamesTheCompletionThatCame) {
   ASSERT_NO_FATAL_FAILURE(Connect());
   ASSERT_NO_FATAL_FAILURE(Write(0));
-  static rpma_cq *cq;
+  static rpma_cq* cq;
   cq = client().cq;
   EXPECT_NONFATAL_FAILURE(EXPECT_COMPLETION(cq, IBV_WC_RDMA_READ, IBV_WC_SUCCESS),
                           "came instead: IBV_WC_RDMA_WRITE IBV_WC_SUCCESS wr_id 0x7");
@@ -38,7 +38,7 @@ TEST_P(CompletionAssertionsTest, AWrongOpcodeFailsAndNamesTheCompletionThatCame)
 TEST_P(CompletionAssertionsTest, AWrongStatusFailsAndNamesTheStatusThatCame) {
   ASSERT_NO_FATAL_FAILURE(Connect());
   ASSERT_NO_FATAL_FAILURE(Write(server().size - 2));  // past the end of the server's region
-  static rpma_cq *cq;
+  static rpma_cq* cq;
   cq = client().cq;
   EXPECT_FATAL_FAILURE(ASSERT_COMPLETION(cq, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS),
                        "came instead: IBV_WC_REM_ACCESS_ERR wr_id 0x7");
@@ -47,7 +47,7 @@ TEST_P(CompletionAssertionsTest, AWrongStatusFailsAndNamesTheStatusThatCame) {
 TEST_P(CompletionAssertionsTest, AWrongWorkRequestIdFails) {
   ASSERT_NO_FATAL_FAILURE(Connect());
   ASSERT_NO_FATAL_FAILURE(Write(0));
-  static rpma_cq *cq;
+  static rpma_cq* cq;
   cq = client().cq;
   EXPECT_NONFATAL_FAILURE(EXPECT_COMPLETION_ID(cq, 8, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS),
                           "expected a completion on cq: wr_id 0x8 IBV_WC_RDMA_WRITE");
@@ -56,7 +56,7 @@ TEST_P(CompletionAssertionsTest, AWrongWorkRequestIdFails) {
 // The one test that waits for its timeout: it is what it tests (0.2 s).
 TEST_P(CompletionAssertionsTest, NoCompletionFailsAfterTheTimeout) {
   ASSERT_NO_FATAL_FAILURE(Connect());
-  static rpma_cq *cq;
+  static rpma_cq* cq;
   cq = server().cq;
   rpma_sim::testing::SetTimeoutMs(200);
   EXPECT_NONFATAL_FAILURE(EXPECT_COMPLETION(cq, IBV_WC_RECV, IBV_WC_SUCCESS),

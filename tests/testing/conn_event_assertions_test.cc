@@ -22,7 +22,7 @@ TEST_P(ConnEventAssertionsTest, PassOnTheEventTheyName) {
 TEST_P(ConnEventAssertionsTest, AnotherEventFailsAndIsNamed) {
   ASSERT_NO_FATAL_FAILURE(Connect());
   ASSERT_EQ(0, rpma_conn_disconnect(client().conn));
-  static rpma_conn *conn;
+  static rpma_conn* conn;
   conn = server().conn;
   EXPECT_FATAL_FAILURE(ASSERT_CONN_EVENT(conn, RPMA_CONN_LOST),
                        "came instead: RPMA_CONN_CLOSED (Connection closed)");
@@ -32,11 +32,10 @@ TEST_P(ConnEventAssertionsTest, AnotherEventFailsAndIsNamed) {
 // It waits for its timeout (0.2 s): that is what it tests.
 TEST_P(ConnEventAssertionsTest, NoEventFailsAfterTheTimeout) {
   ASSERT_NO_FATAL_FAILURE(Connect());
-  static rpma_conn *conn;
+  static rpma_conn* conn;
   conn = client().conn;
   rpma_sim::testing::SetTimeoutMs(200);
-  EXPECT_NONFATAL_FAILURE(EXPECT_CONN_EVENT(conn, RPMA_CONN_CLOSED),
-                          "no event came within 200 ms");
+  EXPECT_NONFATAL_FAILURE(EXPECT_CONN_EVENT(conn, RPMA_CONN_CLOSED), "no event came within 200 ms");
   rpma_sim::testing::SetTimeoutMs(10000);
   EXPECT_FALSE(rpma_sim::testing::ConnectionEnded(client().conn));
 }

@@ -16,13 +16,13 @@ using rpma_sim::testing::Side;
 
 class ConnectedPairTest : public PairTest {};
 
-std::string PrivateDataOf(rpma_conn *conn) {
+std::string PrivateDataOf(rpma_conn* conn) {
   rpma_conn_private_data pdata = {};
   EXPECT_EQ(0, rpma_conn_get_private_data(conn, &pdata));
-  return std::string(static_cast<const char *>(pdata.ptr), pdata.len);
+  return std::string(static_cast<const char*>(pdata.ptr), pdata.len);
 }
 
-size_t RemoteSize(rpma_mr_remote *remote) {
+size_t RemoteSize(rpma_mr_remote* remote) {
   size_t size = 0;
   EXPECT_EQ(0, rpma_mr_remote_get_size(remote, &size));
   return size;
@@ -37,9 +37,9 @@ TEST_P(ConnectedPairTest, TheDefaultsAreLibrpmasAndEveryUsage) {
   ASSERT_EQ(0, rpma_mr_remote_get_flush_type(client().remote, &usage));
   EXPECT_EQ(RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, usage);
   // Without direct write to pmem librpma refuses a persistent flush.
-  EXPECT_EQ(RPMA_E_NOSUPP, rpma_flush(client().conn, client().remote, 0, 8,
-                                      RPMA_FLUSH_TYPE_PERSISTENT, RPMA_F_COMPLETION_ALWAYS,
-                                      nullptr));
+  EXPECT_EQ(RPMA_E_NOSUPP,
+            rpma_flush(client().conn, client().remote, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT,
+                       RPMA_F_COMPLETION_ALWAYS, nullptr));
 }
 
 TEST_P(ConnectedPairTest, OptionsAreApplied) {
@@ -80,15 +80,15 @@ PairOptions EchoServerOnAThread() {
   PairOptions options;
   options.rcq_size = 4;  // receives complete on a queue of their own
   options.server_in_thread = true;
-  options.server_main = [](Side &server) {
+  options.server_main = [](Side& server) {
     ASSERT_EQ(0, rpma_recv(server.conn, server.mr, 0, 64, nullptr));
     ASSERT_COMPLETION(server.rcq, IBV_WC_RECV, IBV_WC_SUCCESS);
     uint32_t len = rpma_sim::testing::LastCompletion().byte_len;
-    std::string message(reinterpret_cast<const char *>(server.memory), len);
+    std::string message(reinterpret_cast<const char*>(server.memory), len);
     std::string reply(message.rbegin(), message.rend());
     memcpy(server.memory + 64, reply.data(), reply.size());
-    ASSERT_EQ(0, rpma_send(server.conn, server.mr, 64, reply.size(), RPMA_F_COMPLETION_ALWAYS,
-                           nullptr));
+    ASSERT_EQ(
+        0, rpma_send(server.conn, server.mr, 64, reply.size(), RPMA_F_COMPLETION_ALWAYS, nullptr));
     ASSERT_COMPLETION(server.cq, IBV_WC_SEND, IBV_WC_SUCCESS);
   };
   return options;
@@ -109,7 +109,7 @@ TEST_P(ConnectedPairTest, AFailureOnTheServersThreadFailsTheTest) {
       {
         PairOptions options;
         options.server_in_thread = true;
-        options.server_main = [](Side &) { EXPECT_EQ(1, 2) << "failed on the server's thread"; };
+        options.server_main = [](Side&) { EXPECT_EQ(1, 2) << "failed on the server's thread"; };
         rpma_sim::testing::ConnectedPair pair;
         pair.Connect(options);
         pair.Teardown();
@@ -119,10 +119,10 @@ TEST_P(ConnectedPairTest, AFailureOnTheServersThreadFailsTheTest) {
 
 // The server in a child process: once the client has gone, it expects `expected` in its
 // memory.
-PairOptions ServerInChildExpecting(const std::string &expected) {
+PairOptions ServerInChildExpecting(const std::string& expected) {
   PairOptions options;
   options.server_in_child = true;
-  options.server_main = [expected](Side &server) {
+  options.server_main = [expected](Side& server) {
     EXPECT_CONN_EVENT(server.conn, RPMA_CONN_CLOSED);
     EXPECT_BYTES_EQ(server.memory, expected.c_str(), expected.size() + 1);
   };
@@ -142,7 +142,7 @@ TEST_P(ServerInChildTest, TheServerRunsInAChildAndChecksWhatTheClientWrote) {
 
 TEST_P(ServerInChildTest, AFailureOfTheServerFailsTheTest) {
   ASSERT_NO_FATAL_FAILURE(Connect(ServerInChildExpecting("never written")));
-  static rpma_sim::testing::ConnectedPair *pair;
+  static rpma_sim::testing::ConnectedPair* pair;
   pair = &pair_;
   EXPECT_NONFATAL_FAILURE(pair->Teardown(), "the server's process failed");
 }

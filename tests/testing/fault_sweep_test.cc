@@ -23,8 +23,8 @@ class FaultSweepTest : public PairTest {};
 TEST_P(FaultSweepTest, ABodyThatHandlesEveryErrorPassesEveryPoint) {
   ASSERT_NO_FATAL_FAILURE(Connect());
   std::vector<PointResult> results = SweepFaultPoints([this] {
-    if (rpma_write(client().conn, client().remote, 0, client().mr, 0, 8,
-                   RPMA_F_COMPLETION_ALWAYS, nullptr) != 0)
+    if (rpma_write(client().conn, client().remote, 0, client().mr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+                   nullptr) != 0)
       return;
     if (rpma_cq_wait(client().cq) != 0) return;
     ibv_wc wc;
@@ -35,7 +35,7 @@ TEST_P(FaultSweepTest, ABodyThatHandlesEveryErrorPassesEveryPoint) {
   EXPECT_EQ("rpma_write", results[0].function);
   EXPECT_EQ("Invalid argument", results[0].error);
   EXPECT_EQ("", results.back().function) << "the last run must fail no point";
-  for (const PointResult &result : results)
+  for (const PointResult& result : results)
     EXPECT_EQ(PointOutcome::kPassed, result.outcome) << "point " << result.point;
 }
 
@@ -45,7 +45,7 @@ constexpr int kSweepTimeoutMs = 3000;
 
 // Point 1 crashes, point 2 hangs, point 3 fails an expectation, point 4 is handled.
 void BadBody() {
-  rpma_conn_cfg *cfg = nullptr;
+  rpma_conn_cfg* cfg = nullptr;
   if (rpma_conn_cfg_new(&cfg) != 0) abort();
   if (rpma_conn_cfg_set_sq_size(cfg, 8) != 0)
     for (;;) pause();

@@ -60,7 +60,7 @@ TEST_P(PowerFailureTest, ADifferenceNamesItsFirstOffsets) {
   ASSERT_NO_FATAL_FAILURE(Connect(Armed()));
   ASSERT_NO_FATAL_FAILURE(Write(0, 0xAB, false));  // not flushed: lost
   ASSERT_NO_FATAL_FAILURE(PowerFail(server().peer, RPMA_SIM_LOSS_ALL));
-  static const uint8_t *memory;
+  static const uint8_t* memory;
   memory = server().memory;
   EXPECT_NONFATAL_FAILURE(EXPECT_BYTES_EQ(memory, Survivors().data(), 2 * kLine),
                           "differ in 64 of 2 * kLine = 128 bytes; the first:\n"
@@ -68,11 +68,11 @@ TEST_P(PowerFailureTest, ADifferenceNamesItsFirstOffsets) {
 }
 
 TEST(PowerFailWithoutArmingTest, FailsNamingTheSeed) {
-  rpma_peer *peer = nullptr;
-  ibv_context *device = nullptr;
+  rpma_peer* peer = nullptr;
+  ibv_context* device = nullptr;
   ASSERT_EQ(0, rpma_utils_get_ibv_context("127.0.0.1", RPMA_UTIL_IBV_CONTEXT_LOCAL, &device));
   ASSERT_EQ(0, rpma_peer_new(device, &peer));
-  static rpma_peer *unarmed;
+  static rpma_peer* unarmed;
   unarmed = peer;
   EXPECT_FATAL_FAILURE(PowerFail(unarmed, RPMA_SIM_LOSS_ALL), "RPMA_SIM_SEED=");
   EXPECT_EQ(0, rpma_peer_delete(&peer));
@@ -84,7 +84,7 @@ class PowerFailureInChildTest : public PowerFailureTest {};
 TEST_P(PowerFailureInChildTest, OnlyWhatWasFlushedSurvives) {
   PairOptions options = Armed();
   options.server_in_child = true;
-  options.server_main = [](Side &server) {
+  options.server_main = [](Side& server) {
     EXPECT_CONN_EVENT(server.conn, RPMA_CONN_CLOSED);
     ASSERT_NO_FATAL_FAILURE(PowerFail(server.peer, RPMA_SIM_LOSS_ALL));
     EXPECT_BYTES_EQ(server.memory, Survivors().data(), 2 * kLine);

@@ -13,7 +13,7 @@ class ScopedFaultsTest : public PairTest {
  protected:
   void Write(uintptr_t wr_id) {
     ASSERT_EQ(0, rpma_write(client().conn, client().remote, 0, client().mr, 0, 8,
-                            RPMA_F_COMPLETION_ALWAYS, reinterpret_cast<const void *>(wr_id)));
+                            RPMA_F_COMPLETION_ALWAYS, reinterpret_cast<const void*>(wr_id)));
   }
 };
 
@@ -29,9 +29,7 @@ TEST_P(ScopedFaultsTest, RulesFireInsideTheScopeOnly) {
   }
   uint64_t before = 0, after = 0;
   ASSERT_EQ(0, rpma_sim_fault_count(&before));
-  {
-    ScopedFaults faults("wc:op=write,status=IBV_WC_RETRY_EXC_ERR,nth=1");
-  }
+  { ScopedFaults faults("wc:op=write,status=IBV_WC_RETRY_EXC_ERR,nth=1"); }
   ASSERT_NO_FATAL_FAILURE(Write(3));  // the rule above was cleared with its scope
   EXPECT_COMPLETION(client().cq, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
   ASSERT_EQ(0, rpma_sim_fault_count(&after));

@@ -71,8 +71,8 @@ const ibv_wc& LastCompletion();
 // (the only case where ibverbs defines it), its opcode; with wr_id, that too. On a mismatch
 // the message names what came instead (Describe), or that nothing came within the timeout.
 ::testing::AssertionResult CompletionIs(const char* cq_expr, const char* opcode_expr,
-                                        const char* status_expr, rpma_cq* cq,
-                                        ibv_wc_opcode opcode, ibv_wc_status status);
+                                        const char* status_expr, rpma_cq* cq, ibv_wc_opcode opcode,
+                                        ibv_wc_status status);
 ::testing::AssertionResult CompletionWithIdIs(const char* cq_expr, const char* wr_id_expr,
                                               const char* opcode_expr, const char* status_expr,
                                               rpma_cq* cq, uint64_t wr_id, ibv_wc_opcode opcode,
@@ -111,8 +111,8 @@ void ForgetConnection(const rpma_conn* conn);
 // Whether [actual, actual + n) holds [expected, expected + n); the message gives how many
 // bytes differ and the first few offsets with both values.
 ::testing::AssertionResult BytesEqual(const char* actual_expr, const char* expected_expr,
-                                      const char* n_expr, const void* actual,
-                                      const void* expected, size_t n);
+                                      const char* n_expr, const void* actual, const void* expected,
+                                      size_t n);
 
 #define EXPECT_BYTES_EQ(actual, expected, n) \
   EXPECT_PRED_FORMAT3(::rpma_sim::testing::BytesEqual, actual, expected, n)
@@ -197,11 +197,10 @@ struct PairOptions {
   // connection, and if it does not, fails and disconnects both sides, which ends its waits.
   std::function<void(Side& server)> server_main;
 
-  static constexpr int kAllUsages = RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST |
-                                    RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_WRITE_DST |
-                                    RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
-                                    RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT |
-                                    RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV;
+  static constexpr int kAllUsages =
+      RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC |
+      RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+      RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV;
 };
 
 // Two peers (two fabric nodes), a listener on 127.0.0.1 at a free port, one established
@@ -272,10 +271,10 @@ class PairTest : public ::testing::TestWithParam<rpma_sim_transport> {
   rpma_sim_transport previous_ = RPMA_SIM_TRANSPORT_AUTO;
 };
 
-#define INSTANTIATE_RPMA_SIM_TRANSPORTS(suite)                                        \
+#define INSTANTIATE_RPMA_SIM_TRANSPORTS(suite)                                      \
   INSTANTIATE_TEST_SUITE_P(Transports, suite, ::rpma_sim::testing::AllTransports(), \
                            ::rpma_sim::testing::TransportName)
-#define INSTANTIATE_RPMA_SIM_PROCESS_TRANSPORTS(suite)                                    \
+#define INSTANTIATE_RPMA_SIM_PROCESS_TRANSPORTS(suite)                                  \
   INSTANTIATE_TEST_SUITE_P(Transports, suite, ::rpma_sim::testing::ProcessTransports(), \
                            ::rpma_sim::testing::TransportName)
 
@@ -298,7 +297,7 @@ struct PointResult {
   std::string function;  // the librpma function whose point failed ("" if none fired)
   std::string error;     // the error it injected (rpma_err_2str)
   PointOutcome outcome = PointOutcome::kPassed;
-  std::string detail;    // the signal, exit status, or the end of the child's output
+  std::string detail;  // the signal, exit status, or the end of the child's output
 };
 
 struct SweepOptions {
