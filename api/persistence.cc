@@ -49,7 +49,7 @@ int rpma_sim_persist(const void* addr, size_t len) {
         const uint8_t* end = begin + len;
         const uint8_t* to = end < region.addr + region.length ? end : region.addr + region.length;
         region.pd->persistence().Persist(
-            rpma_sim::PlacedRegion{region.rkey, region.addr, region.length},
+            rpma_sim::PlacedRegion{region.rkey, region.addr, region.length, region.ordinal},
             static_cast<uint64_t>(from - region.addr), static_cast<uint64_t>(to - from));
       });
   return 0;

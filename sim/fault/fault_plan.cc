@@ -31,6 +31,18 @@ namespace {
 // does), a remote error the responder answers with and the requester's own errors (the
 // request never leaves) at submission; retries exceeded and the other statuses and delays at
 // completion (the request was carried, and may have executed); losses at submission.
+// Whether executing `point`'s request at its responder makes the responder's node's crash
+// point `crash_point` (a placement or a flush, crash_journal.h): a power_failure rule's
+// `point=` fires just before it.
+bool AtCrashPoint(const StagePoint& point, uint64_t crash_point) {
+  const SendRequest& request = *point.request;
+  const bool makes_one =
+      request.opcode == SendOpcode::kFlush || request.opcode == SendOpcode::kAtomicWrite ||
+      ((request.opcode == SendOpcode::kWrite || request.opcode == SendOpcode::kSend) &&
+       request.length > 0);
+  return makes_one && point.qp->pd()->persistence().points() + 1 == crash_point;
+}
+
 bool AppliesAt(const FaultRule& rule, Stage stage) {
   switch (rule.kind) {
     case FaultKind::kWc:
@@ -272,7 +284,8 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
       const FaultRule& rule = active.rule;
       if (!AppliesAt(rule, point.stage) || !rule.Matches(*point.request)) continue;
       if ((rule.side >= 0 && rule.side != side) || (rule.conn != 0 && rule.conn != tag.ordinal) ||
-          (rule.at_ms >= 0 && since_ms < rule.at_ms))
+          (rule.at_ms >= 0 && since_ms < rule.at_ms) ||
+          (rule.point != 0 && !AtCrashPoint(point, rule.point)))
         continue;
       uint64_t event = ++plan.per_connection_[FaultPlan::ConnectionKey(index, side, tag.ordinal)];
       uint64_t stream = (static_cast<uint64_t>(side) << 63) | tag.ordinal;
@@ -345,9 +358,11 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
     LossMode loss = power_failure->loss;
     int exit_status = power_failure->exit_status;
     uint64_t seed = plan.seed();
+    const bool keep = power_failure->keep;
+    const TornKeep kept{power_failure->keep_region, power_failure->keep_offset};
     EnsureProgressEngine();
-    boost::asio::post(IoContext(), [target, loss, exit_status, seed] {
-      if (target->pd()->PowerFail(loss, seed) != Status::kOk) {
+    boost::asio::post(IoContext(), [target, loss, exit_status, seed, keep, kept] {
+      if (target->pd()->PowerFail(loss, seed, keep ? &kept : nullptr) != Status::kOk) {
         // Not armed (cannot happen while the rule is in force): the held request fails.
         target->EnterError(IBV_WC_GENERAL_ERR);
         if (exit_status != 0) SIM_LOG_ERROR("power failure: memory not reverted before exit");

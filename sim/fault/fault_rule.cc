@@ -275,6 +275,27 @@ class RuleParser {
       rule_->exit_status = static_cast<int>(status);
       return true;
     }
+    if (param.key == "point") {
+      if (!ParseCount(param.value, &rule_->point) || rule_->point == 0)
+        return Fail(at, "point takes a crash point from 1, not '" + param.value + "'");
+      return true;
+    }
+    if (param.key == "keep") {
+      // REGION:OFFSET: the node's REGIONth registration (from 1), a byte offset in it.
+      size_t colon = param.value.find(':');
+      uint64_t region = 0;
+      if (colon == std::string::npos || !ParseCount(param.value.substr(0, colon), &region) ||
+          region == 0 || region > UINT32_MAX ||
+          !ParseCount(param.value.substr(colon + 1), &rule_->keep_offset))
+        return Fail(at,
+                    "keep takes a region (its place among the node's registrations, from "
+                    "1) and an offset, REGION:OFFSET, not '" +
+                        param.value + "'");
+      rule_->keep = true;
+      rule_->keep_region = static_cast<uint32_t>(region);
+      keep_at_ = at;
+      return true;
+    }
     return Fail(param.position, "unknown key '" + param.key + "' for this kind");
   }
 
@@ -332,7 +353,10 @@ class RuleParser {
         if (rule_->us_max == 0) return Fail(end, "a delay rule needs us=N or us=MIN-MAX");
         return true;
       case FaultKind::kLose:
+        return true;
       case FaultKind::kPowerFailure:
+        if (rule_->keep && rule_->loss != LossMode::kWords && rule_->loss != LossMode::kLines)
+          return Fail(keep_at_, "keep names the word or line that survives: loss=words or lines");
         return true;
       case FaultKind::kPartition:
         if (rule_->ms == 0) return Fail(end, "a partition rule needs ms=N");
@@ -351,6 +375,7 @@ class RuleParser {
   size_t error_at_ = 0;
   size_t ops_at_ = 0;
   size_t status_at_ = 0;
+  size_t keep_at_ = 0;
 };
 
 }  // namespace

@@ -7,8 +7,8 @@
 // `partition` (the connection's link carries nothing for a time), `power_failure` (the node
 // executing a work request loses power before it lands).
 // Selectors: nth, after, every, p, times, side for all; conn and at_ms for the kinds that act
-// on a connection's work requests. A text that is not a valid rule is refused with the
-// position (from 1) and the reason.
+// on a connection's work requests; point for power_failure (the target's crash point). A text that
+// is not a valid rule is refused with the position (from 1) and the reason.
 #ifndef RPMA_SIM_FAULT_FAULT_RULE_H_
 #define RPMA_SIM_FAULT_FAULT_RULE_H_
 
@@ -62,9 +62,17 @@ struct FaultRule {
   uint64_t us_max = 0;
   // partition: how long the link carries nothing
   uint64_t ms = 0;
-  // power_failure: what reverts, and the status to end the process with (0: it goes on)
+  // power_failure: what reverts, and the status to end the process with (0: it goes on);
+  // `point`: only just before the target node's Kth crash point (crash_journal.h); `keep`:
+  // in a torn mode, every word or line not durable reverts but the one holding byte
+  // `keep_offset` of the node's `keep_region`th region (rpma-sim-crash's replay of a state
+  // where one unit survived).
   LossMode loss = LossMode::kAll;
   int exit_status = 0;
+  uint64_t point = 0;
+  bool keep = false;
+  uint32_t keep_region = 0;
+  uint64_t keep_offset = 0;
 
   // Selectors (0 or -1: not given). Events are counted per connection for work requests and
   // per process for calls and connection requests (on their side).

@@ -92,6 +92,10 @@ void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset
   RegionState& state = *last_state_;
   state.base = region.base;
   state.length = region.length;
+  state.ordinal = region.ordinal;
+  const uint64_t point = points_.load(std::memory_order_relaxed) + 1;
+  points_.store(point, std::memory_order_release);
+  if (recorder_) recorder_->Placed(point, region, offset, length, placement);
   const bool save = armed();
   state.placed.Place(offset, offset + length, placement, [&](uint64_t begin, uint64_t end) {
     if (save) state.pre_images.Save(state.base, begin, end);
@@ -99,16 +103,23 @@ void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset
 }
 
 void PersistenceDomain::Flush(const PlacedRegion& region, uint64_t offset, uint64_t length,
-                              bool persistent, uint64_t placer) {
+                              bool persistent, uint64_t placer, uint64_t ordinal) {
   if (!tracking()) return;
   MutexLock lock(&mutex_);
   bool durable = caps_.persistent_memory && (persistent || caps_.eadr);
+  // What it makes durable, for a recording.
+  std::vector<CrashSpan> made;
+  uint32_t key = region.key;
+  PlacedRanges::Span note = [&made, &key](uint64_t begin, uint64_t end) {
+    made.push_back(CrashSpan{key, begin, end});
+  };
+  const PlacedRanges::Span* noted = recorder_ ? &note : nullptr;
   auto found = regions_.find(region.key);
   if (found != regions_.end()) {
     RegionState& state = found->second;
     uint64_t end = offset + std::min(length, state.length - std::min(offset, state.length));
     if (durable)
-      state.placed.MakeDurable(offset, end);
+      state.placed.MakeDurable(offset, end, noted);
     else if (!persistent)
       state.placed.MarkVisibilityFlushed(offset, end);
     DropPreImagesIfDurableLocked(&state);
@@ -117,19 +128,60 @@ void PersistenceDomain::Flush(const PlacedRegion& region, uint64_t offset, uint6
     // The read that is librpma's portable flush drains every earlier write of its queue
     // pair, whatever region those went to.
     for (auto& entry : regions_) {
-      entry.second.placed.MakeDurableOf(placer);
+      key = entry.first;
+      entry.second.placed.MakeDurableOf(placer, noted);
       DropPreImagesIfDurableLocked(&entry.second);
     }
   }
+  NoteDurableLocked(CrashEventKind::kFlush, persistent, region, offset, length,
+                    Placement{placer, ordinal, ordinal, PlacedBy::kWrite, false}, std::move(made));
+}
+
+void PersistenceDomain::NoteDurableLocked(CrashEventKind kind, bool persistent,
+                                          const PlacedRegion& region, uint64_t offset,
+                                          uint64_t length, const Placement& by,
+                                          std::vector<CrashSpan> made_durable) {
+  const uint64_t point = points_.load(std::memory_order_relaxed) + 1;
+  points_.store(point, std::memory_order_release);
+  if (recorder_)
+    recorder_->Durable(point, kind, persistent, region.key, offset, length, by,
+                       std::move(made_durable));
 }
 
 void PersistenceDomain::Persist(const PlacedRegion& region, uint64_t offset, uint64_t length) {
-  if (!tracking() || !caps_.persistent_memory) return;
+  if (!tracking()) return;
   MutexLock lock(&mutex_);
+  std::vector<CrashSpan> made;
   auto found = regions_.find(region.key);
-  if (found == regions_.end()) return;
-  found->second.placed.MakeDurable(offset, offset + length);
-  DropPreImagesIfDurableLocked(&found->second);
+  if (found != regions_.end() && caps_.persistent_memory) {
+    PlacedRanges::Span note = [&made, &region](uint64_t begin, uint64_t end) {
+      made.push_back(CrashSpan{region.key, begin, end});
+    };
+    found->second.placed.MakeDurable(offset, offset + length, recorder_ ? &note : nullptr);
+    DropPreImagesIfDurableLocked(&found->second);
+  }
+  NoteDurableLocked(CrashEventKind::kPersist, true, region, offset, length, Placement{},
+                    std::move(made));
+}
+
+void PersistenceDomain::StartRecording(uint64_t node, FileOfMemory file_of) {
+  Arm();  // the pre-images a power failure needs, and no direct placements (direct_target.h)
+  MutexLock lock(&mutex_);
+  if (recorder_) return;
+  recorder_.reset(new CrashRecorder(node, caps_, points_.load() + 1, std::move(file_of)));
+}
+
+bool PersistenceDomain::recording() {
+  MutexLock lock(&mutex_);
+  return recorder_ != nullptr;
+}
+
+CrashJournal PersistenceDomain::StopRecording() {
+  MutexLock lock(&mutex_);
+  if (!recorder_) return CrashJournal();
+  CrashJournal journal = recorder_->Finish();
+  recorder_.reset();
+  return journal;
 }
 
 void PersistenceDomain::DropPreImagesIfDurableLocked(RegionState* state) {
@@ -175,7 +227,7 @@ size_t PersistenceDomain::ReportLocked(const char* heading, Select select, uint6
   for (const auto& entry : regions_) {
     auto consider = [&](uint64_t begin, const PlacedRanges::Range& range) {
       const Placement& placement = range.placement;
-      if (placement.receive || !select(entry.first, placement)) return;
+      if (placement.receive() || !select(entry.first, placement)) return;
       ++count;
       bytes += range.end - begin;
       if (lines.size() < kReportLines)
@@ -256,6 +308,7 @@ void PersistenceDomain::ForgetRegion(uint32_t key) {
   std::vector<std::string> report;  // logged after the lock (a system call)
   {
     MutexLock lock(&mutex_);
+    if (recorder_) recorder_->RegionGoing(key);
     auto found = regions_.find(key);
     if (found == regions_.end()) return;
     if (last_key_ == key) last_state_ = nullptr;
@@ -271,38 +324,12 @@ void PersistenceDomain::ForgetRegion(uint32_t key) {
   LogReport(report);
 }
 
-uint64_t PersistenceDomain::PowerFail(LossMode mode, uint64_t seed) {
-  MutexLock lock(&mutex_);
-  ++failures_;
+uint64_t PersistenceDomain::PowerFail(LossMode mode, uint64_t seed, const TornKeep* keep) {
   uint64_t placed = 0;
   uint64_t reverted = 0;
-  const uint64_t unit = mode == LossMode::kWords ? 8 : 64;
-  for (auto& entry : regions_) {
-    RegionState& state = entry.second;
-    const uintptr_t base = reinterpret_cast<uintptr_t>(state.base);
-    const uintptr_t aligned_base = base & ~(unit - 1);
-    for (const auto& range : state.placed.ranges()) {
-      uint64_t begin = range.first;
-      uint64_t end = range.second.end;
-      placed += end - begin;
-      if (mode == LossMode::kNone || !armed()) continue;
-      if (mode == LossMode::kAll) {
-        state.pre_images.Restore(state.base, begin, end);
-        reverted += end - begin;
-        continue;
-      }
-      // Torn: each word or line (as the CPU aligns them) of the range reverts or not.
-      for (uintptr_t at = (base + begin) & ~(unit - 1); at < base + end; at += unit) {
-        if ((Draw(seed, failures_, entry.first, (at - aligned_base) / unit) & 1) == 0) continue;
-        // The unit's part inside the range (a unit may start before the region does).
-        uint64_t from = std::max<uint64_t>(at, base + begin) - base;
-        uint64_t to = std::min<uint64_t>(at + unit, base + end) - base;
-        state.pre_images.Restore(state.base, from, to);
-        reverted += to - from;
-      }
-    }
-    state.placed.Clear();
-    state.pre_images.Clear();
+  {
+    MutexLock lock(&mutex_);
+    PowerFailLocked(mode, seed, keep, &placed, &reverted);
   }
   SIM_LOG_NOTICE("persistence: power failure (loss=%s): %" PRIu64
                  " bytes were not durable, %" PRIu64 " reverted",
@@ -313,6 +340,51 @@ uint64_t PersistenceDomain::PowerFail(LossMode mode, uint64_t seed) {
                        std::to_string(placed) + ",\"bytes_reverted\":" + std::to_string(reverted));
   }
   return reverted;
+}
+
+void PersistenceDomain::PowerFailLocked(LossMode mode, uint64_t seed, const TornKeep* keep,
+                                        uint64_t* placed, uint64_t* reverted) {
+  ++failures_;
+  // A recording ends here: what comes after does not follow from its points.
+  if (recorder_)
+    recorder_->End("a power failure just before crash point " + std::to_string(points() + 1));
+  const uint64_t unit = mode == LossMode::kWords ? 8 : 64;
+  for (auto& entry : regions_) {
+    RegionState& state = entry.second;
+    const uintptr_t base = reinterpret_cast<uintptr_t>(state.base);
+    const uintptr_t aligned_base = base & ~(unit - 1);
+    // The one unit that survives, if the failure names it.
+    const uintptr_t kept = keep != nullptr && keep->ordinal == state.ordinal
+                               ? (base + keep->offset) & ~(unit - 1)
+                               : UINTPTR_MAX;
+    for (const auto& range : state.placed.ranges()) {
+      uint64_t begin = range.first;
+      uint64_t end = range.second.end;
+      *placed += end - begin;
+      if (mode == LossMode::kNone || !armed()) continue;
+      if (mode == LossMode::kAll) {
+        state.pre_images.Restore(state.base, begin, end);
+        *reverted += end - begin;
+        continue;
+      }
+      // Torn: each word or line (as the CPU aligns them) of the range reverts or not, drawn
+      // for the region by its ordinal (the same in every run, unlike its key).
+      for (uintptr_t at = (base + begin) & ~(unit - 1); at < base + end; at += unit) {
+        const bool survives =
+            keep != nullptr
+                ? at == kept
+                : (Draw(seed, failures_, state.ordinal, (at - aligned_base) / unit) & 1) == 0;
+        if (survives) continue;
+        // The unit's part inside the range (a unit may start before the region does).
+        uint64_t from = std::max<uint64_t>(at, base + begin) - base;
+        uint64_t to = std::min<uint64_t>(at + unit, base + end) - base;
+        state.pre_images.Restore(state.base, from, to);
+        *reverted += to - from;
+      }
+    }
+    state.placed.Clear();
+    state.pre_images.Clear();
+  }
 }
 
 }  // namespace rpma_sim

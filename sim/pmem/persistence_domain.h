@@ -28,11 +28,14 @@
 #include <stdint.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
 #include "sim/common/mutex.h"
 #include "sim/fabric/config.h"
+#include "sim/pmem/crash_journal.h"
+#include "sim/pmem/crash_recorder.h"
 #include "sim/pmem/placed_ranges.h"
 #include "sim/pmem/pre_images.h"
 
@@ -47,6 +50,14 @@ struct PlacedRegion {
   uint32_t key;
   uint8_t* base;
   uint64_t length;
+  uint32_t ordinal = 0;  // among the node's registrations (MemoryRegion::ordinal)
+};
+
+// In a torn power failure, the one word or line that survives while every other unit not
+// durable reverts: the unit that holds byte `offset` of the node's `ordinal`th region.
+struct TornKeep {
+  uint32_t ordinal;
+  uint64_t offset;
 };
 
 class PersistenceDomain {
@@ -71,9 +82,10 @@ class PersistenceDomain {
     if (!tracking()) return;
     PlaceTracked(region, offset, length, placement);
   }
-  // A flush of region[offset, offset + length) on the connection of `placer` completed.
+  // A flush of region[offset, offset + length), work request `ordinal` (1-based) of the
+  // connection of `placer`, completed.
   void Flush(const PlacedRegion& region, uint64_t offset, uint64_t length, bool persistent,
-             uint64_t placer);
+             uint64_t placer, uint64_t ordinal);
   // The target's CPU made region[offset, offset + length) durable.
   void Persist(const PlacedRegion& region, uint64_t offset, uint64_t length);
 
@@ -89,13 +101,25 @@ class PersistenceDomain {
 
   // Reverts what was not durable as `mode` says (requires armed(), unless kNone) and makes
   // everything durable: after a power failure memory holds what it holds. `seed` chooses
-  // the words or lines. Returns the bytes reverted.
-  uint64_t PowerFail(LossMode mode, uint64_t seed);
+  // the words or lines, unless `keep` names the only one that survives. Returns the bytes
+  // reverted.
+  uint64_t PowerFail(LossMode mode, uint64_t seed, const TornKeep* keep = nullptr);
+
+  // Crash points (crash_journal.h): the events that change what a power failure leaves,
+  // counted while the domain tracks placements (armed, or for the report) since it was made.
+  uint64_t points() const { return points_.load(std::memory_order_acquire); }
+  // Starts recording this node's crash points (arming it): `node` names it, `file_of` finds
+  // a region's file. Recording already: nothing changes.
+  void StartRecording(uint64_t node, FileOfMemory file_of);
+  bool recording();
+  // Stops recording and returns the journal (empty of events if it was not recording).
+  CrashJournal StopRecording();
 
  private:
   struct RegionState {
     uint8_t* base = nullptr;
     uint64_t length = 0;
+    uint32_t ordinal = 0;
     PlacedRanges placed;
     PreImages pre_images;
   };
@@ -117,16 +141,27 @@ class PersistenceDomain {
   // What the report says would have made a range durable.
   std::string RemedyLocked() const REQUIRES(mutex_);
   void DropPreImagesIfDurableLocked(RegionState* state) REQUIRES(mutex_);
+  // PowerFail's work under the lock: adds the bytes not durable and those reverted.
+  void PowerFailLocked(LossMode mode, uint64_t seed, const TornKeep* keep, uint64_t* placed,
+                       uint64_t* reverted) REQUIRES(mutex_);
+
+  // The durable event at a new crash point, by the work request `by` names (none for a
+  // persist): `made_durable` is what it made durable.
+  void NoteDurableLocked(CrashEventKind kind, bool persistent, const PlacedRegion& region,
+                         uint64_t offset, uint64_t length, const Placement& by,
+                         std::vector<CrashSpan> made_durable) REQUIRES(mutex_);
 
   const DeviceCaps caps_;
   const bool report_;  // persistent memory, report on
   std::atomic<bool> armed_{false};
+  std::atomic<uint64_t> points_{0};  // written under mutex_
   Mutex mutex_;
   std::unordered_map<uint32_t, RegionState> regions_ GUARDED_BY(mutex_);
   // The region placed in last, found again without hashing (null: look it up).
   uint32_t last_key_ GUARDED_BY(mutex_) = 0;
   RegionState* last_state_ GUARDED_BY(mutex_) = nullptr;
   uint64_t failures_ GUARDED_BY(mutex_) = 0;
+  std::unique_ptr<CrashRecorder> recorder_ GUARDED_BY(mutex_);  // while recording
 };
 
 }  // namespace rpma_sim

@@ -62,19 +62,20 @@ void PlacedRanges::PlaceNew(uint64_t begin, uint64_t end, const Placement& place
   }
 }
 
-uint64_t PlacedRanges::MakeDurable(uint64_t begin, uint64_t end) {
+uint64_t PlacedRanges::MakeDurable(uint64_t begin, uint64_t end, const Span* made_durable) {
   if (begin >= end || ranges_.empty()) return 0;
   SplitAt(begin);
   SplitAt(end);
   uint64_t bytes = 0;
   for (auto it = ranges_.lower_bound(begin); it != ranges_.end() && it->first < end;) {
     bytes += it->second.end - it->first;
+    if (made_durable) (*made_durable)(it->first, it->second.end);
     it = Erase(it);
   }
   return bytes;
 }
 
-uint64_t PlacedRanges::MakeDurableOf(uint64_t placer) {
+uint64_t PlacedRanges::MakeDurableOf(uint64_t placer, const Span* made_durable) {
   auto found = begins_of_placer_.find(placer);
   if (placer == 0 || found == begins_of_placer_.end()) return 0;
   std::set<uint64_t> begins = std::move(found->second);
@@ -83,6 +84,7 @@ uint64_t PlacedRanges::MakeDurableOf(uint64_t placer) {
   for (uint64_t begin : begins) {
     auto it = ranges_.find(begin);
     bytes += it->second.end - it->first;
+    if (made_durable) (*made_durable)(it->first, it->second.end);
     ranges_.erase(it);
   }
   return bytes;

@@ -22,16 +22,22 @@
 
 namespace rpma_sim {
 
+// The operation that placed remote bytes.
+enum class PlacedBy : uint8_t { kWrite, kWriteWithImm, kAtomicWrite, kSend, kSendWithImm };
+
 struct Placement {
   uint64_t placer = 0;  // the connection's queue pair (PlacerId); 0 once that has ended
   uint64_t first = 0;   // ordinals of the work requests that placed it (1-based)
   uint64_t last = 0;
-  bool receive = false;             // a send's bytes in a receive buffer
+  PlacedBy by = PlacedBy::kWrite;   // (of the last one to place it, where several did)
   bool visibility_flushed = false;  // a VISIBILITY flush covered it (not durable by itself)
+
+  // A send's bytes in a receive buffer.
+  bool receive() const { return by == PlacedBy::kSend || by == PlacedBy::kSendWithImm; }
 
   // Whether two ranges with these placements, side by side, may be one.
   bool MergesWith(const Placement& other) const {
-    return placer == other.placer && receive == other.receive &&
+    return placer == other.placer && receive() == other.receive() &&
            visibility_flushed == other.visibility_flushed;
   }
 };
@@ -58,10 +64,11 @@ class PlacedRanges {
     PlaceNew(begin, end, placement, Span(std::forward<NewlyPlaced>(newly_placed)));
   }
 
-  // Makes [begin, end) durable; returns how many bytes were placed there.
-  uint64_t MakeDurable(uint64_t begin, uint64_t end);
-  // Makes every range of `placer` durable; returns the bytes.
-  uint64_t MakeDurableOf(uint64_t placer);
+  // Makes [begin, end) durable; returns how many bytes were placed there. `made_durable`,
+  // if not null, is told each range that was placed and is durable now.
+  uint64_t MakeDurable(uint64_t begin, uint64_t end, const Span* made_durable = nullptr);
+  // Makes every range of `placer` durable; returns the bytes (each told as above).
+  uint64_t MakeDurableOf(uint64_t placer, const Span* made_durable = nullptr);
   // Notes that a VISIBILITY flush covered the placed bytes of [begin, end).
   void MarkVisibilityFlushed(uint64_t begin, uint64_t end);
   // `placer` has ended: its ranges stay placed, owned by nobody (0).

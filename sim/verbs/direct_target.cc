@@ -158,8 +158,8 @@ void DirectTarget::TakePlacements(const MemoryRegion* going) {
         if (region == nullptr && going != nullptr && going->rkey == rkey) region = going;
         if (region == nullptr || region->pd != pd_ || !region->ContainsOffset(offset, length))
           return;
-        persistence.Place(PlacedRegion{region->rkey, region->addr, region->length}, offset, length,
-                          Placement{qp_num_, first, last, false, false});
+        persistence.Place(PlacedRegion{region->rkey, region->addr, region->length, region->ordinal},
+                          offset, length, Placement{qp_num_, first, last, PlacedBy::kWrite, false});
       });
   if (!believable)
     SIM_LOG_ERROR(

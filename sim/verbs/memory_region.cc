@@ -23,9 +23,11 @@ MemoryRegionTable& MemoryRegionTable::Get() {
 }
 
 std::shared_ptr<MemoryRegion> MemoryRegionTable::Register(const ProtectionDomain* pd, void* addr,
-                                                          size_t length, int access) {
+                                                          size_t length, int access,
+                                                          uint32_t ordinal) {
   auto region = std::make_shared<MemoryRegion>();
   region->pd = pd;
+  region->ordinal = ordinal;
   region->addr = static_cast<uint8_t*>(addr);
   region->length = length;
   region->access = access;

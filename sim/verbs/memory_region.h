@@ -31,6 +31,9 @@ struct MemoryRegion {
   int access = 0;  // IBV_ACCESS_* flags
   uint32_t lkey = 0;
   uint32_t rkey = 0;
+  // Its place among its domain's registrations (1-based): the same in every run of a
+  // program that registers in the same order, unlike its keys (a power failure's `keep`).
+  uint32_t ordinal = 0;
 
   // True if [address, address + len) lies inside the region (overflow-safe).
   bool Contains(uint64_t address, uint64_t len) const;
@@ -43,9 +46,10 @@ class MemoryRegionTable {
  public:
   static MemoryRegionTable& Get();
 
-  // Registers [addr, addr + length) with `access`; assigns fresh keys.
+  // Registers [addr, addr + length) with `access` as its domain's `ordinal`th region;
+  // assigns fresh keys.
   std::shared_ptr<MemoryRegion> Register(const ProtectionDomain* pd, void* addr, size_t length,
-                                         int access);
+                                         int access, uint32_t ordinal = 0);
 
   // Removes the region; waits for any operation currently copying to or from it.
   void Deregister(const std::shared_ptr<MemoryRegion>& region);

@@ -9,6 +9,8 @@
 
 #include "sim/common/log.h"
 #include "sim/fabric/io_service.h"
+#include "sim/transport/file_backing.h"
+#include "sim/verbs/crash_recording.h"
 #include "sim/verbs/direct_target.h"
 
 namespace rpma_sim {
@@ -43,7 +45,11 @@ ProtectionDomain::ProtectionDomain(Device* device)
     : device_(device),
       caps_(GetDeviceCaps()),
       node_(std::make_shared<Node>()),
-      persistence_(new PersistenceDomain(caps_)) {}
+      persistence_(new PersistenceDomain(caps_)) {
+  BeginCrashJournalIfAsked(this);
+}
+
+ProtectionDomain::~ProtectionDomain() { EndCrashJournal(this); }
 
 Status ProtectionDomain::Allocate(Device* device, std::shared_ptr<ProtectionDomain>* out) {
   std::string no_reactor;
@@ -68,7 +74,8 @@ Status ProtectionDomain::RegisterMemory(void* addr, size_t length, int access,
     return Status::kProvider;
   }
   users_.fetch_add(1);
-  *region = MemoryRegionTable::Get().Register(this, addr, length, access);
+  *region = MemoryRegionTable::Get().Register(this, addr, length, access,
+                                              registrations_.fetch_add(1) + 1);
   DirectTarget::Registered(**region);
   return Status::kOk;
 }
@@ -102,18 +109,38 @@ size_t ReportAllNotDurable() {
   return PersistenceDomain::ReportAll();
 }
 
-Status ProtectionDomain::PowerFail(LossMode mode, uint64_t seed) {
+void ProtectionDomain::StartCrashRecording() {
+  {
+    WriterLock copies_wait(&MemoryRegionTable::Get().mutex());
+    persistence_->StartRecording(
+        node_->id(), [](const void* address, uint64_t length, std::string* path, uint64_t* offset) {
+          FileBacking backing;
+          if (!FindFileBacking(address, length, 4096, &backing)) return false;
+          *path = backing.path;
+          *offset = backing.offset;
+          return true;
+        });
+  }
+  DirectTarget::RefreshAll();  // armed: a peer's direct access closes, as for a power failure
+}
+
+CrashJournal ProtectionDomain::StopCrashRecording() {
+  WriterLock copies_wait(&MemoryRegionTable::Get().mutex());
+  return persistence_->StopRecording();
+}
+
+Status ProtectionDomain::PowerFail(LossMode mode, uint64_t seed, const TornKeep* keep) {
   if (mode != LossMode::kNone && !persistence_->armed()) {
     SIM_LOG_ERROR(
         "power failure: the node was not armed before the writes "
         "(rpma_sim_power_failure_arm, or a power_failure rule); nothing done");
     return Status::kInvalid;
   }
-  node_->Fail([this, mode, seed] {
+  node_->Fail([this, mode, seed, keep] {
     // Its queue pairs are in error now: no new remote operation starts. Wait for any still
     // copying, then put bytes back, before the connections' losses are told.
     MemoryRegionTable::Get().WaitForCopies();
-    persistence_->PowerFail(mode, seed);
+    persistence_->PowerFail(mode, seed, keep);
   });
   return Status::kOk;
 }

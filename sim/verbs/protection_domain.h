@@ -22,6 +22,8 @@ class ProtectionDomain {
  public:
   // Captures the device's capabilities at allocation, as rpma_peer_new queries them.
   explicit ProtectionDomain(Device* device);
+  // Writes its crash journal if RPMA_SIM_CRASH_JOURNAL asked for one (crash_recording.h).
+  ~ProtectionDomain();
   // rpma_peer_new: a domain on `device`, after making the progress engine's reactor
   // (EnsureReactor). Everything of the process that needs it (sockets, and the timers of
   // connect timeouts, fault rules and stage holds) comes after a peer, so running out of
@@ -45,7 +47,15 @@ class ProtectionDomain {
   // lost on both sides (as Node::Fail), so whoever sees the loss sees the reverted memory.
   // kInvalid, with nothing done, if the domain is not armed and `mode` is not kNone: what a
   // placement overwrote was not kept.
-  Status PowerFail(LossMode mode, uint64_t seed);
+  // `keep`, in a torn mode, names the one unit that survives (PersistenceDomain::PowerFail).
+  Status PowerFail(LossMode mode, uint64_t seed, const TornKeep* keep = nullptr);
+
+  // Starts recording this node's crash points (PersistenceDomain::StartRecording), arming
+  // it, while no remote operation is copying; each region's file is found from
+  // /proc/self/maps. Stops and returns the journal, its regions' final contents taken while
+  // no remote operation is copying.
+  void StartCrashRecording();
+  CrashJournal StopCrashRecording();
 
   // Registers memory in this domain. kProvider (EFAULT) when the range wraps around or is
   // not mapped in this process, as ibv_reg_mr fails when it cannot pin the pages.
@@ -66,6 +76,7 @@ class ProtectionDomain {
   const std::shared_ptr<Node> node_;
   const std::unique_ptr<PersistenceDomain> persistence_;
   std::atomic<int> users_{0};
+  std::atomic<uint32_t> registrations_{0};  // regions registered so far (their ordinals)
 };
 
 // Arms every node of the process, and those created while `on`, for a power failure

@@ -198,10 +198,9 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   Outcome ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive,
                          ibv_wc_status* receiver_status) REQUIRES(execution_);
   // Tells the node's persistence model that `len` bytes at `offset` of `region` are about
-  // to be placed by the requester's work request `sequence` (in a receive buffer if
-  // `receive`).
+  // to be placed by `request`, the requester's work request `sequence`.
   void NotePlacementLocked(const MemoryRegion& region, uint64_t offset, uint64_t len,
-                           uint64_t sequence, bool receive) REQUIRES(execution_);
+                           const SendRequest& request, uint64_t sequence) REQUIRES(execution_);
   bool TakeReceiveLocked(ReceiveRequest* request) REQUIRES(execution_);
   void CompleteReceiveLocked(const ReceiveRequest& request, ibv_wc_status status,
                              ibv_wc_opcode opcode, uint32_t byte_len, const SendRequest* sender)

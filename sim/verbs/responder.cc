@@ -25,8 +25,20 @@ const MemoryRegion* FindRemote(const ProtectionDomain* pd, uint32_t rkey, uint64
   return region;
 }
 
+// How `request` places bytes at its responder.
+PlacedBy PlacedByOf(const SendRequest& request) {
+  switch (request.opcode) {
+    case SendOpcode::kAtomicWrite:
+      return PlacedBy::kAtomicWrite;
+    case SendOpcode::kSend:
+      return request.with_imm ? PlacedBy::kSendWithImm : PlacedBy::kSend;
+    default:
+      return request.with_imm ? PlacedBy::kWriteWithImm : PlacedBy::kWrite;
+  }
+}
+
 PlacedRegion Placed(const MemoryRegion& region) {
-  return PlacedRegion{region.rkey, region.addr, region.length};
+  return PlacedRegion{region.rkey, region.addr, region.length, region.ordinal};
 }
 
 // Copies a write's or send's bytes to `target` from wherever the link reaches the
@@ -43,10 +55,10 @@ bool NeedsReceive(const SendRequest& request) {
 }  // namespace
 
 void QueuePair::NotePlacementLocked(const MemoryRegion& region, uint64_t offset, uint64_t len,
-                                    uint64_t sequence, bool receive) {
+                                    const SendRequest& request, uint64_t sequence) {
   uint64_t ordinal = sequence + 1;
   pd()->persistence().Place(Placed(region), offset, len,
-                            Placement{qp_num_, ordinal, ordinal, receive, false});
+                            Placement{qp_num_, ordinal, ordinal, PlacedByOf(request), false});
 }
 
 bool QueuePair::DeliverLocked(InboundRequest inbound) {
@@ -144,7 +156,8 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
       region = FindRemote(pd(), request.rkey, request.remote_addr, request.length,
                           IBV_ACCESS_REMOTE_WRITE, &outcome.status);
       if (region == nullptr) break;
-      NotePlacementLocked(*region, remote - region->addr, request.length, inbound.sequence, false);
+      NotePlacementLocked(*region, remote - region->addr, request.length, request,
+                          inbound.sequence);
       if (!FetchSource(inbound, remote))
         outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
       break;
@@ -169,7 +182,7 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
         outcome.status = IBV_WC_REM_INV_REQ_ERR;  // native atomics need natural alignment
         break;
       }
-      NotePlacementLocked(*region, remote - region->addr, sizeof(value), inbound.sequence, false);
+      NotePlacementLocked(*region, remote - region->addr, sizeof(value), request, inbound.sequence);
       if (aligned)
         __atomic_store_n(reinterpret_cast<uint64_t*>(remote), value, __ATOMIC_SEQ_CST);
       else
@@ -184,7 +197,8 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
       if (region == nullptr) break;
       // What the flush makes durable is the persistence model's to say (sim/pmem).
       pd()->persistence().Flush(Placed(*region), remote - region->addr, request.length,
-                                request.flush_kind == FlushKind::kPersistent, qp_num_);
+                                request.flush_kind == FlushKind::kPersistent, qp_num_,
+                                inbound.sequence + 1);
       break;
     }
     case SendOpcode::kSend:
@@ -213,7 +227,7 @@ bool QueuePair::ExecuteFromPeerLocked(const SendRequest& request, uint64_t seque
   uint8_t* remote = reinterpret_cast<uint8_t*>(request.remote_addr);
   uint8_t* local = request.local->addr + request.local_offset;
   if (write) {
-    NotePlacementLocked(*region, remote - region->addr, request.length, sequence, false);
+    NotePlacementLocked(*region, remote - region->addr, request.length, request, sequence);
     memcpy(remote, local, request.length);
   } else {
     memcpy(local, remote, request.length);
@@ -237,7 +251,7 @@ Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRe
     *receiver_status = IBV_WC_LOC_PROT_ERR;
     outcome.status = IBV_WC_REM_OP_ERR;
   } else if (request.length > 0) {
-    NotePlacementLocked(*receive.region, receive.offset, request.length, inbound.sequence, true);
+    NotePlacementLocked(*receive.region, receive.offset, request.length, request, inbound.sequence);
     if (!FetchSource(inbound, receive.region->addr + receive.offset)) {
       *receiver_status = IBV_WC_WR_FLUSH_ERR;
       outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile

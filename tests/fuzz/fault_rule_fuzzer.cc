@@ -25,7 +25,8 @@ bool SameRule(const FaultRule& a, const FaultRule& b) {
          a.us_min == b.us_min && a.us_max == b.us_max && a.ms == b.ms && a.loss == b.loss &&
          a.exit_status == b.exit_status && a.nth == b.nth && a.after == b.after &&
          a.every == b.every && a.p == b.p && a.times == b.times && a.conn == b.conn &&
-         a.side == b.side && a.at_ms == b.at_ms && a.recv == b.recv;
+         a.side == b.side && a.at_ms == b.at_ms && a.recv == b.recv && a.point == b.point &&
+         a.keep == b.keep && a.keep_region == b.keep_region && a.keep_offset == b.keep_offset;
 }
 
 // What a rule of its kind cannot do without (the parser's CheckComplete, restated).
@@ -54,8 +55,12 @@ void CheckComplete(const FaultRule& rule) {
       FUZZ_CHECK(rule.kind != FaultKind::kUnreachable || rule.side == 0);
       break;
     case FaultKind::kLose:
+      FUZZ_CHECK(rule.exit_status >= 0 && rule.exit_status <= 255);
+      break;
     case FaultKind::kPowerFailure:
       FUZZ_CHECK(rule.exit_status >= 0 && rule.exit_status <= 255);
+      FUZZ_CHECK(!rule.keep || rule.loss == LossMode::kWords || rule.loss == LossMode::kLines);
+      FUZZ_CHECK(!rule.keep || rule.keep_region != 0);
       break;
   }
 }

@@ -21,7 +21,7 @@ class Node {
   explicit Node(uint64_t len, DeviceCaps caps = DeviceCaps()) : domain_(caps) {
     domain_.Arm();
     memset(memory_, kOld, sizeof(memory_));
-    domain_.Place(Region(), 0, len, Placement{1, 1, 1, false, false});
+    domain_.Place(Region(), 0, len, Placement{1, 1, 1, PlacedBy::kWrite, false});
     memset(memory_, kNew, len);
   }
 
@@ -53,8 +53,8 @@ TEST(PersistenceDomainTest, LossAllRevertsEverythingAndReportsItsBytes) {
 
 TEST(PersistenceDomainTest, OnlyAPersistentFlushOfTheRangeMakesItDurable) {
   Node node(256);
-  node.domain().Flush(node.Region(), 0, 64, /*persistent=*/true, /*placer=*/1);
-  node.domain().Flush(node.Region(), 64, 64, /*persistent=*/false, 1);
+  node.domain().Flush(node.Region(), 0, 64, /*persistent=*/true, /*placer=*/1, /*ordinal=*/3);
+  node.domain().Flush(node.Region(), 64, 64, /*persistent=*/false, 1, 4);
   // [64, 128) (flushed to visibility only, so named apart) and [128, 256) are left.
   EXPECT_EQ(2u, node.domain().Report());
   EXPECT_EQ(192u, node.domain().PowerFail(LossMode::kAll, 1));
@@ -69,7 +69,7 @@ TEST(PersistenceDomainTest, DramKeepsNothingAndReportsNothing) {
   DeviceCaps dram;
   dram.persistent_memory = false;
   Node node(64, dram);
-  node.domain().Flush(node.Region(), 0, 64, /*persistent=*/true, 1);
+  node.domain().Flush(node.Region(), 0, 64, /*persistent=*/true, 1, 3);
   node.domain().Persist(node.Region(), 0, 64);
   EXPECT_EQ(0u, node.domain().Report());
   EXPECT_EQ(64u, node.domain().PowerFail(LossMode::kAll, 1));

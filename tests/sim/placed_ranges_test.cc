@@ -15,7 +15,7 @@ namespace {
 using Spans = std::vector<std::pair<uint64_t, uint64_t>>;
 
 Placement By(uint64_t placer, uint64_t ordinal) {
-  return Placement{placer, ordinal, ordinal, false, false};
+  return Placement{placer, ordinal, ordinal, PlacedBy::kWrite, false};
 }
 
 // "[begin,end)=placer:first-last ..." for every range, in order.
