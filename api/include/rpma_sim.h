@@ -166,6 +166,81 @@ int rpma_sim_persist(const void* addr, size_t len);
  */
 int rpma_sim_persistence_report(void);
 
+/*
+ * Crash states (docs/crash-states.md, rpma_sim_crash_record(3)). A crash point of a node is
+ * an event that can change what a power failure leaves in its memory: a remote placement
+ * (write, write with imm, atomic write, send into a receive buffer) or a completed flush or
+ * rpma_sim_persist(), numbered from 1 in the order the node executes them.
+ *
+ * rpma_sim_crash_record() starts recording peer's crash points (and arms it, as
+ * rpma_sim_power_failure_arm()); rpma_sim_crash_record_stop() stops and writes the journal
+ * to the file `journal`: the points, what each placement overwrote, and each region's
+ * contents at the end. (RPMA_SIM_CRASH_JOURNAL=PATH records every node of a process.) Both
+ * return 0, RPMA_E_INVAL if an argument is NULL or the peer is not recording (stop), or
+ * RPMA_E_PROVIDER if the journal cannot be written (logged).
+ */
+int rpma_sim_crash_record(struct rpma_peer* peer);
+int rpma_sim_crash_record_stop(struct rpma_peer* peer, const char* journal);
+
+/* one region's image in a crash state */
+struct rpma_sim_crash_region {
+  uint32_t rkey;
+  uint32_t ordinal;     /* among its node's registrations, from 1 (a rule's keep=) */
+  uint64_t address;     /* where it was in the recording process */
+  const char* file;     /* the file it maps ("" for anonymous memory) */
+  uint64_t file_offset; /* of its first byte in that file */
+  size_t length;
+  const uint8_t* image; /* what it holds in this state */
+};
+
+/* the memory of a node if power fails just before crash point `point` */
+struct rpma_sim_crash_state {
+  uint64_t point;
+  const char* event;       /* the point's event ("after the last point" for the last state) */
+  enum rpma_sim_loss loss; /* ALL, or WORDS / LINES for a torn state */
+  const char* reverted;    /* what of the bytes not durable reverted */
+  const char* rule;        /* the power_failure rule that makes an ordinary run fail there */
+  uint64_t seed;           /* the RPMA_SIM_SEED the rule needs, or 0 */
+  size_t regions;
+  const struct rpma_sim_crash_region* region;
+};
+
+struct rpma_sim_crash_options {
+  int words;           /* nonzero: the torn states by 8-byte words too */
+  int lines;           /* nonzero: and by 64-byte lines */
+  unsigned samples;    /* per point and torn mode: seeded subsets besides each unit alone */
+  uint64_t seed;       /* the first subset's seed (0: 1) */
+  uint64_t max_states; /* stop after this many (0: no limit) */
+};
+
+struct rpma_sim_crash_summary {
+  uint64_t points;     /* crash points in the journal */
+  uint64_t states;     /* states given to the check */
+  uint64_t duplicates; /* states skipped: their image equals one given before */
+  int stopped;         /* the check or max_states ended it early */
+};
+
+/* returns 0 to go on to the next state, anything else to stop */
+typedef int (*rpma_sim_crash_check)(const struct rpma_sim_crash_state* state, void* arg);
+
+/*
+ * Gives every crash state of the journal to check (options may be NULL: loss mode all
+ * only). Returns 0 (and *summary, if not NULL), or RPMA_E_INVAL if journal or check is NULL
+ * or the file is not a journal that can be explored (logged).
+ */
+int rpma_sim_crash_explore(const char* journal, const struct rpma_sim_crash_options* options,
+                           rpma_sim_crash_check check, void* arg,
+                           struct rpma_sim_crash_summary* summary);
+
+/*
+ * Tells finding each line of the journal's lint: flushes that made nothing durable, ranges
+ * flushed twice with no write between, a PERSISTENT flush where VISIBILITY was needed or
+ * the reverse, writes never made durable. Returns how many (0 or more), or RPMA_E_INVAL as
+ * rpma_sim_crash_explore().
+ */
+typedef void (*rpma_sim_crash_finding)(const char* line, void* arg);
+int rpma_sim_crash_lint(const char* journal, rpma_sim_crash_finding finding, void* arg);
+
 #ifdef __cplusplus
 }
 #endif

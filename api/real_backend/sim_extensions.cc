@@ -36,3 +36,19 @@ int rpma_sim_power_failure(struct rpma_peer* peer, enum rpma_sim_loss mode) {
 int rpma_sim_persist(const void* addr, size_t len) { return RPMA_E_NOSUPP; }
 
 int rpma_sim_persistence_report(void) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_crash_record(struct rpma_peer* peer) { return RPMA_E_NOSUPP; }
+
+int rpma_sim_crash_record_stop(struct rpma_peer* peer, const char* journal) {
+  return RPMA_E_NOSUPP;
+}
+
+int rpma_sim_crash_explore(const char* journal, const struct rpma_sim_crash_options* options,
+                           rpma_sim_crash_check check, void* arg,
+                           struct rpma_sim_crash_summary* summary) {
+  return RPMA_E_NOSUPP;
+}
+
+int rpma_sim_crash_lint(const char* journal, rpma_sim_crash_finding finding, void* arg) {
+  return RPMA_E_NOSUPP;
+}
