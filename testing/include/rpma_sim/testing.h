@@ -1,7 +1,8 @@
 // rpma_sim/testing.h -- a GoogleTest kit for testing code written against librpma on rpma-sim:
 // a connected client/server pair in one line, on each transport; waits for completions and
 // connection events that say what came instead; fault rules for a scope; a sweep of librpma's
-// fault points; power failure of the server and a check of what survived.
+// fault points; power failure of the server and a check of what survived; every crash state
+// of the server's memory judged by the test's recovery code.
 //
 // It uses only the public C API (<librpma.h>, <rpma_sim.h>) and GoogleTest. In a Bazel tree:
 // deps = ["//testing:rpma_sim_testing"]; installed: pkg-config rpma-sim-testing. A test:
@@ -314,6 +315,55 @@ struct SweepOptions {
 // exited. Returns one result per run. In the child it runs body, reports and exits.
 std::vector<PointResult> SweepFaultPoints(const std::function<void()>& body,
                                           const SweepOptions& options = SweepOptions());
+
+// ---------------------------------------------------------------------------------------------
+// Crash states of the server's persistent memory (docs/crash-states.md)
+
+struct CrashSweepOptions {
+  // How the pair is set up. The server runs in the test's process (server_in_child and
+  // server_in_thread are not for a sweep); its peer records its crash points.
+  PairOptions pair;
+  bool words = false;       // the torn states by 8-byte words too
+  bool lines = false;       // and by 64-byte lines
+  unsigned samples = 0;     // per point and torn mode: seeded subsets besides each unit alone
+  uint64_t seed = 1;        // the first subset's seed
+  uint64_t max_states = 0;  // 0: every state
+  int timeout_ms = 10000;   // per run of recover; a run that takes longer has hung
+  bool print = true;        // print the table of states (the failing ones are always printed)
+};
+
+struct CrashStateResult {
+  uint64_t point = 0;  // power fails just before this crash point of the server's node
+  std::string event;   // what the point is
+  rpma_sim_loss loss = RPMA_SIM_LOSS_ALL;
+  std::string reverted;   // what of the bytes not durable reverted
+  std::string rule;       // the power_failure rule that makes an ordinary run fail there
+  uint64_t seed = 0;      // with this RPMA_SIM_SEED (rpma_sim_fault_set_seed), or 0
+  bool recovered = true;  // recover ran to its end without a failure
+  std::string failure;    // else what it reported, or how its process ended
+};
+
+struct CrashSweepSummary {
+  uint64_t points = 0;      // crash points of the server's node during the workload
+  uint64_t states = 0;      // states recover judged
+  uint64_t duplicates = 0;  // states skipped: their image equals one judged before
+  uint64_t failed = 0;
+  std::vector<std::string> lint;          // the flushes' findings (rpma_sim_crash_lint)
+  std::vector<CrashStateResult> results;  // one per state judged
+};
+
+// Connects a pair (options.pair), has the server's peer record its crash points while
+// `workload` drives the pair (it waits for what it needs to complete), then gives every
+// crash state of the server's region to `recover`: memory is a copy of server().memory as
+// it would be after a power failure just before that point (loss mode all; torn states too
+// if asked), and recover fails with gtest expectations. Each run of recover is in a child
+// process (forked once and reused; again after one crashes or hangs), so that a crash or a
+// hang in recovery code is a result, not the end of the test. Prints the table of states,
+// the lint, and for each failing state its replay line; records one failure naming every
+// failing state. Use with ASSERT_NO_FATAL_FAILURE for the setup's own failures.
+CrashSweepSummary SweepCrashStates(const std::function<void(ConnectedPair& pair)>& workload,
+                                   const std::function<void(uint8_t* memory, size_t size)>& recover,
+                                   const CrashSweepOptions& options = CrashSweepOptions());
 
 }  // namespace testing
 }  // namespace rpma_sim
