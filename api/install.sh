@@ -4,7 +4,8 @@
 # the librpma.so link), PREFIX/lib/.debug/librpma.so.0.debug (its symbols, which gdb finds
 # through the library's .gnu_debuglink), PREFIX/lib/pkgconfig/librpma.pc, and
 # PREFIX/bin/rpma-sim-run (an unmodified librpma program run on this library),
-# rpma-sim-sweep (a program run once per librpma fault point), rpma-sim-info (the
+# rpma-sim-sweep (a program run once per librpma fault point), rpma-sim-crash (every crash
+# state of a program's run, judged by a check), rpma-sim-info (the
 # simulated device, the settings in effect, this host's transports) and rpma-sim-trace-plot
 # (an RPMA_SIM_TRACE file as an SVG timeline), and the man pages in PREFIX/share/man
 # (rpma_sim(7), a page per rpma_sim.h function).
@@ -35,7 +36,8 @@ chmod 0644 "$prefix/include/librpma.h" "$prefix/include/rpma_sim.h"
 chmod 0755 "$prefix/lib/librpma.so.0"
 chmod 0644 "$prefix/lib/.debug/librpma.so.0.debug"
 ln -sf librpma.so.0 "$prefix/lib/librpma.so"
-for tool in tools/rpma-sim-run tools/rpma-sim-sweep tools/rpma-sim-trace-plot rpma-sim-info; do
+for tool in tools/rpma-sim-run tools/rpma-sim-sweep tools/rpma-sim-trace-plot rpma-sim-info \
+    rpma-sim-crash; do
   cp -f "$runfiles/api/$tool" "$prefix/bin/"
   chmod 0755 "$prefix/bin/$(basename "$tool")"
 done
