@@ -30,6 +30,14 @@ class PerProcess {
   PerProcess(const PerProcess&) = delete;
   PerProcess& operator=(const PerProcess&) = delete;
 
+  // This process's T, if it was made: null before its first Get (and in a fork child,
+  // before the child's first Get).
+  T* Peek() {
+    Instance* instance = current_.load(std::memory_order_acquire);
+    return instance != nullptr && instance->generation == ForkGeneration() ? &instance->object
+                                                                           : nullptr;
+  }
+
   // This process's T.
   T& Get() {
     const uint32_t generation = ForkGeneration();

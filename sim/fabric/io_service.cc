@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <system_error>
 
+#include "sim/common/mutex.h"
 #include "sim/common/per_process.h"
 
 namespace rpma_sim {
@@ -27,13 +29,24 @@ using ProgressGuard = boost::asio::executor_work_guard<boost::asio::io_context::
 // One process's engine. A child's io_context is new: the parent's epoll instance is shared
 // with the parent (an epoll fd copied by fork refers to the same one), so the child never
 // registers anything with it.
+// While the process forks, its engine thread waits parked in a handler of its own (see
+// ParkEngineForFork).
+struct ForkPark {
+  Mutex mutex;
+  CondVar changed;
+  uint64_t fork GUARDED_BY(mutex) = 0;  // the fork it is parked for (or asked to park for)
+  bool parked GUARDED_BY(mutex) = false;
+  bool released GUARDED_BY(mutex) = true;
+};
+
 struct Engine {
   boost::asio::io_context context;
   std::atomic<bool> reactor_made{false};
   std::once_flag started;
   std::unique_ptr<ProgressGuard> guard;
-  pthread_t thread{};        // set once, by the call_once of `started`
-  bool thread_made = false;  // likewise
+  pthread_t thread{};                    // set once, by the call_once of `started`
+  std::atomic<bool> thread_made{false};  // likewise (read by a fork's prepare handler)
+  ForkPark park;
 };
 
 // The engine thread's stack: a mapping of its own, not one from glibc's cache of the stacks
@@ -93,12 +106,66 @@ void StartEngineThread(Engine* engine) {
     munmap(stack, kEngineStackSize);
     throw std::system_error(error, std::generic_category(), "pthread_create");
   }
-  engine->thread_made = true;  // the stack stays mapped: the thread runs until exit
+  engine->thread_made.store(true, std::memory_order_release);  // its stack stays mapped
+
   RecordEngineStack(stack);
 }
 
 // A global: what it holds stays reachable for leak checkers.
 PerProcess<Engine> g_engine;
+
+// A fork must not catch the engine thread inside a lock: the child would inherit it held by
+// a thread it does not have. The simulator's own locks are the parent's alone (a child
+// makes its own objects, per_process.h), but the engine also takes the allocator's, and
+// AddressSanitizer's allocator (before LLVM 18) takes no part in fork: a child whose parent
+// forked while its engine allocated hung in its first allocation. So the forking thread
+// parks the engine in a handler that holds nothing, and lets it go once fork() has
+// returned in the parent. Bounded: if the engine does not park within kParkWait (it runs a
+// long handler, or waits for a lock the forking thread holds), the fork goes on without.
+constexpr auto kParkWait = std::chrono::milliseconds(500);
+
+// On the engine thread: waits, holding nothing, until the fork `fork` has happened.
+void ParkedHandler(Engine* engine, uint64_t fork) {
+  ForkPark& park = engine->park;
+  MutexLock lock(&park.mutex);
+  if (park.fork != fork || park.released) return;  // too late: that fork went on without it
+  park.parked = true;
+  park.changed.SignalAll();
+  while (park.fork == fork && !park.released) park.changed.Wait(&park.mutex);
+  park.parked = false;
+}
+
+// pthread_atfork's prepare handler, in the forking thread.
+void ParkEngineForFork() {
+  Engine* engine = g_engine.Peek();
+  if (engine == nullptr || !engine->thread_made.load(std::memory_order_acquire) ||
+      pthread_equal(pthread_self(), engine->thread))
+    return;
+  ForkPark& park = engine->park;
+  uint64_t fork;
+  {
+    MutexLock lock(&park.mutex);
+    fork = ++park.fork;
+    park.released = false;
+  }
+  boost::asio::post(engine->context, [engine, fork] { ParkedHandler(engine, fork); });
+  const auto deadline = std::chrono::steady_clock::now() + kParkWait;
+  MutexLock lock(&park.mutex);
+  while (!park.parked && park.changed.WaitUntil(&park.mutex, deadline)) {
+  }
+}
+
+// The parent's handler, as fork() returns there.
+void ReleaseEngineAfterFork() {
+  Engine* engine = g_engine.Peek();
+  if (engine == nullptr) return;
+  MutexLock lock(&engine->park.mutex);
+  engine->park.released = true;
+  engine->park.changed.SignalAll();
+}
+
+const bool g_parks_for_fork =
+    pthread_atfork(ParkEngineForFork, ReleaseEngineAfterFork, nullptr) == 0;
 
 // Runs at exit, before the statics Asio's thread uses are destroyed (they were constructed
 // before this was registered): the engine's thread must not be inside run() by then. A
@@ -106,8 +173,7 @@ PerProcess<Engine> g_engine;
 // engine of the process it runs in, if that one started it.
 void StopProgressEngine() {
   Engine& engine = g_engine.Get();
-  if (!engine.thread_made) return;
-  engine.thread_made = false;
+  if (!engine.thread_made.exchange(false)) return;
   engine.context.stop();
   pthread_join(engine.thread, nullptr);
 }

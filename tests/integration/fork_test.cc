@@ -11,7 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,8 +67,17 @@ const char* TransportName(rpma_sim_transport transport) {
 
 // The parent's own connection (its client to its own endpoint) with a thread that writes
 // into the server's region and reads it back, again and again, until told to stop.
+// A thread moving data on the parent's connection, round after round. While the process
+// forks it waits between posting a write and taking its completion, not in a call that
+// allocates: GCC 12's AddressSanitizer allocator (as LLVM's before 18) takes no part in
+// fork, and a child whose parent forked while another thread held its lock hung in its
+// first allocation. (The simulator parks its own engine thread likewise.)
 class Traffic {
  public:
+  Traffic() {
+    static const bool registered = pthread_atfork(PauseForFork, ResumeAfterFork, nullptr) == 0;
+    (void)registered;
+  }
   ~Traffic() { Stop(); }
 
   void Start(rpma_peer* peer, rpma_conn* client, rpma_mr_local* target) {
@@ -75,7 +88,13 @@ class Traffic {
                              RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST, &mr_));
     ASSERT_EQ(0, rpma_conn_get_cq(client, &cq_));
     client_ = client;
-    thread_ = std::thread([this] { Run(); });
+    thread_ = std::thread([this] {
+      Run();
+      std::lock_guard<std::mutex> lock(fork_mutex_);
+      ended_ = true;  // a fork no longer waits for it
+      fork_changed_.notify_all();
+    });
+    running_.store(this);
   }
 
   // Waits until `rounds` more rounds have completed (false after the safety timeout).
@@ -88,6 +107,7 @@ class Traffic {
   }
 
   void Stop() {
+    running_.store(nullptr);
     stop_ = true;
     if (thread_.joinable()) thread_.join();
     if (mr_ != nullptr) EXPECT_EQ(0, rpma_mr_dereg(&mr_));
@@ -103,6 +123,7 @@ class Traffic {
       memset(bytes_, round, forktest::kSlotSize);
       int ret = rpma_write(client_, remote_, 0, mr_, 0, forktest::kSlotSize,
                            RPMA_F_COMPLETION_ALWAYS, nullptr);
+      WaitWhileForking();
       ibv_wc wc;
       if (ret == 0) ret = integration::NextCompletion(cq_, kSafetyTimeoutMs, &wc);
       if (ret == 0 && wc.status == IBV_WC_SUCCESS)
@@ -120,6 +141,38 @@ class Traffic {
     }
   }
 
+  // The handlers of pthread_atfork: the forking thread asks the running traffic to pause,
+  // and waits (bounded) until it has; the parent lets it go on.
+  static void PauseForFork() {
+    Traffic* traffic = running_.load();
+    if (traffic == nullptr) return;
+    std::unique_lock<std::mutex> lock(traffic->fork_mutex_);
+    traffic->forking_ = true;
+    traffic->fork_changed_.wait_for(lock, std::chrono::milliseconds(kSafetyTimeoutMs),
+                                    [traffic] { return traffic->paused_ || traffic->ended_; });
+  }
+  static void ResumeAfterFork() {
+    Traffic* traffic = running_.load();
+    if (traffic == nullptr) return;
+    std::lock_guard<std::mutex> lock(traffic->fork_mutex_);
+    traffic->forking_ = false;
+    traffic->fork_changed_.notify_all();
+  }
+  void WaitWhileForking() {
+    std::unique_lock<std::mutex> lock(fork_mutex_);
+    if (!forking_) return;
+    paused_ = true;
+    fork_changed_.notify_all();
+    fork_changed_.wait(lock, [this] { return !forking_; });
+    paused_ = false;
+  }
+
+  static std::atomic<Traffic*> running_;
+  std::mutex fork_mutex_;
+  std::condition_variable fork_changed_;
+  bool forking_ = false;  // under fork_mutex_
+  bool paused_ = false;   // likewise
+  bool ended_ = false;    // likewise
   uint8_t bytes_[2 * forktest::kSlotSize] = {};
   rpma_mr_remote* remote_ = nullptr;
   rpma_mr_local* mr_ = nullptr;
@@ -130,6 +183,8 @@ class Traffic {
   std::atomic<int> rounds_{0};
   std::string failure_;  // written by the thread before it ends
 };
+
+std::atomic<Traffic*> Traffic::running_{nullptr};
 
 class ForkTest : public ::testing::TestWithParam<std::tuple<rpma_sim_transport, Stage>> {
  protected:
