@@ -104,9 +104,10 @@ void TcpSession::Abort() {
 }
 
 void TcpSession::Malformed(const std::string& what) {
-  SIM_LOG_ERROR("malformed message from %s: %s; closing the connection", peer().c_str(),
-                what.c_str());
-  Abort();
+  // Both wires end: the shared-memory one (if any) as the TCP one does.
+  std::shared_ptr<FrameWire> shm_wire = this->shm_wire();
+  if (shm_wire) shm_wire->Abort();
+  wire_->AbortMalformed(what);
 }
 
 void TcpSession::OnFrame(Frame frame) {

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "sim/common/happens_before.h"
+#include "sim/common/log.h"
 
 namespace rpma_sim {
 
@@ -75,6 +76,12 @@ void FrameWire::Abort() {
   aborted_ = true;
   Close();
   stream_->Shutdown();
+}
+
+void FrameWire::AbortMalformed(const std::string& what) {
+  SIM_LOG_ERROR("malformed message from %s: %s; closing the connection", peer().c_str(),
+                what.c_str());
+  Abort();
 }
 
 std::shared_ptr<WireHandler> FrameWire::TakeHandlerLocked() { return std::move(handler_); }

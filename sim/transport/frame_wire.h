@@ -84,6 +84,10 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // Closes at once, dropping what is queued.
   void Abort();
 
+  // The peer sent something it must not have (`what`, for the log): logs it as an error
+  // naming the peer, and aborts. The one reaction to a malformed message, on every wire.
+  void AbortMalformed(const std::string& what);
+
   // Waits (at most `timeout_ms`) until everything queued so far was handed to the kernel,
   // so that a goodbye is not lost when the process exits right after (when a polling
   // application sent the last of it: until the engine saw the stream take more). Must not

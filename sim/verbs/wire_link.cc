@@ -124,12 +124,7 @@ void WireLink::Progress() {
   wire->SendQueued();
 }
 
-void WireLink::Malformed(const std::string& what) {
-  std::shared_ptr<FrameWire> wire = this->wire();
-  SIM_LOG_ERROR("malformed message from %s: %s; closing the connection", wire->peer().c_str(),
-                what.c_str());
-  wire->Abort();
-}
+void WireLink::Malformed(const std::string& what) { wire()->AbortMalformed(what); }
 
 void WireLink::OnFrame(Frame frame) {
   std::string error;
