@@ -200,8 +200,8 @@ int rpma_conn_delete(struct rpma_conn** conn_ptr) {
   // Not while another thread waits on it (one_thread.h): that thread would wake in freed memory.
   if (!MayEnd(*conn, __func__, kConnection)) return RPMA_E_INVAL;
   bool has_rcq = conn->rcq != nullptr;
-  bool shared_channel = conn->cq.shared_channel;
+  const CqChannel channel = conn->cq.shared_channel ? CqChannel::kShared : CqChannel::kOwn;
   delete conn;
   *conn_ptr = nullptr;
-  return PointsConnDelete(has_rcq, shared_channel);
+  return PointsConnDelete(has_rcq, channel);
 }

@@ -70,11 +70,12 @@ int rpma_conn_req_delete(struct rpma_conn_req** req_ptr) {
     return RPMA_E_PROVIDER;
   }
   if (!MayEnd(*req, __func__, kRequest)) return RPMA_E_INVAL;
-  bool incoming = req->request->incoming();
+  const RequestDirection direction =
+      req->request->incoming() ? RequestDirection::kIncoming : RequestDirection::kOutgoing;
   bool has_rcq = req->request->queues().rcq != nullptr;
   delete req;  // an incoming request is rejected by its destructor
   *req_ptr = nullptr;
-  return PointsRequestDelete(incoming, has_rcq);
+  return PointsRequestDelete(direction, has_rcq);
 }
 
 int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
@@ -103,7 +104,8 @@ int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
     data.assign(bytes, bytes + pdata->len);
   }
   bool incoming = req->request->incoming();
-  int code = PointsConnect(incoming, req->request->queues().rcq != nullptr);
+  int code = PointsConnect(incoming ? RequestDirection::kIncoming : RequestDirection::kOutgoing,
+                           req->request->queues().rcq != nullptr);
   if (code != 0) return code;  // the request is consumed
   if (incoming) {
     // The client's private data moves from the request to the connection.

@@ -35,7 +35,8 @@ int rpma_ep_listen(struct rpma_peer* peer, const char* addr, const char* port,
     return RPMA_E_PROVIDER;
   }
   rpma_sim::SocketAddress address;
-  rpma_sim::Status status = rpma_sim::ResolveAddress(addr, port, true, &address);
+  rpma_sim::Status status =
+      rpma_sim::ResolveAddress(addr, port, rpma_sim::AddressUse::kListen, &address);
   if (status != rpma_sim::Status::kOk) return ToRpmaError(status);
   auto* ep = new (std::nothrow) rpma_ep;
   if (ep == nullptr) return RPMA_E_NOMEM;
@@ -106,7 +107,7 @@ int rpma_ep_next_conn_req(struct rpma_ep* ep, const struct rpma_conn_cfg* cfg,
   if (code == 0) code = PointsRequestFromId(config, config.srq != nullptr, srq_rcq);
   if (code == 0 && RPMA_FAULT_FIRES(RPMA_E_NOMEM, "rpma_private_data_store")) {
     code = RPMA_E_NOMEM;
-    (void)PointsRequestDelete(false, !srq_rcq && config.rcq_size > 0);
+    (void)PointsRequestDelete(RequestDirection::kOutgoing, !srq_rcq && config.rcq_size > 0);
   }
   if (code != 0) {
     if (event.id) event.id->Reject();
@@ -134,7 +135,7 @@ int rpma_ep_next_conn_req(struct rpma_ep* ep, const struct rpma_conn_cfg* cfg,
   if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_ep_next_conn_req")) {
     bool has_rcq = req->request->queues().rcq != nullptr;
     delete req;
-    (void)PointsRequestDelete(true, has_rcq);
+    (void)PointsRequestDelete(RequestDirection::kIncoming, has_rcq);
     *req_ptr = nullptr;
     return 0;
   }

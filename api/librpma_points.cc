@@ -23,8 +23,9 @@ int PointsInfoNew() {
 
 void PointsInfoDelete() { PassIgnored(RPMA_E_INVAL, "rpma_info_delete"); }
 
-int PointsCqNew(bool own_channel) {
-  if (own_channel && RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_cq_new")) return RPMA_E_PROVIDER;
+int PointsCqNew(CqChannel channel) {
+  if (channel == CqChannel::kOwn && RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_cq_new"))
+    return RPMA_E_PROVIDER;
   if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_cq_new")) return RPMA_E_PROVIDER;  // create
   if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_cq_new")) return RPMA_E_PROVIDER;  // arm
   return 0;
@@ -49,11 +50,11 @@ int PointsRequestFromId(const rpma_sim::ConnectionConfig& config, bool has_srq, 
   PassIgnored(RPMA_E_INVAL, "rpma_conn_cfg_get_srq");
   if (has_srq) PassIgnored(RPMA_E_INVAL, "rpma_srq_get_rcq");
   if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_req_new_from_id")) return RPMA_E_PROVIDER;
-  bool own_channel = !config.shared_channel;
-  int code = PointsCqNew(own_channel);
+  const CqChannel channel = config.shared_channel ? CqChannel::kShared : CqChannel::kOwn;
+  int code = PointsCqNew(channel);
   if (code != 0) return code;
   bool has_rcq = !srq_rcq && config.rcq_size > 0;
-  if (has_rcq && (code = PointsCqNew(own_channel)) != 0) {
+  if (has_rcq && (code = PointsCqNew(channel)) != 0) {
     (void)PointsCqDelete();  // the main CQ made above
     return code;
   }
@@ -86,26 +87,28 @@ int PointsConnNew() {
   return 0;
 }
 
-int PointsConnect(bool incoming, bool has_rcq) {
+int PointsConnect(RequestDirection direction, bool has_rcq) {
+  const bool incoming = direction == RequestDirection::kIncoming;
   const char* step = incoming ? "rpma_conn_new_accept" : "rpma_conn_new_connect";
   int code = RPMA_FAULT_FIRES(RPMA_E_PROVIDER, step) ? RPMA_E_PROVIDER : PointsConnNew();
   if (code == 0 && !incoming && RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_new_connect")) {
-    (void)PointsConnDelete(has_rcq, false);
+    (void)PointsConnDelete(has_rcq, CqChannel::kOwn);
     return RPMA_E_PROVIDER;
   }
   if (code != 0) (void)PointsCqDeletes(has_rcq);
   return code;
 }
 
-int PointsRequestDelete(bool incoming, bool has_rcq) {
+int PointsRequestDelete(RequestDirection direction, bool has_rcq) {
   int first = PointsCqDeletes(has_rcq);
-  const char* end = incoming ? "rpma_conn_req_reject" : "rpma_conn_req_destroy";
+  const char* end =
+      direction == RequestDirection::kIncoming ? "rpma_conn_req_reject" : "rpma_conn_req_destroy";
   if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, end)) Keep(&first, RPMA_E_PROVIDER);
   if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_req_delete")) Keep(&first, RPMA_E_PROVIDER);
   return first;
 }
 
-int PointsConnDelete(bool has_rcq, bool shared_channel) {
+int PointsConnDelete(bool has_rcq, CqChannel channel) {
   int first = 0;
   // The flush helper first: its region, then the helper.
   if (!rpma_sim::GetDeviceCaps().native_flush) {
@@ -115,7 +118,7 @@ int PointsConnDelete(bool has_rcq, bool shared_channel) {
   if (RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_flush_delete")) Keep(&first, RPMA_E_INVAL);
   Keep(&first, PointsCqDeletes(has_rcq));
   if (RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_delete")) Keep(&first, RPMA_E_PROVIDER);
-  if (shared_channel && RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_delete"))
+  if (channel == CqChannel::kShared && RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_delete"))
     Keep(&first, RPMA_E_PROVIDER);
   return first;
 }

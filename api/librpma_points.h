@@ -16,12 +16,17 @@ namespace rpma_sim {
 struct ConnectionConfig;
 }
 
+// Whether a CQ has a completion channel of its own or the connection's shared one.
+enum class CqChannel { kShared, kOwn };
+// Whether a connection request was made here or arrived from a client.
+enum class RequestDirection { kOutgoing, kIncoming };
+
 // rpma_info_new (resolving an address).
 int PointsInfoNew();
 // rpma_info_delete: passed at the end of every call that made an info; its code is ignored.
 void PointsInfoDelete();
 // rpma_cq_new: one more point when the CQ gets its own completion channel.
-int PointsCqNew(bool own_channel);
+int PointsCqNew(CqChannel channel);
 // rpma_cq_delete (at its end): the code it returns, 0 if its point did not fire.
 int PointsCqDelete();
 // rpma_conn_req_new_from_id: a request's CQ(s) and QP, for rpma_conn_req_new and
@@ -33,10 +38,10 @@ int PointsConnNew();
 // What rpma_conn_req_connect passes on its way: accepting (incoming) or connecting, and the
 // connection (rpma_conn_new); when one fires, librpma's clean-up deletes the CQs it made
 // (and, connecting, the connection), passing those deleters' points.
-int PointsConnect(bool incoming, bool has_rcq);
-// What rpma_conn_req_delete passes after deleting a request (incoming: rejected).
-int PointsRequestDelete(bool incoming, bool has_rcq);
-// What rpma_conn_delete passes after deleting a connection.
-int PointsConnDelete(bool has_rcq, bool shared_channel);
+int PointsConnect(RequestDirection direction, bool has_rcq);
+// What rpma_conn_req_delete passes after deleting a request (an incoming one: rejected).
+int PointsRequestDelete(RequestDirection direction, bool has_rcq);
+// What rpma_conn_delete passes after deleting a connection whose CQs have `channel`.
+int PointsConnDelete(bool has_rcq, CqChannel channel);
 
 #endif  // RPMA_SIM_API_LIBRPMA_POINTS_H_

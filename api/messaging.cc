@@ -2,6 +2,8 @@
 #include <arpa/inet.h>
 #include <librpma.h>
 
+#include <optional>
+
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
 #include "api/inherited.h"
@@ -12,7 +14,7 @@
 namespace {
 
 int PostSendMessage(const char* call, struct rpma_conn* conn, const struct rpma_mr_local* src,
-                    size_t offset, size_t len, int flags, bool with_imm, uint32_t imm,
+                    size_t offset, size_t len, int flags, std::optional<uint32_t> imm,
                     const void* op_context) {
   if (conn == nullptr || flags == 0 || (src == nullptr && (offset != 0 || len != 0)))
     return RPMA_E_INVAL;
@@ -26,8 +28,8 @@ int PostSendMessage(const char* call, struct rpma_conn* conn, const struct rpma_
   if (src != nullptr) request.local = src->region;
   request.local_offset = offset;
   request.length = len;
-  request.with_imm = with_imm;
-  request.imm_data = htonl(imm);
+  request.with_imm = imm.has_value();
+  request.imm_data = htonl(imm.value_or(0));
   return ToRpmaError(conn->connection->qp().PostSend(request));
 }
 
@@ -37,14 +39,14 @@ int rpma_send(struct rpma_conn* conn, const struct rpma_mr_local* src, size_t of
               int flags, const void* op_context) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_send");
-  return PostSendMessage(__func__, conn, src, offset, len, flags, false, 0, op_context);
+  return PostSendMessage(__func__, conn, src, offset, len, flags, std::nullopt, op_context);
 }
 
 int rpma_send_with_imm(struct rpma_conn* conn, const struct rpma_mr_local* src, size_t offset,
                        size_t len, int flags, uint32_t imm, const void* op_context) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_send_with_imm");
-  return PostSendMessage(__func__, conn, src, offset, len, flags, true, imm, op_context);
+  return PostSendMessage(__func__, conn, src, offset, len, flags, imm, op_context);
 }
 
 int rpma_recv(struct rpma_conn* conn, struct rpma_mr_local* dst, size_t offset, size_t len,

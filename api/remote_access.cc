@@ -5,6 +5,8 @@
 #include <librpma.h>
 #include <string.h>
 
+#include <optional>
+
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
 #include "api/inherited.h"
@@ -68,7 +70,7 @@ int rpma_read(struct rpma_conn* conn, struct rpma_mr_local* dst, size_t dst_offs
 
 static int PostWrite(const char* call, struct rpma_conn* conn, struct rpma_mr_remote* dst,
                      size_t dst_offset, const struct rpma_mr_local* src, size_t src_offset,
-                     size_t len, int flags, bool with_imm, uint32_t imm, const void* op_context) {
+                     size_t len, int flags, std::optional<uint32_t> imm, const void* op_context) {
   if (conn == nullptr || flags == 0 || InvalidTransfer(src, src_offset, dst, dst_offset, len))
     return RPMA_E_INVAL;
   if (InheritedPost(call, *conn, src)) return RPMA_E_PROVIDER;
@@ -77,8 +79,8 @@ static int PostWrite(const char* call, struct rpma_conn* conn, struct rpma_mr_re
   rpma_sim::SendRequest request = MakeRequest(rpma_sim::SendOpcode::kWrite, flags, op_context);
   SetLocal(&request, src, src_offset, len);
   SetRemote(&request, dst, dst_offset);
-  request.with_imm = with_imm;
-  request.imm_data = htonl(imm);
+  request.with_imm = imm.has_value();
+  request.imm_data = htonl(imm.value_or(0));
   return Post(conn, request);
 }
 
@@ -87,7 +89,7 @@ int rpma_write(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_of
                const void* op_context) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_write");
-  return PostWrite(__func__, conn, dst, dst_offset, src, src_offset, len, flags, false, 0,
+  return PostWrite(__func__, conn, dst, dst_offset, src, src_offset, len, flags, std::nullopt,
                    op_context);
 }
 
@@ -96,8 +98,7 @@ int rpma_write_with_imm(struct rpma_conn* conn, struct rpma_mr_remote* dst, size
                         uint32_t imm, const void* op_context) {
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_INVAL, "rpma_write_with_imm");
-  return PostWrite(__func__, conn, dst, dst_offset, src, src_offset, len, flags, true, imm,
-                   op_context);
+  return PostWrite(__func__, conn, dst, dst_offset, src, src_offset, len, flags, imm, op_context);
 }
 
 int rpma_atomic_write(struct rpma_conn* conn, struct rpma_mr_remote* dst, size_t dst_offset,

@@ -22,7 +22,7 @@ int rpma_srq_new(struct rpma_peer* peer, struct rpma_srq_cfg* cfg, struct rpma_s
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_peer_create_srq");
   (void)RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_srq_cfg_get_rcq_size");
   if (sizes.rcq_size > 0) {
-    int code = PointsCqNew(true);
+    int code = PointsCqNew(CqChannel::kOwn);
     if (code != 0) return code;
   }
   if (RPMA_FAULT_FIRES(RPMA_E_NOMEM, "rpma_srq_new")) {

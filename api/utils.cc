@@ -28,8 +28,11 @@ int rpma_utils_get_ibv_context(const char* addr, enum rpma_util_ibv_context_type
     return RPMA_E_PROVIDER;
   }
   rpma_sim::Device* device = nullptr;
-  rpma_sim::Status status =
-      rpma_sim::Device::ForAddress(addr, type == RPMA_UTIL_IBV_CONTEXT_LOCAL, &device);
+  rpma_sim::Status status = rpma_sim::Device::ForAddress(addr,
+                                                         type == RPMA_UTIL_IBV_CONTEXT_LOCAL
+                                                             ? rpma_sim::AddressUse::kListen
+                                                             : rpma_sim::AddressUse::kConnect,
+                                                         &device);
   if (status != rpma_sim::Status::kOk) return ToRpmaError(status);
   PointsInfoDelete();
   *ibv_ctx_ptr = device->context();

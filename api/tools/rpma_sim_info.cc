@@ -46,8 +46,9 @@ struct Setting {
   const char* meaning;
 };
 
-// Where the value of `variable` came from, given whether its text was understood.
-std::string Source(const char* variable, bool understood) {
+// Where the value of `variable` came from, given whether its text was understood (any text
+// is, when no `understood` is given).
+std::string Source(const char* variable, bool understood = true) {
   const char* text = getenv(variable);
   if (text == nullptr || *text == '\0') return "default";
   if (!understood)
@@ -115,7 +116,7 @@ std::vector<Setting> Settings() {
   for (const rpma_sim::FaultRule& rule : parsed)
     in_effect += (in_effect.empty() ? "" : ";") + rule.text;
   Setting faults{"RPMA_SIM_FAULTS", in_effect.empty() ? "(none)" : in_effect,
-                 Source("RPMA_SIM_FAULTS", true), "fault-injection rules"};
+                 Source("RPMA_SIM_FAULTS"), "fault-injection rules"};
   if (!understood) {
     faults.value = "(none: every rpma_peer_new fails with RPMA_E_INVAL)";
     faults.source = "environment (not understood: " + error + ")";

@@ -119,7 +119,7 @@ void CmId::LoseLocked() {
   disconnect_answered_.SignalAll();
 }
 
-void CmId::TagQueuePairLocked(bool server) {
+void CmId::TagQueuePairLocked(ConnectionSide side) {
   // Connections established in this process, per side (a fork child counts its own: its
   // fault rules' `conn=` selects among them).
   struct Established {
@@ -128,8 +128,8 @@ void CmId::TagQueuePairLocked(bool server) {
   static PerProcess<Established> established;
   if (!qp_) return;
   ConnectionTag tag;
-  tag.ordinal = established.Get().count[server ? 1 : 0].fetch_add(1) + 1;
-  tag.server = server;
+  tag.ordinal = established.Get().count[side == ConnectionSide::kServer ? 1 : 0].fetch_add(1) + 1;
+  tag.side = side;
   tag.established = std::chrono::steady_clock::now();
   tag.timeout_ms = timeout_ms_;
   tag.connection = weak_from_this();
@@ -157,7 +157,7 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
     return Status::kProvider;
   }
   TransportKind transport = GetTransport();
-  ConnectVerdict verdict = CheckConnect(false);
+  ConnectVerdict verdict = CheckConnect(ConnectionSide::kClient);
   {
     MutexLock lock(&CmMutex());
     if (state_ != State::kIdle) return Status::kProvider;
@@ -167,8 +167,8 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
     // Only auto and inproc connect in process; tcp and shm go through a TCP connection.
     bool in_process = transport == TransportKind::kAuto || transport == TransportKind::kInproc;
     std::shared_ptr<Listener> listener = in_process ? Listener::FindLocked(destination) : nullptr;
-    if (listener &&
-        (CheckConnect(true) == ConnectVerdict::kReject || listener->BacklogFullLocked()))
+    if (listener && (CheckConnect(ConnectionSide::kServer) == ConnectVerdict::kReject ||
+                     listener->BacklogFullLocked()))
       return FailRequestLocked(ConnectVerdict::kReject);  // as if the server rejected it
     if (listener) {
       auto incoming = NewIncoming(shared_from_this());
@@ -283,7 +283,7 @@ Status CmId::AcceptLocked(const std::vector<uint8_t>& private_data,
   if (session_) {
     session_->WatchLiveness(timeout_ms_);
     session_->BindQueuePair(qp_);
-    TagQueuePairLocked(true);
+    TagQueuePairLocked(ConnectionSide::kServer);
     qp_->Connect(session_->link());
     *shm_wire = session_->SendAccept(private_data, qp_->pd()->node()->id());
     *session = session_;
@@ -298,8 +298,8 @@ Status CmId::AcceptLocked(const std::vector<uint8_t>& private_data,
   }
   remote_node_ = client->qp_->pd()->node()->id();
   client->remote_node_ = qp_->pd()->node()->id();
-  TagQueuePairLocked(true);
-  client->TagQueuePairLocked(false);
+  TagQueuePairLocked(ConnectionSide::kServer);
+  client->TagQueuePairLocked(ConnectionSide::kClient);
   QueuePair::ConnectInProcess(qp_, client->qp_);
   state_ = State::kConnected;
   client->state_ = State::kConnected;
@@ -367,7 +367,7 @@ void CmId::OnPeerAccepted(std::vector<uint8_t> private_data, uint64_t remote_nod
   MutexLock lock(&CmMutex());
   if (state_ != State::kConnecting || !session_) return;
   remote_node_ = remote_node;
-  TagQueuePairLocked(false);
+  TagQueuePairLocked(ConnectionSide::kClient);
   qp_->Connect(session_->link());
   state_ = State::kConnected;
   PushLocked(CmEvent{CmEventType::kEstablished, nullptr, std::move(private_data)});

@@ -122,7 +122,7 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   // unreachable after the timeout.
   Status FailRequestLocked(ConnectVerdict verdict) REQUIRES(CmMutex());
   // Tags the queue pair with this connection (verbs/connection_tag.h), once established.
-  void TagQueuePairLocked(bool server) REQUIRES(CmMutex());
+  void TagQueuePairLocked(ConnectionSide side) REQUIRES(CmMutex());
   void RejectClientLocked(const std::shared_ptr<CmId>& client) REQUIRES(CmMutex());
   // Accept's work under the lock. Over TCP it gives the session and, if the data path
   // moved to shared memory, the wire there, which Accept starts after the lock.

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "sim/common/gate_slot.h"
+#include "sim/verbs/connection_tag.h"
 
 namespace rpma_sim {
 
@@ -19,9 +20,10 @@ class ConnectGate {
  public:
   virtual ~ConnectGate() = default;
 
-  // What becomes of a connection request: `server` is false where it is made, true where
-  // it arrives (only kProceed and kReject make sense there). Called without the CM lock.
-  virtual ConnectVerdict Check(bool server) = 0;
+  // What becomes of a connection request on `side`: the client where it is made, the server
+  // where it arrives (only kProceed and kReject make sense there). The client's call is
+  // made without the CM lock; the server's, in process, under it (a wire's, without).
+  virtual ConnectVerdict Check(ConnectionSide side) = 0;
 };
 
 extern GateSlot<ConnectGate> g_connect_gate_slot;
@@ -29,10 +31,10 @@ inline void SetConnectGate(std::shared_ptr<ConnectGate> gate) {
   g_connect_gate_slot.Set(std::move(gate));
 }
 
-inline ConnectVerdict CheckConnect(bool server) {
+inline ConnectVerdict CheckConnect(ConnectionSide side) {
   if (!g_connect_gate_slot.installed()) return ConnectVerdict::kProceed;
   std::shared_ptr<ConnectGate> gate = g_connect_gate_slot.Get();
-  return gate ? gate->Check(server) : ConnectVerdict::kProceed;
+  return gate ? gate->Check(side) : ConnectVerdict::kProceed;
 }
 
 }  // namespace rpma_sim

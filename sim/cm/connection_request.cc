@@ -5,9 +5,11 @@
 
 namespace rpma_sim {
 
-ConnectionRequest::ConnectionRequest(bool incoming, ConnectionQueues queues,
+ConnectionRequest::ConnectionRequest(Direction direction, ConnectionQueues queues,
                                      std::shared_ptr<CmId> id)
-    : incoming_(incoming), queues_(std::move(queues)), id_(std::move(id)) {}
+    : incoming_(direction == Direction::kIncoming),
+      queues_(std::move(queues)),
+      id_(std::move(id)) {}
 
 ConnectionRequest::~ConnectionRequest() {
   // An incoming request still here was never accepted: reject it (rdma_reject). An outgoing
@@ -22,14 +24,14 @@ Status ConnectionRequest::NewOutgoing(const std::shared_ptr<ProtectionDomain>& p
                                       const char* port, const ConnectionConfig& config,
                                       std::unique_ptr<ConnectionRequest>* request) {
   SocketAddress destination;
-  Status status = ResolveAddress(addr, port, false, &destination);
+  Status status = ResolveAddress(addr, port, AddressUse::kConnect, &destination);
   if (status != Status::kOk) return status;
   ConnectionQueues queues;
   status = ConnectionQueues::Create(pd, config, &queues);
   if (status != Status::kOk) return status;
   auto id = std::make_shared<CmId>(nullptr, queues.qp);
   id->set_timeout_ms(config.timeout_ms);
-  request->reset(new ConnectionRequest(false, std::move(queues), std::move(id)));
+  request->reset(new ConnectionRequest(Direction::kOutgoing, std::move(queues), std::move(id)));
   (*request)->destination_ = destination;
   return Status::kOk;
 }
@@ -46,7 +48,8 @@ Status ConnectionRequest::NewIncoming(const std::shared_ptr<ProtectionDomain>& p
   }
   event.id->set_queue_pair(queues.qp);
   event.id->set_timeout_ms(config.timeout_ms);
-  request->reset(new ConnectionRequest(true, std::move(queues), std::move(event.id)));
+  request->reset(
+      new ConnectionRequest(Direction::kIncoming, std::move(queues), std::move(event.id)));
   (*request)->private_data_ = std::move(event.private_data);
   return Status::kOk;
 }

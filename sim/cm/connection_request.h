@@ -48,7 +48,8 @@ class ConnectionRequest {
                         std::unique_ptr<Connection>* connection);
 
  private:
-  ConnectionRequest(bool incoming, ConnectionQueues queues, std::shared_ptr<CmId> id);
+  enum class Direction { kOutgoing, kIncoming };
+  ConnectionRequest(Direction direction, ConnectionQueues queues, std::shared_ptr<CmId> id);
 
   const bool incoming_;
   ConnectionQueues queues_;

@@ -182,7 +182,8 @@ void TcpSession::OnHello(Frame frame) {
   if (!DecodeHello(frame.body, kMaxConnectPrivateData, &hello, &error)) return Malformed(error);
   std::shared_ptr<ShmSegment> segment = TakeOffer(hello);  // not under the CM lock
   std::shared_ptr<Listener> listener = listener_.lock();
-  bool turned_down = CheckConnect(true) == ConnectVerdict::kReject;  // fault injection
+  bool turned_down =
+      CheckConnect(ConnectionSide::kServer) == ConnectVerdict::kReject;  // fault injection
   MutexLock lock(&CmMutex());
   if (!listener || listener->shut_down() || (hello.offer.required && !segment) || turned_down ||
       listener->BacklogFullLocked()) {

@@ -92,7 +92,7 @@ class TraceFile {
     uint64_t end = std::min(bytes_.load(), max_bytes_ - kReserve + kReserve / 2);
     std::string last =
         EventLine("{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"trace\",\"name\":\"end of trace\"",
-                  kProcessTrack, NowNs(), "", false) +
+                  kProcessTrack, NowNs(), "", LineEnd::kLast) +
         "]\n";
     CopyAt(end, last);
     if (ftruncate(fd_, end + last.size()) != 0) {
@@ -114,13 +114,16 @@ class TraceFile {
     return named;
   }
 
+  // Whether an event line is followed by another (a comma) or is the array's last.
+  enum class LineEnd { kMore, kLast };
+
   // One event as a line of the array: `head` is the event's opening up to its name.
   std::string EventLine(const std::string& head, uint64_t track, uint64_t ts_ns,
-                        const std::string& more, bool comma = true) const {
+                        const std::string& more, LineEnd end = LineEnd::kMore) const {
     char where[96];
     snprintf(where, sizeof(where), ",\"pid\":%d,\"tid\":%" PRIu64 ",\"ts\":%" PRIu64 ".%03u", pid_,
              track, ts_ns / 1000, static_cast<unsigned>(ts_ns % 1000));
-    return head + where + more + (comma ? "},\n" : "}");
+    return head + where + more + (end == LineEnd::kMore ? "},\n" : "}");
   }
 
  private:

@@ -66,7 +66,7 @@ bool NumericPortOutOfRange(const char* service) {
 
 }  // namespace
 
-Status ResolveAddress(const char* host, const char* service, bool passive, SocketAddress* out) {
+Status ResolveAddress(const char* host, const char* service, AddressUse use, SocketAddress* out) {
   if (NumericPortOutOfRange(service)) {
     SIM_LOG_ERROR("%s is not a valid port", service);
     return Status::kProvider;
@@ -74,7 +74,7 @@ Status ResolveAddress(const char* host, const char* service, bool passive, Socke
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = passive ? AI_PASSIVE : 0;
+  hints.ai_flags = use == AddressUse::kListen ? AI_PASSIVE : 0;
   addrinfo* result = nullptr;
   int rc = getaddrinfo(host, service, &hints, &result);
   if (rc != 0 || result == nullptr) {

@@ -27,9 +27,13 @@ struct SocketAddress {
   bool SameHostAndPort(const SocketAddress& other) const;
 };
 
+// What an address is resolved for: to connect to, or to listen on (AI_PASSIVE: an address of
+// this host, the wildcard for none).
+enum class AddressUse { kConnect, kListen };
+
 // Resolves `host` and `service` (either may be NULL) to the first address getaddrinfo
-// returns. `passive` selects AI_PASSIVE. Returns kProvider when resolution fails.
-Status ResolveAddress(const char* host, const char* service, bool passive, SocketAddress* out);
+// returns for `use`. Returns kProvider when resolution fails.
+Status ResolveAddress(const char* host, const char* service, AddressUse use, SocketAddress* out);
 
 // True if this host owns `address` (a socket can be bound to it); wildcards count as owned.
 bool HostOwnsAddress(const SocketAddress& address);

@@ -18,11 +18,11 @@ namespace {
 
 DeviceCaps CapsFromEnvironment() {
   DeviceCaps caps;
-  caps.persistent_memory = EnvFlag("RPMA_SIM_PMEM", caps.persistent_memory);
-  caps.native_flush = EnvFlag("RPMA_SIM_NATIVE_FLUSH", caps.native_flush);
-  caps.native_atomic_write = EnvFlag("RPMA_SIM_NATIVE_ATOMIC_WRITE", caps.native_atomic_write);
-  caps.on_demand_paging = EnvFlag("RPMA_SIM_ODP", caps.on_demand_paging);
-  caps.eadr = EnvFlag("RPMA_SIM_EADR", caps.eadr);
+  caps.persistent_memory = EnvFlagOr("RPMA_SIM_PMEM", caps.persistent_memory);
+  caps.native_flush = EnvFlagOr("RPMA_SIM_NATIVE_FLUSH", caps.native_flush);
+  caps.native_atomic_write = EnvFlagOr("RPMA_SIM_NATIVE_ATOMIC_WRITE", caps.native_atomic_write);
+  caps.on_demand_paging = EnvFlagOr("RPMA_SIM_ODP", caps.on_demand_paging);
+  caps.eadr = EnvFlagOr("RPMA_SIM_EADR", caps.eadr);
   const char* scope = getenv("RPMA_SIM_FLUSH_SCOPE");
   if (scope != nullptr && *scope != '\0') {
     if (strcasecmp(scope, "qp") == 0)
@@ -86,17 +86,17 @@ void SetTransport(TransportKind transport) {
 }
 
 bool ShmProcessVmEnabled() {
-  static const bool enabled = EnvFlag("RPMA_SIM_SHM_PROCESS_VM", true);
+  static const bool enabled = EnvFlagOr("RPMA_SIM_SHM_PROCESS_VM", true);
   return enabled;
 }
 
 bool ShmDirectEnabled() {
-  static const bool enabled = EnvFlag("RPMA_SIM_SHM_DIRECT", true);
+  static const bool enabled = EnvFlagOr("RPMA_SIM_SHM_DIRECT", true);
   return enabled;
 }
 
 bool PersistenceReportEnabled() {
-  static const bool enabled = EnvFlag("RPMA_SIM_PERSISTENCE_REPORT", true);
+  static const bool enabled = EnvFlagOr("RPMA_SIM_PERSISTENCE_REPORT", true);
   return enabled;
 }
 
@@ -116,7 +116,7 @@ bool ParseFlag(const char* text, bool* value) {
   return false;
 }
 
-bool EnvFlag(const char* name, bool fallback) {
+bool EnvFlagOr(const char* name, bool fallback) {
   const char* value = getenv(name);
   if (value == nullptr || *value == '\0') return fallback;
   bool flag;

@@ -55,9 +55,10 @@ bool PersistenceReportEnabled();
 // False if `text` is none of them.
 bool ParseFlag(const char* text, bool* value);
 
-// Parses a boolean environment value ("1", "yes", "on", "true" / "0", "no", "off", "false").
-// Returns `fallback` when the variable is unset or not one of those words.
-bool EnvFlag(const char* name, bool fallback);
+// The boolean environment variable `name` ("1", "yes", "on", "true" / "0", "no", "off",
+// "false"), or `fallback` when it is unset or not one of those words: EnvFlagOr("X", true)
+// reads "X, or true".
+bool EnvFlagOr(const char* name, bool fallback);
 
 }  // namespace rpma_sim
 

@@ -29,11 +29,11 @@ Device* Device::FromContext(const ibv_context* context) {
   return context == &device->context_ ? device : nullptr;
 }
 
-Status Device::ForAddress(const char* addr, bool local, Device** device) {
+Status Device::ForAddress(const char* addr, AddressUse use, Device** device) {
   SocketAddress address;
-  Status status = ResolveAddress(addr, nullptr, local, &address);
+  Status status = ResolveAddress(addr, nullptr, use, &address);
   if (status != Status::kOk) return status;
-  if (local && !HostOwnsAddress(address)) {
+  if (use == AddressUse::kListen && !HostOwnsAddress(address)) {
     SIM_LOG_ERROR("%s is not an address of this host: No such device", addr);
     return Status::kProvider;
   }

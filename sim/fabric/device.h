@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 
 #include "sim/common/status.h"
+#include "sim/fabric/address.h"
 
 namespace rpma_sim {
 
@@ -27,9 +28,10 @@ class Device {
   // The device behind `context`, or nullptr if `context` is not one of ours.
   static Device* FromContext(const ibv_context* context);
 
-  // Finds the device serving `addr`: for a local lookup the host must own the address, for
-  // a remote one it only has to resolve. Returns kProvider otherwise.
-  static Status ForAddress(const char* addr, bool local, Device** device);
+  // Finds the device serving `addr`: to listen on it (a local lookup) the host must own the
+  // address, to connect to it (a remote one) it only has to resolve. Returns kProvider
+  // otherwise.
+  static Status ForAddress(const char* addr, AddressUse use, Device** device);
 
   ibv_context* context() { return &context_; }
   const char* name() const { return device_.name; }

@@ -95,7 +95,7 @@ class FaultGates : public CallGate, public StageGate, public ConnectGate {
  public:
   Status Check(const char* function) override;
   std::shared_ptr<StageHold> Check(const StagePoint& point) override;
-  ConnectVerdict Check(bool server) override;
+  ConnectVerdict Check(ConnectionSide side) override;
 };
 
 FaultPlan& FaultPlan::Get() {
@@ -156,7 +156,7 @@ Status FaultPlan::Add(const std::string& text, std::string* error) {
   // A power failure can only revert what was recorded: every node keeps pre-images from
   // before the rule is in force.
   for (const FaultRule& rule : rules)
-    if (rule.kind == FaultKind::kPowerFailure) ArmAllForPowerFailure(true);
+    if (rule.kind == FaultKind::kPowerFailure) ArmAllForPowerFailure();
   std::string banner;
   {
     MutexLock lock(&mutex_);
@@ -177,7 +177,7 @@ Status FaultPlan::Add(const std::string& text, std::string* error) {
 }
 
 void FaultPlan::Clear() {
-  ArmAllForPowerFailure(false);  // nodes created from now on are not armed by rules
+  StopArmingNewForPowerFailure();  // nodes created from now on are not armed by rules
   MutexLock lock(&mutex_);
   rules_.clear();
   per_connection_.clear();
@@ -260,7 +260,7 @@ std::shared_ptr<StageHold> FaultGates::Check(const StagePoint& point) {
   FaultPlan& plan = FaultPlan::Get();
   point.qp->execution().AssertHeld();  // the stage seam runs under it (stage_gate.h)
   const ConnectionTag& tag = point.qp->tag_locked();
-  int side = tag.server ? 1 : 0;
+  int side = tag.side == ConnectionSide::kServer ? 1 : 0;
   int64_t since_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::steady_clock::now() - tag.established)
                          .count();
@@ -407,8 +407,9 @@ FaultPlan::PartitionHold FaultPlan::HoldAtPartitionLocked(
   return PartitionHold{StageHold::UntilReleased(), timeout_at};
 }
 
-ConnectVerdict FaultGates::Check(bool server) {
+ConnectVerdict FaultGates::Check(ConnectionSide connection_side) {
   FaultPlan& plan = FaultPlan::Get();
+  const bool server = connection_side == ConnectionSide::kServer;
   int side = server ? 1 : 0;
   std::string message;
   ConnectVerdict verdict = ConnectVerdict::kProceed;

@@ -71,14 +71,14 @@ void CrashRecorder::Placed(uint64_t point, const PlacedRegion& region, uint64_t 
   journal_.events.push_back(std::move(event));
 }
 
-void CrashRecorder::Durable(uint64_t point, CrashEventKind kind, bool persistent, uint32_t key,
+void CrashRecorder::Durable(uint64_t point, CrashEventKind kind, FlushKind flush, uint32_t key,
                             uint64_t offset, uint64_t length, const Placement& by,
                             std::vector<CrashSpan> made_durable) {
   if (ended_ || !Keep(64 + made_durable.size() * sizeof(CrashSpan))) return;
   CrashEvent event;
   event.point = point;
   event.kind = kind;
-  event.persistent = persistent;
+  event.persistent = flush == FlushKind::kPersistent;
   event.placement = by;
   event.range = CrashSpan{key, offset, offset + length};
   event.made_durable = std::move(made_durable);

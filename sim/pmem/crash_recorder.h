@@ -38,10 +38,10 @@ class CrashRecorder {
   // Crash point `point`: [offset, offset + length) of `region` is about to be placed.
   void Placed(uint64_t point, const PlacedRegion& region, uint64_t offset, uint64_t length,
               const Placement& placement);
-  // Crash point `point`: a flush (kFlush, `persistent` or not) or a persist (kPersist) of
+  // Crash point `point`: a flush (kFlush, of either kind) or a persist (kPersist) of
   // [offset, offset + length) of the region with `key` completed; `made_durable` is what it
   // made durable. `by` is the flush's queue pair and ordinal (placement's placer, first).
-  void Durable(uint64_t point, CrashEventKind kind, bool persistent, uint32_t key, uint64_t offset,
+  void Durable(uint64_t point, CrashEventKind kind, FlushKind flush, uint32_t key, uint64_t offset,
                uint64_t length, const Placement& by, std::vector<CrashSpan> made_durable);
   // The region with `key` is going away: its contents now are its final ones.
   void RegionGoing(uint32_t key);

@@ -74,12 +74,17 @@ void PersistenceDomain::Arm() {
   }
 }
 
-void PersistenceDomain::ArmAll(bool on) {
+void PersistenceDomain::ArmAll() {
   Registry& registry = Domains();
   MutexLock lock(&registry.mutex);
-  registry.arm_new = on;
-  if (on)
-    for (PersistenceDomain* domain : registry.domains) domain->Arm();
+  registry.arm_new = true;
+  for (PersistenceDomain* domain : registry.domains) domain->Arm();
+}
+
+void PersistenceDomain::StopArmingNew() {
+  Registry& registry = Domains();
+  MutexLock lock(&registry.mutex);
+  registry.arm_new = false;
 }
 
 void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset, uint64_t length,
@@ -103,7 +108,8 @@ void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset
 }
 
 void PersistenceDomain::Flush(const PlacedRegion& region, uint64_t offset, uint64_t length,
-                              bool persistent, uint64_t placer, uint64_t ordinal) {
+                              FlushKind flush, uint64_t placer, uint64_t ordinal) {
+  const bool persistent = flush == FlushKind::kPersistent;
   if (!tracking()) return;
   MutexLock lock(&mutex_);
   bool durable = caps_.persistent_memory && (persistent || caps_.eadr);
@@ -133,19 +139,18 @@ void PersistenceDomain::Flush(const PlacedRegion& region, uint64_t offset, uint6
       DropPreImagesIfDurableLocked(&entry.second);
     }
   }
-  NoteDurableLocked(CrashEventKind::kFlush, persistent, region, offset, length,
-                    Placement{placer, ordinal, ordinal, PlacedBy::kWrite, false}, std::move(made));
+  NoteDurableLocked(CrashEventKind::kFlush, flush, region, offset, length,
+                    Placement{placer, ordinal, ordinal, PlacedBy::kWrite}, std::move(made));
 }
 
-void PersistenceDomain::NoteDurableLocked(CrashEventKind kind, bool persistent,
+void PersistenceDomain::NoteDurableLocked(CrashEventKind kind, FlushKind flush,
                                           const PlacedRegion& region, uint64_t offset,
                                           uint64_t length, const Placement& by,
                                           std::vector<CrashSpan> made_durable) {
   const uint64_t point = points_.load(std::memory_order_relaxed) + 1;
   points_.store(point, std::memory_order_release);
   if (recorder_)
-    recorder_->Durable(point, kind, persistent, region.key, offset, length, by,
-                       std::move(made_durable));
+    recorder_->Durable(point, kind, flush, region.key, offset, length, by, std::move(made_durable));
 }
 
 void PersistenceDomain::Persist(const PlacedRegion& region, uint64_t offset, uint64_t length) {
@@ -160,8 +165,8 @@ void PersistenceDomain::Persist(const PlacedRegion& region, uint64_t offset, uin
     found->second.placed.MakeDurable(offset, offset + length, recorder_ ? &note : nullptr);
     DropPreImagesIfDurableLocked(&found->second);
   }
-  NoteDurableLocked(CrashEventKind::kPersist, true, region, offset, length, Placement{},
-                    std::move(made));
+  NoteDurableLocked(CrashEventKind::kPersist, FlushKind::kPersistent, region, offset, length,
+                    Placement{}, std::move(made));
 }
 
 void PersistenceDomain::StartRecording(uint64_t node, FileOfMemory file_of) {

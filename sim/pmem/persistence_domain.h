@@ -72,8 +72,10 @@ class PersistenceDomain {
   // Bytes placed before (tracked for the report) keep the value they have now.
   void Arm();
   bool armed() const { return armed_.load(std::memory_order_relaxed); }
-  // Arms every domain of the process, and those created while `on` (power_failure rules).
-  static void ArmAll(bool on);
+  // Arms every domain of the process, and those created from now on (power_failure rules).
+  static void ArmAll();
+  // Domains created from now on are not armed.
+  static void StopArmingNew();
 
   // A remote operation is about to place region[offset, offset + length). Called before the
   // bytes are copied, with the region's table lock held (the region stays registered).
@@ -84,7 +86,7 @@ class PersistenceDomain {
   }
   // A flush of region[offset, offset + length), work request `ordinal` (1-based) of the
   // connection of `placer`, completed.
-  void Flush(const PlacedRegion& region, uint64_t offset, uint64_t length, bool persistent,
+  void Flush(const PlacedRegion& region, uint64_t offset, uint64_t length, FlushKind flush,
              uint64_t placer, uint64_t ordinal);
   // The target's CPU made region[offset, offset + length) durable.
   void Persist(const PlacedRegion& region, uint64_t offset, uint64_t length);
@@ -147,7 +149,7 @@ class PersistenceDomain {
 
   // The durable event at a new crash point, by the work request `by` names (none for a
   // persist): `made_durable` is what it made durable.
-  void NoteDurableLocked(CrashEventKind kind, bool persistent, const PlacedRegion& region,
+  void NoteDurableLocked(CrashEventKind kind, FlushKind flush, const PlacedRegion& region,
                          uint64_t offset, uint64_t length, const Placement& by,
                          std::vector<CrashSpan> made_durable) REQUIRES(mutex_);
 

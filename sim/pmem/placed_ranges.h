@@ -25,6 +25,10 @@ namespace rpma_sim {
 // The operation that placed remote bytes.
 enum class PlacedBy : uint8_t { kWrite, kWriteWithImm, kAtomicWrite, kSend, kSendWithImm };
 
+// What a flush asks for (librpma's RPMA_FLUSH_TYPE_PERSISTENT or _VISIBILITY); the
+// values travel in REQUEST frames.
+enum class FlushKind { kPersistent, kVisibility };
+
 struct Placement {
   uint64_t placer = 0;  // the connection's queue pair (PlacerId); 0 once that has ended
   uint64_t first = 0;   // ordinals of the work requests that placed it (1-based)

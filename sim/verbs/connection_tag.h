@@ -16,11 +16,18 @@
 
 namespace rpma_sim {
 
+// Which end of a connection: where it was made (the client) or where it arrived (the server).
+enum class ConnectionSide { kClient, kServer };
+
+inline const char* SideName(ConnectionSide side) {
+  return side == ConnectionSide::kServer ? "server" : "client";
+}
+
 struct ConnectionTag {
   // The Nth connection established on its side in this process (from 1; the client and the
   // server side are counted apart), 0 for none.
   uint64_t ordinal = 0;
-  bool server = false;
+  ConnectionSide side = ConnectionSide::kClient;
   std::chrono::steady_clock::time_point established;
   // How long the requester retries before it gives up (rpma_conn_cfg_set_timeout).
   int timeout_ms = 1000;

@@ -159,7 +159,7 @@ void DirectTarget::TakePlacements(const MemoryRegion* going) {
         if (region == nullptr || region->pd != pd_ || !region->ContainsOffset(offset, length))
           return;
         persistence.Place(PlacedRegion{region->rkey, region->addr, region->length, region->ordinal},
-                          offset, length, Placement{qp_num_, first, last, PlacedBy::kWrite, false});
+                          offset, length, Placement{qp_num_, first, last, PlacedBy::kWrite});
       });
   if (!believable)
     SIM_LOG_ERROR(

@@ -96,13 +96,15 @@ void ProtectionDomain::ArmForPowerFailure() {
   DirectTarget::RefreshAll();
 }
 
-void ArmAllForPowerFailure(bool on) {
+void ArmAllForPowerFailure() {
   {
     WriterLock copies_wait(&MemoryRegionTable::Get().mutex());
-    PersistenceDomain::ArmAll(on);
+    PersistenceDomain::ArmAll();
   }
   DirectTarget::RefreshAll();
 }
+
+void StopArmingNewForPowerFailure() { PersistenceDomain::StopArmingNew(); }
 
 size_t ReportAllNotDurable() {
   DirectTarget::TakeAllPlacements();

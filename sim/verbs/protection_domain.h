@@ -79,9 +79,11 @@ class ProtectionDomain {
   std::atomic<uint32_t> registrations_{0};  // regions registered so far (their ordinals)
 };
 
-// Arms every node of the process, and those created while `on`, for a power failure
+// Arms every node of the process for a power failure, and those created from now on
 // (PersistenceDomain::ArmAll), while no remote operation is copying.
-void ArmAllForPowerFailure(bool on);
+void ArmAllForPowerFailure();
+// Nodes created from now on are not armed (those armed stay so).
+void StopArmingNewForPowerFailure();
 
 // Reports every range of every node not durable (PersistenceDomain::ReportAll), with what
 // peers placed by direct access up to now; returns how many.

@@ -175,8 +175,8 @@ void QueuePair::EnterErrorLocked(ibv_wc_status first) {
   // durable.
   pd_->persistence().EndPlacer(qp_num_, tag_.ordinal == 0
                                             ? "queue pair " + std::to_string(qp_num_)
-                                            : std::string(tag_.server ? "server" : "client") +
-                                                  " connection " + std::to_string(tag_.ordinal));
+                                            : std::string(SideName(tag_.side)) + " connection " +
+                                                  std::to_string(tag_.ordinal));
   // Whatever waits at a stage is outstanding like the rest, and flushed with it.
   unsubmitted_ = 0;
   failing_locally_ = false;

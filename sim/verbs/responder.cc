@@ -58,7 +58,7 @@ void QueuePair::NotePlacementLocked(const MemoryRegion& region, uint64_t offset,
                                     const SendRequest& request, uint64_t sequence) {
   uint64_t ordinal = sequence + 1;
   pd()->persistence().Place(Placed(region), offset, len,
-                            Placement{qp_num_, ordinal, ordinal, PlacedByOf(request), false});
+                            Placement{qp_num_, ordinal, ordinal, PlacedByOf(request)});
 }
 
 bool QueuePair::DeliverLocked(InboundRequest inbound) {
@@ -197,8 +197,7 @@ Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<ui
       if (region == nullptr) break;
       // What the flush makes durable is the persistence model's to say (sim/pmem).
       pd()->persistence().Flush(Placed(*region), remote - region->addr, request.length,
-                                request.flush_kind == FlushKind::kPersistent, qp_num_,
-                                inbound.sequence + 1);
+                                request.flush_kind, qp_num_, inbound.sequence + 1);
       break;
     }
     case SendOpcode::kSend:

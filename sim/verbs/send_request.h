@@ -11,6 +11,7 @@
 
 #include <memory>
 
+#include "sim/pmem/placed_ranges.h"
 #include "sim/verbs/memory_region.h"
 
 namespace rpma_sim {
@@ -22,8 +23,6 @@ enum class SendOpcode {
   kFlush,        // read-after-write (portable) or IBV_WR_FLUSH (native)
   kSend,         // IBV_WR_SEND (with_imm: IBV_WR_SEND_WITH_IMM)
 };
-
-enum class FlushKind { kPersistent, kVisibility };
 
 struct SendRequest {
   SendOpcode opcode = SendOpcode::kWrite;

@@ -100,8 +100,7 @@ const char* WorkRequestTrace::StatusName(ibv_wc_status status) {
 std::string WorkRequestTrace::Label(uint32_t qp_num, const ConnectionTag& tag) {
   std::string qp = "qp " + std::to_string(qp_num);
   if (tag.ordinal == 0) return qp;
-  return std::string(tag.server ? "server" : "client") + " conn " + std::to_string(tag.ordinal) +
-         " (" + qp + ")";
+  return std::string(SideName(tag.side)) + " conn " + std::to_string(tag.ordinal) + " (" + qp + ")";
 }
 
 void WorkRequestTrace::NameConnection(uint32_t qp_num, const ConnectionTag& tag) {

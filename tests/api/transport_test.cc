@@ -95,8 +95,8 @@ TEST_F(TransportTest, ConnectionsKeepTheTransportTheyWereMadeWith) {
 class SwitchTransportGate : public rpma_sim::ConnectGate {
  public:
   explicit SwitchTransportGate(rpma_sim_transport to) : to_(to) {}
-  rpma_sim::ConnectVerdict Check(bool server) override {
-    if (!server) EXPECT_EQ(0, rpma_sim_set_transport(to_));
+  rpma_sim::ConnectVerdict Check(rpma_sim::ConnectionSide side) override {
+    if (side == rpma_sim::ConnectionSide::kClient) EXPECT_EQ(0, rpma_sim_set_transport(to_));
     return rpma_sim::ConnectVerdict::kProceed;
   }
 

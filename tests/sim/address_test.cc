@@ -19,9 +19,10 @@ class AddressTest : public ::testing::Test {
   void SetUp() override { LogSetFunction(&SilentLogFunction); }
   void TearDown() override { LogSetFunction(nullptr); }
 
-  static SocketAddress Resolve(const char* host, const char* service, bool passive = false) {
+  static SocketAddress Resolve(const char* host, const char* service,
+                               AddressUse use = AddressUse::kConnect) {
     SocketAddress address;
-    EXPECT_EQ(Status::kOk, ResolveAddress(host, service, passive, &address))
+    EXPECT_EQ(Status::kOk, ResolveAddress(host, service, use, &address))
         << (host ? host : "(null)") << " " << (service ? service : "(null)");
     return address;
   }
@@ -55,28 +56,30 @@ TEST_F(AddressTest, HighestPortResolves) { EXPECT_EQ(65535, Resolve("127.0.0.1",
 TEST_F(AddressTest, NumericPortAbove65535IsProvider) {
   SocketAddress address;
   for (const char* port : {"65536", "70000", "99999", "123456", "4294967376"})
-    EXPECT_EQ(Status::kProvider, ResolveAddress("127.0.0.1", port, false, &address)) << port;
+    EXPECT_EQ(Status::kProvider, ResolveAddress("127.0.0.1", port, AddressUse::kConnect, &address))
+        << port;
 }
 
 TEST_F(AddressTest, NumericPortWithLeadingZerosIsAccepted) {
   // getaddrinfo (and so rdma_getaddrinfo) reads "000080" as port 80.
   SocketAddress address;
-  ASSERT_EQ(Status::kOk, ResolveAddress("127.0.0.1", "000080", false, &address));
+  ASSERT_EQ(Status::kOk, ResolveAddress("127.0.0.1", "000080", AddressUse::kConnect, &address));
   EXPECT_EQ(80, address.port());
 }
 
 TEST_F(AddressTest, NonNumericUnknownPortIsProvider) {
   SocketAddress address;
-  EXPECT_EQ(Status::kProvider, ResolveAddress("127.0.0.1", "abc", false, &address));
+  EXPECT_EQ(Status::kProvider, ResolveAddress("127.0.0.1", "abc", AddressUse::kConnect, &address));
 }
 
 TEST_F(AddressTest, UnresolvableHostIsProvider) {
   SocketAddress address;
-  EXPECT_EQ(Status::kProvider, ResolveAddress("no-such-host.invalid", "7204", false, &address));
+  EXPECT_EQ(Status::kProvider,
+            ResolveAddress("no-such-host.invalid", "7204", AddressUse::kConnect, &address));
 }
 
 TEST_F(AddressTest, PassiveWithoutHostIsTheWildcard) {
-  SocketAddress address = Resolve(nullptr, "7204", /*passive=*/true);
+  SocketAddress address = Resolve(nullptr, "7204", AddressUse::kListen);
   EXPECT_TRUE(address.IsWildcard()) << address.ToString();
   EXPECT_EQ(7204, address.port());
   EXPECT_TRUE(HostOwnsAddress(address));

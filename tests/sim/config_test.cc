@@ -37,15 +37,15 @@ class EnvFlagTest : public ::testing::Test {
   // EnvFlag of this test's variable set to `value`, with `fallback`.
   bool FlagWith(const char* value, bool fallback) {
     setenv(name_.c_str(), value, 1);
-    return EnvFlag(name_.c_str(), fallback);
+    return EnvFlagOr(name_.c_str(), fallback);
   }
 
   std::string name_;
 };
 
 TEST_F(EnvFlagTest, UnsetGivesTheFallback) {
-  EXPECT_TRUE(EnvFlag(name_.c_str(), true));
-  EXPECT_FALSE(EnvFlag(name_.c_str(), false));
+  EXPECT_TRUE(EnvFlagOr(name_.c_str(), true));
+  EXPECT_FALSE(EnvFlagOr(name_.c_str(), false));
   EXPECT_EQ(0, g_warnings);
 }
 
@@ -89,7 +89,7 @@ TEST_F(EnvFlagTest, ReadsTheCurrentValueEachTime) {
   EXPECT_TRUE(FlagWith("on", false));
   EXPECT_FALSE(FlagWith("off", true));
   unsetenv(name_.c_str());
-  EXPECT_TRUE(EnvFlag(name_.c_str(), true));
+  EXPECT_TRUE(EnvFlagOr(name_.c_str(), true));
 }
 
 // Restores the capabilities each test found.

@@ -53,8 +53,8 @@ TEST(PersistenceDomainTest, LossAllRevertsEverythingAndReportsItsBytes) {
 
 TEST(PersistenceDomainTest, OnlyAPersistentFlushOfTheRangeMakesItDurable) {
   Node node(256);
-  node.domain().Flush(node.Region(), 0, 64, /*persistent=*/true, /*placer=*/1, /*ordinal=*/3);
-  node.domain().Flush(node.Region(), 64, 64, /*persistent=*/false, 1, 4);
+  node.domain().Flush(node.Region(), 0, 64, FlushKind::kPersistent, /*placer=*/1, /*ordinal=*/3);
+  node.domain().Flush(node.Region(), 64, 64, FlushKind::kVisibility, 1, 4);
   // [64, 128) (flushed to visibility only, so named apart) and [128, 256) are left.
   EXPECT_EQ(2u, node.domain().Report());
   EXPECT_EQ(192u, node.domain().PowerFail(LossMode::kAll, 1));
@@ -69,7 +69,7 @@ TEST(PersistenceDomainTest, DramKeepsNothingAndReportsNothing) {
   DeviceCaps dram;
   dram.persistent_memory = false;
   Node node(64, dram);
-  node.domain().Flush(node.Region(), 0, 64, /*persistent=*/true, 1, 3);
+  node.domain().Flush(node.Region(), 0, 64, FlushKind::kPersistent, 1, 3);
   node.domain().Persist(node.Region(), 0, 64);
   EXPECT_EQ(0u, node.domain().Report());
   EXPECT_EQ(64u, node.domain().PowerFail(LossMode::kAll, 1));
