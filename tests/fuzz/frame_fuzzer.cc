@@ -1,6 +1,6 @@
 // frame_fuzzer.cc -- libFuzzer target: the bytes a peer sends on a wire, read frame by frame as a
 // FrameWire does (DecodeFrameHeader, then the body), each REQUEST and RESPONSE body through the
-// decoder the receiving WireLink uses (sim/verbs/wire_link.h). HELLO and ACCEPT bodies have their
+// decoder the receiving WireLink uses (sim/verbs/wire_codec.h). HELLO and ACCEPT bodies have their
 // own target (connect_messages_fuzzer.cc); the other frames have no body.
 //
 // Invariants (PROTOCOL.md): a header that decodes re-encodes to the same bytes; a decoded request's
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "sim/transport/frame.h"
-#include "sim/verbs/wire_link.h"
+#include "sim/verbs/wire_codec.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace rpma_sim {
@@ -49,7 +49,7 @@ void CheckRequest(const Frame& frame) {
   InboundRequest inbound;
   std::string error;
   // As over TCP (or a segment whose peer this side cannot reach): no reference peer.
-  if (!WireLink::DecodeRequest(frame.body, nullptr, &inbound, &error)) {
+  if (!DecodeRequest(frame.body, nullptr, &inbound, &error)) {
     FUZZ_CHECK(!error.empty());
     return;
   }
@@ -87,7 +87,7 @@ void CheckResponse(const Frame& frame) {
   const uint8_t* data = nullptr;
   size_t length = 0;
   std::string error;
-  if (!WireLink::DecodeResponse(frame, &sequence, &outcome, &data, &length, &error)) {
+  if (!DecodeResponse(frame, &sequence, &outcome, &data, &length, &error)) {
     FUZZ_CHECK(!error.empty());
     return;
   }

@@ -1,0 +1,71 @@
+// request_window.cc -- the requester's window of REQUESTs under way.
+#include "sim/verbs/request_window.h"
+
+#include "sim/verbs/region_payload.h"
+
+namespace rpma_sim {
+
+bool RequestWindow::Idle() {
+  MutexLock lock(&mutex_);
+  return submitted_ == responses_taken_;
+}
+
+std::optional<EncodedRequest> RequestWindow::Submit(EncodedRequest request) {
+  MutexLock lock(&mutex_);
+  // Sent or waiting, it is under way: a later request may not overtake it (Idle).
+  ++submitted_;
+  if (request.payload) in_place_.emplace_back(request.sequence, request.payload);
+  if (!waiting_.empty() || !FitsWindow(bytes_under_way_, request.window_bytes)) {
+    waiting_.push_back(std::move(request));
+    return std::nullopt;
+  }
+  SentLocked(request);
+  return request;
+}
+
+void RequestWindow::SentLocked(const EncodedRequest& request) {
+  last_sent_sequence_ = request.sequence;
+  sent_window_bytes_.emplace_back(request.sequence, request.window_bytes);
+  bytes_under_way_ += request.window_bytes;
+}
+
+bool RequestWindow::TakeResponse(uint64_t sequence) {
+  MutexLock lock(&mutex_);
+  if (responses_taken_ >= submitted_ || sequence < next_response_sequence_ ||
+      sequence > last_sent_sequence_)
+    return false;
+  ++responses_taken_;
+  next_response_sequence_ = sequence + 1;
+  // Requests sent but executed directly have no RESPONSE: theirs are counted out too.
+  while (!sent_window_bytes_.empty() && sent_window_bytes_.front().first <= sequence) {
+    bytes_under_way_ -= sent_window_bytes_.front().second;
+    sent_window_bytes_.pop_front();
+  }
+  while (!in_place_.empty() && in_place_.front().first <= sequence) in_place_.pop_front();
+  return true;
+}
+
+std::vector<EncodedRequest> RequestWindow::TakeFitting() {
+  MutexLock lock(&mutex_);
+  std::vector<EncodedRequest> fitting;
+  while (!waiting_.empty() && FitsWindow(bytes_under_way_, waiting_.front().window_bytes)) {
+    SentLocked(waiting_.front());
+    fitting.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+  }
+  return fitting;
+}
+
+uint64_t RequestWindow::BytesUnderWay() {
+  MutexLock lock(&mutex_);
+  return bytes_under_way_;
+}
+
+void RequestWindow::Revoke() {
+  MutexLock lock(&mutex_);
+  waiting_.clear();
+  for (auto& sent : in_place_) sent.second->Revoke();
+  in_place_.clear();
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,89 @@
+// request_window.h -- the requester's end of a wire link: its REQUESTs under way at the
+// responder, the window they keep to, the ones waiting for room, and which RESPONSE a peer
+// that keeps RC order may send.
+//
+// The window (PROTOCOL.md): the bytes a requester may have under way at its responder, what
+// its REQUEST frames' bodies hold and what a read's RESPONSE carries back, for the requests
+// not answered yet. A request that does not fit waits here (as a NIC's send queue keeps its
+// requests in the application's memory until the responder can take them); one alone may
+// exceed it. The responder holds its peer to it (responder_admission.h).
+//
+// Thread-safe on its own (its mutex is a leaf among the link's). The order of the frames on
+// the wire is the queue pair's execution lock's business: every caller holds it, and sends
+// what a call returns before it lets it go.
+#ifndef RPMA_SIM_VERBS_REQUEST_WINDOW_H_
+#define RPMA_SIM_VERBS_REQUEST_WINDOW_H_
+
+#include <stdint.h>
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "sim/common/mutex.h"
+#include "sim/verbs/wire_codec.h"
+
+namespace rpma_sim {
+
+constexpr uint64_t kWindowBytes = 64 << 20;
+
+// Whether a request of `bytes` may join `under_way` bytes at the responder.
+inline bool FitsWindow(uint64_t under_way, uint64_t bytes) {
+  return under_way == 0 || under_way + bytes <= kWindowBytes;
+}
+
+class RequestWindow {
+ public:
+  RequestWindow() = default;
+  RequestWindow(const RequestWindow&) = delete;
+  RequestWindow& operator=(const RequestWindow&) = delete;
+
+  // Whether nothing submitted is still under way: a later request may then execute
+  // directly without overtaking one (RC order).
+  bool Idle();
+
+  // `request` is under way from now on. Returns it if it is to be sent now (the caller
+  // sends it), or keeps it until the window has room (TakeFitting).
+  std::optional<EncodedRequest> Submit(EncodedRequest request);
+
+  // A RESPONSE to `sequence` arrived: true if it answers a request under way, in order
+  // (then it and those before it are answered); false if no RC peer would send it.
+  bool TakeResponse(uint64_t sequence);
+
+  // The requests that waited and fit now, in order, counted as sent (the caller sends them).
+  std::vector<EncodedRequest> TakeFitting();
+
+  // The bytes of this side's requests under way (which its wire's queue may hold).
+  uint64_t BytesUnderWay();
+
+  // The connection failed: the waiting requests never leave, and the buffers of those
+  // whose bytes the wire reads in place are read no more (the application may free them).
+  void Revoke();
+
+ private:
+  // Counts `request` as sent.
+  void SentLocked(const EncodedRequest& request) REQUIRES(mutex_);
+
+  Mutex mutex_;
+  // REQUEST frames submitted and RESPONSE frames taken: while they differ, a request is
+  // under way at the responder.
+  uint64_t submitted_ GUARDED_BY(mutex_) = 0;
+  uint64_t responses_taken_ GUARDED_BY(mutex_) = 0;
+  // A RESPONSE's sequence lies after the last one answered and at most the last one sent.
+  uint64_t next_response_sequence_ GUARDED_BY(mutex_) = 0;
+  uint64_t last_sent_sequence_ GUARDED_BY(mutex_) = 0;
+  // The sequence and window bytes of each REQUEST sent and not answered, in order, and
+  // their sum; then the requests that wait for room.
+  std::deque<std::pair<uint64_t, uint64_t>> sent_window_bytes_ GUARDED_BY(mutex_);
+  uint64_t bytes_under_way_ GUARDED_BY(mutex_) = 0;
+  std::deque<EncodedRequest> waiting_ GUARDED_BY(mutex_);
+  // The requests sent or waiting whose bytes the wire reads from the requester's memory,
+  // in order, until answered.
+  std::deque<std::pair<uint64_t, std::shared_ptr<RegionPayload>>> in_place_ GUARDED_BY(mutex_);
+};
+
+}  // namespace rpma_sim
+
+#endif  // RPMA_SIM_VERBS_REQUEST_WINDOW_H_

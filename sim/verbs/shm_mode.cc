@@ -1,0 +1,78 @@
+// shm_mode.cc -- a wire link's direct access and references over a shared-memory segment.
+#include "sim/verbs/shm_mode.h"
+
+#include "sim/fabric/config.h"
+#include "sim/verbs/queue_pair.h"
+
+namespace rpma_sim {
+
+ShmMode::~ShmMode() {
+  std::shared_ptr<DirectTarget> target = this->target();
+  if (target) target->Close();
+}
+
+void ShmMode::Use(std::shared_ptr<ShmSegment> segment, const std::shared_ptr<QueuePair>& qp) {
+  {
+    MutexLock lock(&mutex_);
+    segment_ = segment;
+  }
+  if (!ShmProcessVmEnabled() || !ShmDirectEnabled() || !qp) return;
+  if (segment->WeReachPeer()) direct_peer_.store(segment.get());
+  // Started with no lock held: it takes the region table's.
+  std::shared_ptr<DirectTarget> target = DirectTarget::Start(segment, qp->pd(), qp->qp_num());
+  bool connected;
+  {
+    MutexLock lock(&mutex_);
+    target_ = target;
+    connected = connected_;
+  }
+  if (connected) target->SetConnected();
+}
+
+void ShmMode::SetConnected() {
+  std::shared_ptr<DirectTarget> target;
+  {
+    MutexLock lock(&mutex_);
+    connected_ = true;
+    target = target_;
+  }
+  if (target) target->SetConnected();
+}
+
+bool ShmMode::TryExecute(const SendRequest& request, uint64_t sequence, bool* tell_target) {
+  ShmSegment* peer = direct_peer_.load(std::memory_order_acquire);
+  if (peer == nullptr) return false;
+  MutexLock lock(&mappings_mutex_);
+  return ExecuteOnPeer(*peer, mappings_, request, sequence, tell_target);
+}
+
+std::shared_ptr<ShmSegment> ShmMode::ReferencePeer() {
+  MutexLock lock(&mutex_);
+  return segment_ && segment_->WeReachPeer() ? segment_ : nullptr;
+}
+
+bool ShmMode::PeerReachesUs() {
+  MutexLock lock(&mutex_);
+  return segment_ && segment_->PeerReachesUs();
+}
+
+std::shared_ptr<DirectTarget> ShmMode::target() {
+  MutexLock lock(&mutex_);
+  return target_;
+}
+
+void ShmMode::Revoke() {
+  std::shared_ptr<ShmSegment> segment;
+  std::shared_ptr<DirectTarget> target;
+  {
+    MutexLock lock(&mutex_);
+    segment = segment_;
+    target = target_;
+  }
+  direct_peer_.store(nullptr);
+  // Both with no lock of this object held: closing waits for the peer's accesses to end.
+  if (target) target->Close();
+  if (segment) segment->RevokeReferences();
+}
+
+}  // namespace rpma_sim
