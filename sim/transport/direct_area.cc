@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "sim/common/ranges.h"
+
 namespace rpma_sim {
 namespace {
 
@@ -113,9 +115,7 @@ bool DirectArea::Find(uint32_t rkey, uint64_t address, uint64_t length, uint32_t
     uint32_t access = entry.access.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
     if (entry.state.load(std::memory_order_relaxed) != state) return false;  // changing
-    // The same overflow-safe bounds check as the responder's (MemoryRegion::Contains).
-    if (address < start || address - start > size || length > size - (address - start) ||
-        (access & access_needed) != access_needed)
+    if (!RangeWithin(start, size, address, length) || (access & access_needed) != access_needed)
       return false;
     grant->slot = static_cast<uint32_t>(slot);
     grant->state = state;

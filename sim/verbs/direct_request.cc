@@ -5,9 +5,13 @@
 #include <infiniband/verbs.h>
 #include <string.h>
 
+#include <optional>
+#include <vector>
+
 #include "sim/transport/file_backing.h"
 #include "sim/transport/process_vm.h"
 #include "sim/verbs/memory_region.h"
+#include "sim/verbs/one_sided.h"
 
 namespace rpma_sim {
 
@@ -45,64 +49,108 @@ bool PeerMappings::TruncatedThenDropped(const DirectGrant& grant) {
   return true;
 }
 
+namespace {
+
+// The peer's registered memory as its direct area publishes it. The range is found, and its
+// region mapped once, before the executor runs (Prepare: mapping may take system calls);
+// the access is announced to the peer (Enter) while the bytes move, and what is placed is
+// recorded in the area for the peer's persistence model.
+class PeerMemory : public TargetMemory {
+ public:
+  PeerMemory(ShmSegment& segment, PeerMappings& mappings)
+      : segment_(segment), area_(segment.peer_direct()), mappings_(mappings) {}
+  ~PeerMemory() override { Leave(); }
+
+  // Whether the peer grants `request`'s range now, with room for its placement records; an
+  // atomic write also needs the region mapped here, aligned (one 8-byte store).
+  bool Prepare(const SendRequest& request) {
+    const bool places = request.opcode != SendOpcode::kRead;
+    if (area_.open.load(std::memory_order_relaxed) == 0) return false;
+    if (places && !area_.HasPlacementRoom()) return false;  // the request's execution makes room
+    int access = places ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ;
+    if (!area_.Find(request.rkey, request.remote_addr, request.length, access, &grant_))
+      return false;
+    uint8_t* base = mappings_.Get(area_, grant_);
+    mapped_ = base == nullptr ? nullptr : base + (request.remote_addr - grant_.region_addr);
+    if (request.opcode == SendOpcode::kAtomicWrite &&
+        (mapped_ == nullptr || reinterpret_cast<uintptr_t>(mapped_) % 8 != 0))
+      return false;
+    prepared_ = true;
+    return true;
+  }
+
+  // The range Prepare found, if the peer still grants it.
+  bool Find(const SendRequest& request, uint64_t length, int access, uint8_t** mapped) override {
+    if (!prepared_) return false;
+    area_.Enter();
+    entered_ = true;
+    if (!area_.StillGranted(grant_)) return false;
+    *mapped = mapped_;
+    return true;
+  }
+
+  void NotePlacement(uint64_t address, uint64_t length, const SendRequest& request,
+                     uint64_t sequence) override {
+    tell_target_ =
+        area_.RecordPlacement(request.rkey, address - grant_.region_addr, length, sequence + 1);
+  }
+
+  bool WriteUnmapped(uint64_t address, const uint8_t* bytes, uint64_t length) override {
+    return WriteToProcess(segment_.peer_pid(), address, bytes, length);
+  }
+  bool ReadUnmapped(uint64_t address, uint8_t* bytes, uint64_t length) override {
+    return ReadFromProcess(segment_.peer_pid(), address, bytes, length);
+  }
+
+  // The access is over. Whether the peer truncated the region's file under the copy: what
+  // it touched past the file's end went nowhere (or read zeros).
+  bool LeaveTruncated() {
+    Leave();
+    return mapped_ != nullptr && mappings_.TruncatedThenDropped(grant_);
+  }
+
+  bool tell_target() const { return tell_target_; }
+
+ private:
+  void Leave() {
+    if (entered_) area_.Leave();
+    entered_ = false;
+  }
+
+  ShmSegment& segment_;
+  DirectArea& area_;
+  PeerMappings& mappings_;
+  DirectGrant grant_;
+  uint8_t* mapped_ = nullptr;
+  bool prepared_ = false;
+  bool entered_ = false;
+  bool tell_target_ = false;
+};
+
+}  // namespace
+
 bool ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const SendRequest& request,
                    uint64_t sequence, bool* tell_target) {
-  const SendOpcode opcode = request.opcode;
-  const bool atomic = opcode == SendOpcode::kAtomicWrite;
-  const bool places = opcode == SendOpcode::kWrite || atomic;
-  if ((!places && opcode != SendOpcode::kRead) || request.with_imm || request.length == 0 ||
-      (!atomic && !request.local))
-    return false;
-  DirectArea& area = segment.peer_direct();
-  if (area.open.load(std::memory_order_relaxed) == 0) return false;
-  if (places && !area.HasPlacementRoom()) return false;  // the request's execution makes room
-  DirectGrant grant;
-  int access = places ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ;
-  if (!area.Find(request.rkey, request.remote_addr, request.length, access, &grant)) return false;
-  // Mapped (once per region) before the access is announced: that may take system calls.
-  uint8_t* mapped = mappings.Get(area, grant);
-  uint8_t* remote =
-      mapped == nullptr ? nullptr : mapped + (request.remote_addr - grant.region_addr);
-  // An atomic write is one 8-byte store, which only a mapping gives (the responder also
-  // answers for the unaligned ones).
-  if (atomic && (remote == nullptr || reinterpret_cast<uintptr_t>(remote) % 8 != 0)) return false;
+  if (!RunsWithoutResponder(request, AtomicWrites::kAligned)) return false;
+  PeerMemory peer(segment, mappings);
+  if (!peer.Prepare(request)) return false;
   bool done = false;
-  area.Enter();
-  if (area.StillGranted(grant)) {
-    // Recorded before the bytes move, as the responder's NotePlacementLocked is.
-    if (places)
-      *tell_target = area.RecordPlacement(request.rkey, request.remote_addr - grant.region_addr,
-                                          request.length, sequence + 1);
-    if (atomic) {
-      uint64_t value;
-      memcpy(&value, request.inline_data, sizeof(value));
-      __atomic_store_n(reinterpret_cast<uint64_t*>(remote), value, __ATOMIC_SEQ_CST);
-      done = true;
-    } else {
-      ReaderLock table_lock(
-          &MemoryRegionTable::Get().mutex());  // this side's buffer stays registered meanwhile
-      if (MemoryRegionTable::Get().IsRegisteredLocked(*request.local)) {
-        uint8_t* local = request.local->addr + request.local_offset;
-        if (remote != nullptr) {
-          if (places)
-            memcpy(remote, local, request.length);
-          else
-            memcpy(local, remote, request.length);
-          done = true;
-        } else {
-          done =
-              places
-                  ? WriteToProcess(segment.peer_pid(), request.remote_addr, local, request.length)
-                  : ReadFromProcess(segment.peer_pid(), request.remote_addr, local, request.length);
-        }
-      }
+  {
+    ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
+    std::optional<LocalBuffer> local;  // none for an atomic write (its value is inline)
+    if (request.local) {
+      local.emplace(request.local, request.local_offset);
+      if (local->LocalBytes() == nullptr) return false;  // the usual path reports it
     }
+    std::vector<uint8_t> no_read_data;  // a local buffer takes a read's bytes itself
+    done = ExecuteOneSided(request, sequence, peer, local ? &*local : nullptr, DeviceModel{},
+                           &no_read_data)
+               .status == IBV_WC_SUCCESS;
+    *tell_target = peer.tell_target();
   }
-  area.Leave();
-  // The peer truncated the region's file under the copy: what it touched past the file's
-  // end went nowhere (or read zeros). The target executes it instead, as it would any
-  // request, and answers for its own memory.
-  if (remote != nullptr && mappings.TruncatedThenDropped(grant)) return false;
+  // A truncated region: the target executes the request instead, as it would any request,
+  // and answers for its own memory.
+  if (peer.LeaveTruncated()) return false;
   return done;
 }
 

@@ -1,8 +1,7 @@
 // inproc_link.cc -- submitting to a responder queue pair of the same process.
 #include "sim/verbs/inproc_link.h"
 
-#include <string.h>
-
+#include "sim/verbs/one_sided.h"
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
@@ -24,32 +23,6 @@ class RequesterSink : public ResponseSink {
 
  private:
   std::weak_ptr<QueuePair> requester_;
-};
-
-// The requester's registered memory itself: one copy, straight between the two sides,
-// while the requester's region is still registered.
-class RequesterMemory : public InitiatorBuffer {
- public:
-  RequesterMemory(std::shared_ptr<MemoryRegion> region, uint64_t offset)
-      : region_(std::move(region)), offset_(offset) {}
-
-  bool CopyTo(uint8_t* target, size_t length) override
-      REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
-    if (!MemoryRegionTable::Get().IsRegisteredLocked(*region_)) return false;
-    memcpy(target, region_->addr + offset_, length);
-    return true;
-  }
-
-  bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) override
-      REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
-    if (!MemoryRegionTable::Get().IsRegisteredLocked(*region_)) return false;
-    memcpy(region_->addr + offset_, source, length);
-    return true;
-  }
-
- private:
-  std::shared_ptr<MemoryRegion> region_;
-  uint64_t offset_;
 };
 
 }  // namespace
@@ -77,7 +50,7 @@ void InprocLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
   inbound.sequence = sequence;
   inbound.reply = reply_;
   if (request.local)
-    inbound.initiator = std::make_unique<RequesterMemory>(request.local, request.local_offset);
+    inbound.initiator = std::make_unique<LocalBuffer>(request.local, request.local_offset);
   // Never refused in practice (the requester's send queue holds at most as many); if it
   // were, the requester hears what an unanswered request ends with. The requester's
   // execution lock covers its in-process responder's (ConnectInProcess).

@@ -4,17 +4,16 @@
 #include <mutex>
 
 #include "sim/common/per_process.h"
+#include "sim/common/ranges.h"
 
 namespace rpma_sim {
 
 bool MemoryRegion::Contains(uint64_t address, uint64_t len) const {
-  uint64_t start = reinterpret_cast<uint64_t>(addr);
-  if (address < start) return false;
-  return ContainsOffset(address - start, len);
+  return RangeWithin(reinterpret_cast<uint64_t>(addr), length, address, len);
 }
 
 bool MemoryRegion::ContainsOffset(uint64_t offset, uint64_t len) const {
-  return offset <= length && len <= length - offset;
+  return OffsetRangeWithin(length, offset, len);
 }
 
 MemoryRegionTable& MemoryRegionTable::Get() {

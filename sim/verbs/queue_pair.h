@@ -25,6 +25,7 @@
 #include "sim/verbs/completion_queue.h"
 #include "sim/verbs/connection_tag.h"
 #include "sim/verbs/execution_lock.h"
+#include "sim/verbs/one_sided.h"
 #include "sim/verbs/protection_domain.h"
 #include "sim/verbs/receive_queue.h"
 #include "sim/verbs/remote_link.h"
@@ -188,12 +189,11 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   void CompleteFailedLocallyLocked() REQUIRES(execution_);
   void EnterErrorLocked(ibv_wc_status first = IBV_WC_WR_FLUSH_ERR) REQUIRES(execution_);
   ibv_wc_opcode SendCompletionOpcode(SendOpcode opcode) const;
+  DeviceModel device() const { return DeviceModel{native_atomic_write_, native_flush_}; }
 
   // responder.cc
   // Executes `inbound` unless it must wait for a receive; returns false if it waits.
   bool ExecuteInboundLocked(InboundRequest& inbound) REQUIRES(execution_);
-  Outcome ExecuteOneSided(const InboundRequest& inbound, std::vector<uint8_t>* read_data)
-      REQUIRES(execution_);
   // Places a message in `receive`; *receiver_status is what the receive completes with.
   Outcome ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive,
                          ibv_wc_status* receiver_status) REQUIRES(execution_);

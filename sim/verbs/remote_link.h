@@ -61,6 +61,12 @@ class InitiatorBuffer {
   // them in `*carried` for the response to carry back. False if the buffer went away.
   virtual bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried)
       REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) = 0;
+
+  // The buffer itself, where it is memory of this process that stays registered while the
+  // table's shared lock is held (a copy through the kernel starts from it); null otherwise.
+  virtual uint8_t* LocalBytes() REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
+    return nullptr;
+  }
 };
 
 // A work request as the responder sees it.

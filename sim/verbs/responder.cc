@@ -5,41 +5,11 @@
 
 #include "sim/common/trace.h"
 #include "sim/fabric/device.h"
+#include "sim/verbs/one_sided.h"
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
 namespace {
-
-// The region holding the target range of a one-sided request, registered in `pd` with the
-// access needed; nullptr with IBV_WC_REM_ACCESS_ERR otherwise.
-const MemoryRegion* FindRemote(const ProtectionDomain* pd, uint32_t rkey, uint64_t address,
-                               uint64_t len, int required_access, ibv_wc_status* status)
-    REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
-  const MemoryRegion* region = MemoryRegionTable::Get().FindLocked(rkey);
-  if (region == nullptr || region->pd != pd ||
-      (region->access & required_access) != required_access || !region->Contains(address, len)) {
-    *status = IBV_WC_REM_ACCESS_ERR;
-    return nullptr;
-  }
-  *status = IBV_WC_SUCCESS;
-  return region;
-}
-
-// How `request` places bytes at its responder.
-PlacedBy PlacedByOf(const SendRequest& request) {
-  switch (request.opcode) {
-    case SendOpcode::kAtomicWrite:
-      return PlacedBy::kAtomicWrite;
-    case SendOpcode::kSend:
-      return request.with_imm ? PlacedBy::kSendWithImm : PlacedBy::kSend;
-    default:
-      return request.with_imm ? PlacedBy::kWriteWithImm : PlacedBy::kWrite;
-  }
-}
-
-PlacedRegion Placed(const MemoryRegion& region) {
-  return PlacedRegion{region.rkey, region.addr, region.length, region.ordinal};
-}
 
 // Copies a write's or send's bytes to `target` from wherever the link reaches the
 // initiator's buffer. False if that buffer is gone.
@@ -56,9 +26,7 @@ bool NeedsReceive(const SendRequest& request) {
 
 void QueuePair::NotePlacementLocked(const MemoryRegion& region, uint64_t offset, uint64_t len,
                                     const SendRequest& request, uint64_t sequence) {
-  uint64_t ordinal = sequence + 1;
-  pd()->persistence().Place(Placed(region), offset, len,
-                            Placement{qp_num_, ordinal, ordinal, PlacedByOf(request)});
+  RegisteredMemory::NotePlaced(pd(), qp_num_, region, offset, len, request, sequence);
 }
 
 bool QueuePair::DeliverLocked(InboundRequest inbound) {
@@ -122,7 +90,10 @@ bool QueuePair::ExecuteInboundLocked(InboundRequest& inbound) {
   if (request.opcode == SendOpcode::kSend) {
     outcome = ExecuteMessage(inbound, receive, &receiver_status);
   } else {
-    outcome = ExecuteOneSided(inbound, &read_data);
+    ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
+    RegisteredMemory memory(pd(), qp_num_);
+    outcome = ExecuteOneSided(request, inbound.sequence, memory, inbound.initiator.get(), device(),
+                              &read_data);
     receiver_opcode = IBV_WC_RECV_RDMA_WITH_IMM;
     if (outcome.status != IBV_WC_SUCCESS) receiver_status = IBV_WC_WR_FLUSH_ERR;
   }
@@ -144,94 +115,20 @@ bool QueuePair::ExecuteInboundLocked(InboundRequest& inbound) {
   return true;
 }
 
-Outcome QueuePair::ExecuteOneSided(const InboundRequest& inbound, std::vector<uint8_t>* read_data) {
-  const SendRequest& request = inbound.request;
-  ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
-  Outcome outcome;
-  const MemoryRegion* region = nullptr;
-  uint8_t* remote = reinterpret_cast<uint8_t*>(request.remote_addr);
-  switch (request.opcode) {
-    case SendOpcode::kWrite: {
-      if (request.length == 0) break;  // a 0-byte write checks no key
-      region = FindRemote(pd(), request.rkey, request.remote_addr, request.length,
-                          IBV_ACCESS_REMOTE_WRITE, &outcome.status);
-      if (region == nullptr) break;
-      NotePlacementLocked(*region, remote - region->addr, request.length, request,
-                          inbound.sequence);
-      if (!FetchSource(inbound, remote))
-        outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
-      break;
-    }
-    case SendOpcode::kRead: {
-      if (request.length == 0) break;
-      region = FindRemote(pd(), request.rkey, request.remote_addr, request.length,
-                          IBV_ACCESS_REMOTE_READ, &outcome.status);
-      if (region == nullptr) break;
-      if (!inbound.initiator || !inbound.initiator->CopyFrom(remote, request.length, read_data))
-        outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
-      break;
-    }
-    case SendOpcode::kAtomicWrite: {
-      region = FindRemote(pd(), request.rkey, request.remote_addr, sizeof(uint64_t),
-                          IBV_ACCESS_REMOTE_WRITE, &outcome.status);
-      if (region == nullptr) break;
-      uint64_t value;
-      memcpy(&value, request.inline_data, sizeof(value));
-      bool aligned = reinterpret_cast<uintptr_t>(remote) % sizeof(uint64_t) == 0;
-      if (!aligned && native_atomic_write_) {
-        outcome.status = IBV_WC_REM_INV_REQ_ERR;  // native atomics need natural alignment
-        break;
-      }
-      NotePlacementLocked(*region, remote - region->addr, sizeof(value), request, inbound.sequence);
-      if (aligned)
-        __atomic_store_n(reinterpret_cast<uint64_t*>(remote), value, __ATOMIC_SEQ_CST);
-      else
-        memcpy(remote, &value, sizeof(value));  // the portable path is a plain 8-byte write
-      break;
-    }
-    case SendOpcode::kFlush: {
-      // Portable path: an 8-byte read at the flushed address; native: the whole range.
-      uint64_t len = native_flush_ ? request.length : sizeof(uint64_t);
-      region = FindRemote(pd(), request.rkey, request.remote_addr, len, IBV_ACCESS_REMOTE_READ,
-                          &outcome.status);
-      if (region == nullptr) break;
-      // What the flush makes durable is the persistence model's to say (sim/pmem).
-      pd()->persistence().Flush(Placed(*region), remote - region->addr, request.length,
-                                request.flush_kind, qp_num_, inbound.sequence + 1);
-      break;
-    }
-    case SendOpcode::kSend:
-      break;
-  }
-  return outcome;
-}
-
 bool QueuePair::ExecuteFromPeerLocked(const SendRequest& request, uint64_t sequence) {
   // Only where the usual path would execute it at once and succeed: nothing ahead of it
   // here (a message waiting for a receive), no gate or hold at kExecute.
   if (state_ != State::kReadyToSend || !inbound_.empty() ||
-      holds_[static_cast<int>(Stage::kExecute)] || g_stage_gate_slot.installed())
-    return false;
-  const bool write = request.opcode == SendOpcode::kWrite;
-  if ((!write && request.opcode != SendOpcode::kRead) || request.with_imm || request.length == 0 ||
-      !request.local)
+      holds_[static_cast<int>(Stage::kExecute)] || g_stage_gate_slot.installed() ||
+      !RunsWithoutResponder(request, AtomicWrites::kNone))
     return false;
   ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
-  ibv_wc_status status;
-  const MemoryRegion* region =
-      FindRemote(pd(), request.rkey, request.remote_addr, request.length,
-                 write ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ, &status);
-  if (region == nullptr || !MemoryRegionTable::Get().IsRegisteredLocked(*request.local))
-    return false;
-  uint8_t* remote = reinterpret_cast<uint8_t*>(request.remote_addr);
-  uint8_t* local = request.local->addr + request.local_offset;
-  if (write) {
-    NotePlacementLocked(*region, remote - region->addr, request.length, request, sequence);
-    memcpy(remote, local, request.length);
-  } else {
-    memcpy(local, remote, request.length);
-  }
-  return true;
+  LocalBuffer initiator(request.local, request.local_offset);
+  if (initiator.LocalBytes() == nullptr) return false;  // the usual path reports it
+  RegisteredMemory memory(pd(), qp_num_);
+  std::vector<uint8_t> no_read_data;  // a local buffer takes a read's bytes itself
+  return ExecuteOneSided(request, sequence, memory, &initiator, device(), &no_read_data).status ==
+         IBV_WC_SUCCESS;
 }
 
 Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRequest& receive,
