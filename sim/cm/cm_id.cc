@@ -156,7 +156,8 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
                   private_data.size(), kMaxConnectPrivateData);
     return Status::kProvider;
   }
-  TransportKind transport = GetTransport();
+  // The setting is read once, and the route decided once, for the whole request.
+  const ConnectRoute route = RouteFor(GetTransport(), destination);
   ConnectVerdict verdict = CheckConnect(ConnectionSide::kClient);
   {
     MutexLock lock(&CmMutex());
@@ -164,9 +165,8 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
     state_ = State::kConnecting;
     JoinNodeLocked();
     if (verdict != ConnectVerdict::kProceed) return FailRequestLocked(verdict);
-    // Only auto and inproc connect in process; tcp and shm go through a TCP connection.
-    bool in_process = transport == TransportKind::kAuto || transport == TransportKind::kInproc;
-    std::shared_ptr<Listener> listener = in_process ? Listener::FindLocked(destination) : nullptr;
+    std::shared_ptr<Listener> listener =
+        route.in_process_first ? Listener::FindLocked(destination) : nullptr;
     if (listener && (CheckConnect(ConnectionSide::kServer) == ConnectVerdict::kReject ||
                      listener->BacklogFullLocked()))
       return FailRequestLocked(ConnectVerdict::kReject);  // as if the server rejected it
@@ -176,29 +176,29 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
       listener->DeliverLocked(CmEvent{CmEventType::kConnectRequest, incoming, private_data});
       return Status::kOk;
     }
-    if (transport == TransportKind::kInproc) {
+    if (route.in_process_only) {
       SIM_LOG_INFO("nobody in this process listens on %s: rejected",
                    destination.ToString().c_str());
       EndRequestLocked(CmEventType::kRejected);
       return Status::kOk;
     }
   }
-  return ConnectOverTcp(destination, private_data, transport);
+  return ConnectOverTcp(destination, private_data, route.segment);
 }
 
 Status CmId::ConnectOverTcp(const SocketAddress& destination,
-                            const std::vector<uint8_t>& private_data, TransportKind transport) {
+                            const std::vector<uint8_t>& private_data, SegmentOffer offer) {
   // Not under the CM lock: connecting and creating a segment take time.
   std::shared_ptr<QueuePair> qp;
   {
     MutexLock lock(&CmMutex());
     qp = qp_;
   }
-  const bool shm_required = transport == TransportKind::kShm;
+  const bool shm_required = offer == SegmentOffer::kRequired;
   Status status = Status::kOk;
   auto failure = SocketStream::ConnectFailure::kNone;
   std::shared_ptr<ShmSegment> segment;
-  if (shm_required || (transport == TransportKind::kAuto && HostOwnsAddress(destination))) {
+  if (offer != SegmentOffer::kNone) {
     // A peer of this host: offer a segment for the data path. Made before the TCP
     // connection, so that the HELLO follows the handshake at once and the server's engine
     // takes both in one wake-up. Without one (no /dev/shm left) auto goes on over TCP; a

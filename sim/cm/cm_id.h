@@ -15,6 +15,7 @@
 
 #include "sim/cm/cm_lock.h"
 #include "sim/cm/connect_gate.h"
+#include "sim/cm/connect_route.h"
 #include "sim/cm/event_channel.h"
 #include "sim/common/status.h"
 #include "sim/fabric/address.h"
@@ -103,10 +104,11 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   void OnNodeStopping() override;
 
  private:
-  // The rest of Connect, over a TCP connection, with the transport Connect read: the setting
-  // is read once per connect, so one changed meanwhile cannot send it another way.
+  // The rest of Connect, over a TCP connection, with the offer of the route Connect chose
+  // (RouteFor): the setting is read once per connect, so one changed meanwhile cannot send
+  // it another way.
   Status ConnectOverTcp(const SocketAddress& destination, const std::vector<uint8_t>& private_data,
-                        TransportKind transport);
+                        SegmentOffer offer);
   // The ...Locked functions require the CM lock.
   void PushLocked(CmEvent event) REQUIRES(CmMutex());
   void CloseLocked() REQUIRES(CmMutex());

@@ -6,6 +6,7 @@
 #include "sim/cm/cm_id.h"
 #include "sim/cm/cm_lock.h"
 #include "sim/cm/connect_gate.h"
+#include "sim/cm/connect_route.h"
 #include "sim/cm/listener.h"
 #include "sim/common/log.h"
 #include "sim/fabric/config.h"
@@ -168,7 +169,7 @@ void TcpSession::OnDoorbell(const Frame& frame) {
 
 std::shared_ptr<ShmSegment> TcpSession::TakeOffer(const HelloMessage& hello) {
   if (!hello.has_offer) return nullptr;
-  if (GetTransport() == TransportKind::kTcp && !hello.offer.required) return nullptr;
+  if (!TakesSegmentOffer(GetTransport(), hello.offer.required)) return nullptr;
   std::shared_ptr<ShmSegment> segment;
   if (ShmSegment::Open(hello.offer.name, hello.offer.nonce, &segment) != Status::kOk)
     return nullptr;

@@ -1,0 +1,30 @@
+// connect_route.cc -- the one place the transport setting turns into a connection's route.
+#include "sim/cm/connect_route.h"
+
+namespace rpma_sim {
+
+ConnectRoute RouteFor(TransportKind transport, const SocketAddress& destination) {
+  ConnectRoute route;
+  switch (transport) {
+    case TransportKind::kInproc:
+      route.in_process_first = true;
+      route.in_process_only = true;
+      break;
+    case TransportKind::kAuto:
+      route.in_process_first = true;
+      route.segment = HostOwnsAddress(destination) ? SegmentOffer::kOffered : SegmentOffer::kNone;
+      break;
+    case TransportKind::kShm:
+      route.segment = SegmentOffer::kRequired;
+      break;
+    case TransportKind::kTcp:
+      break;
+  }
+  return route;
+}
+
+bool TakesSegmentOffer(TransportKind transport, bool required) {
+  return required || transport != TransportKind::kTcp;
+}
+
+}  // namespace rpma_sim
