@@ -5,7 +5,6 @@
 #include <infiniband/verbs.h>
 #include <string.h>
 
-#include <optional>
 #include <vector>
 
 #include "sim/transport/file_backing.h"
@@ -55,7 +54,7 @@ namespace {
 // region mapped once, before the executor runs (Prepare: mapping may take system calls);
 // the access is announced to the peer (Enter) while the bytes move, and what is placed is
 // recorded in the area for the peer's persistence model.
-class PeerMemory : public TargetMemory {
+class PeerMemory final : public TargetMemory {
  public:
   PeerMemory(ShmSegment& segment, PeerMappings& mappings)
       : segment_(segment), area_(segment.peer_direct()), mappings_(mappings) {}
@@ -137,13 +136,12 @@ bool ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const SendReques
   bool done = false;
   {
     ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
-    std::optional<LocalBuffer> local;  // none for an atomic write (its value is inline)
-    if (request.local) {
-      local.emplace(request.local, request.local_offset);
-      if (local->LocalBytes() == nullptr) return false;  // the usual path reports it
-    }
+    // None for an atomic write (its value is inline).
+    uint8_t* local = RegisteredLocalBytes(request);
+    if (request.local && local == nullptr) return false;  // the usual path reports it
+    HeldLocalBuffer initiator(local);
     std::vector<uint8_t> no_read_data;  // a local buffer takes a read's bytes itself
-    done = ExecuteOneSided(request, sequence, peer, local ? &*local : nullptr, DeviceModel{},
+    done = ExecuteOneSided(request, sequence, peer, local ? &initiator : nullptr, DeviceModel{},
                            &no_read_data)
                .status == IBV_WC_SUCCESS;
     *tell_target = peer.tell_target();

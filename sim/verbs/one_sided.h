@@ -10,6 +10,7 @@
 #define RPMA_SIM_VERBS_ONE_SIDED_H_
 
 #include <stdint.h>
+#include <string.h>
 
 #include <memory>
 #include <vector>
@@ -58,12 +59,20 @@ class TargetMemory {
 
 // The target is this process: regions found in the memory-region table under `pd`,
 // placements and flushes told to the domain's persistence model as queue pair `qp_num`'s.
-class RegisteredMemory : public TargetMemory {
+class RegisteredMemory final : public TargetMemory {
  public:
   RegisteredMemory(const ProtectionDomain* pd, uint32_t qp_num) : pd_(pd), qp_num_(qp_num) {}
 
   bool Find(const SendRequest& request, uint64_t length, int access, uint8_t** mapped) override
-      REQUIRES_SHARED(MemoryRegionTable::Get().mutex());
+      REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
+    const MemoryRegion* region = MemoryRegionTable::Get().FindLocked(request.rkey);
+    if (region == nullptr || region->pd != pd_ || (region->access & access) != access ||
+        !region->Contains(request.remote_addr, length))
+      return false;
+    found_ = region;
+    *mapped = reinterpret_cast<uint8_t*>(request.remote_addr);
+    return true;
+  }
   void NotePlacement(uint64_t address, uint64_t length, const SendRequest& request,
                      uint64_t sequence) override;
   void Flush(const SendRequest& request, uint64_t sequence) override;
@@ -98,6 +107,31 @@ class LocalBuffer : public InitiatorBuffer {
   uint64_t offset_;
 };
 
+// Where `request`'s local buffer is, if its region is registered still (null otherwise);
+// valid while the caller holds the table's shared lock.
+uint8_t* RegisteredLocalBytes(const SendRequest& request)
+    REQUIRES_SHARED(MemoryRegionTable::Get().mutex());
+
+// A local buffer found registered (RegisteredLocalBytes) by a caller that holds the table's
+// shared lock across the execution: its copies need no lookup of their own.
+class HeldLocalBuffer final : public InitiatorBuffer {
+ public:
+  explicit HeldLocalBuffer(uint8_t* bytes) : bytes_(bytes) {}
+
+  bool CopyTo(uint8_t* target, size_t length) override {
+    memcpy(target, bytes_, length);
+    return true;
+  }
+  bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) override {
+    memcpy(bytes_, source, length);
+    return true;
+  }
+  uint8_t* LocalBytes() override { return bytes_; }
+
+ private:
+  uint8_t* bytes_;
+};
+
 // How the target's device executes what the portable path emulates.
 struct DeviceModel {
   bool native_atomic_write = false;  // an unaligned atomic write fails (REM_INV_REQ_ERR)
@@ -109,10 +143,102 @@ struct DeviceModel {
 // the initiator does not take at once are left in *read_data. The outcome is what the
 // requester's completion says: REM_ACCESS_ERR for a range no key grants, REM_INV_REQ_ERR for
 // an unaligned native atomic write, LOC_PROT_ERR when the initiator's buffer went away.
-Outcome ExecuteOneSided(const SendRequest& request, uint64_t sequence, TargetMemory& target,
-                        InitiatorBuffer* initiator, DeviceModel device,
-                        std::vector<uint8_t>* read_data)
-    REQUIRES_SHARED(MemoryRegionTable::Get().mutex());
+//
+// A template over the target's and the initiator's classes, so that a caller passing final
+// ones (RegisteredMemory, HeldLocalBuffer) pays no virtual call: this runs once per
+// operation on the fastest paths.
+namespace one_sided_internal {
+
+// A write's bytes, from the initiator to the target range.
+template <typename Target, typename Initiator>
+bool Place(Target& target, uint8_t* mapped, const SendRequest& request, Initiator* initiator)
+    REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
+  if (initiator == nullptr) return false;
+  if (mapped != nullptr) return initiator->CopyTo(mapped, request.length);
+  const uint8_t* local = initiator->LocalBytes();
+  return local != nullptr && target.WriteUnmapped(request.remote_addr, local, request.length);
+}
+
+// A read's bytes, from the target range to the initiator (or *read_data).
+template <typename Target, typename Initiator>
+bool Fetch(Target& target, const uint8_t* mapped, const SendRequest& request, Initiator* initiator,
+           std::vector<uint8_t>* read_data) REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
+  if (initiator == nullptr) return false;
+  if (mapped != nullptr) return initiator->CopyFrom(mapped, request.length, read_data);
+  uint8_t* local = initiator->LocalBytes();
+  return local != nullptr && target.ReadUnmapped(request.remote_addr, local, request.length);
+}
+
+}  // namespace one_sided_internal
+
+template <typename Target, typename Initiator>
+Outcome ExecuteOneSided(const SendRequest& request, uint64_t sequence, Target& target,
+                        Initiator* initiator, DeviceModel device, std::vector<uint8_t>* read_data)
+    REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
+  Outcome outcome;
+  uint8_t* mapped = nullptr;
+  switch (request.opcode) {
+    case SendOpcode::kWrite:
+      if (request.length == 0) break;  // a 0-byte write checks no key
+      if (!target.Find(request, request.length, IBV_ACCESS_REMOTE_WRITE, &mapped)) {
+        outcome.status = IBV_WC_REM_ACCESS_ERR;
+        break;
+      }
+      target.NotePlacement(request.remote_addr, request.length, request, sequence);
+      if (!one_sided_internal::Place(target, mapped, request, initiator))
+        outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
+      break;
+    case SendOpcode::kRead:
+      if (request.length == 0) break;
+      if (!target.Find(request, request.length, IBV_ACCESS_REMOTE_READ, &mapped)) {
+        outcome.status = IBV_WC_REM_ACCESS_ERR;
+        break;
+      }
+      if (!one_sided_internal::Fetch(target, mapped, request, initiator, read_data))
+        outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
+      break;
+    case SendOpcode::kAtomicWrite: {
+      if (!target.Find(request, sizeof(uint64_t), IBV_ACCESS_REMOTE_WRITE, &mapped)) {
+        outcome.status = IBV_WC_REM_ACCESS_ERR;
+        break;
+      }
+      uint64_t value;
+      memcpy(&value, request.inline_data, sizeof(value));
+      uintptr_t where =
+          mapped != nullptr ? reinterpret_cast<uintptr_t>(mapped) : request.remote_addr;
+      bool aligned = where % sizeof(uint64_t) == 0;
+      if (!aligned && device.native_atomic_write) {
+        outcome.status = IBV_WC_REM_INV_REQ_ERR;  // native atomics need natural alignment
+        break;
+      }
+      target.NotePlacement(request.remote_addr, sizeof(value), request, sequence);
+      if (mapped == nullptr) {
+        if (!target.WriteUnmapped(request.remote_addr, reinterpret_cast<uint8_t*>(&value),
+                                  sizeof(value)))
+          outcome.status = IBV_WC_REM_ACCESS_ERR;
+      } else if (aligned) {
+        __atomic_store_n(reinterpret_cast<uint64_t*>(mapped), value, __ATOMIC_SEQ_CST);
+      } else {
+        memcpy(mapped, &value, sizeof(value));  // the portable path is a plain 8-byte write
+      }
+      break;
+    }
+    case SendOpcode::kFlush: {
+      // Portable path: an 8-byte read at the flushed address; native: the whole range.
+      uint64_t length = device.native_flush ? request.length : sizeof(uint64_t);
+      if (!target.Find(request, length, IBV_ACCESS_REMOTE_READ, &mapped)) {
+        outcome.status = IBV_WC_REM_ACCESS_ERR;
+        break;
+      }
+      // What the flush makes durable is the persistence model's to say (sim/pmem).
+      target.Flush(request, sequence);
+      break;
+    }
+    case SendOpcode::kSend:
+      break;  // a message is no one-sided operation (responder.cc, ExecuteMessage)
+  }
+  return outcome;
+}
 
 }  // namespace rpma_sim
 

@@ -5,15 +5,12 @@
 
 namespace rpma_sim {
 
-bool RequestWindow::Idle() {
-  MutexLock lock(&mutex_);
-  return submitted_ == responses_taken_;
-}
+bool RequestWindow::Idle() { return unanswered_.load(std::memory_order_acquire) == 0; }
 
 std::optional<EncodedRequest> RequestWindow::Submit(EncodedRequest request) {
   MutexLock lock(&mutex_);
   // Sent or waiting, it is under way: a later request may not overtake it (Idle).
-  ++submitted_;
+  unanswered_.fetch_add(1, std::memory_order_relaxed);
   if (request.payload) in_place_.emplace_back(request.sequence, request.payload);
   if (!waiting_.empty() || !FitsWindow(bytes_under_way_, request.window_bytes)) {
     waiting_.push_back(std::move(request));
@@ -31,10 +28,10 @@ void RequestWindow::SentLocked(const EncodedRequest& request) {
 
 bool RequestWindow::TakeResponse(uint64_t sequence) {
   MutexLock lock(&mutex_);
-  if (responses_taken_ >= submitted_ || sequence < next_response_sequence_ ||
+  if (unanswered_.load(std::memory_order_relaxed) == 0 || sequence < next_response_sequence_ ||
       sequence > last_sent_sequence_)
     return false;
-  ++responses_taken_;
+  unanswered_.fetch_sub(1, std::memory_order_release);
   next_response_sequence_ = sequence + 1;
   // Requests sent but executed directly have no RESPONSE: theirs are counted out too.
   while (!sent_window_bytes_.empty() && sent_window_bytes_.front().first <= sequence) {

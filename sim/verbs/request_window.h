@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -67,10 +68,10 @@ class RequestWindow {
   void SentLocked(const EncodedRequest& request) REQUIRES(mutex_);
 
   Mutex mutex_;
-  // REQUEST frames submitted and RESPONSE frames taken: while they differ, a request is
-  // under way at the responder.
-  uint64_t submitted_ GUARDED_BY(mutex_) = 0;
-  uint64_t responses_taken_ GUARDED_BY(mutex_) = 0;
+  // REQUEST frames submitted and not answered by a RESPONSE taken: while not 0, a request
+  // is under way at the responder. Changed under mutex_; Idle reads it without (a direct
+  // execution asks on every request, and only its own requester adds to it).
+  std::atomic<uint64_t> unanswered_{0};
   // A RESPONSE's sequence lies after the last one answered and at most the last one sent.
   uint64_t next_response_sequence_ GUARDED_BY(mutex_) = 0;
   uint64_t last_sent_sequence_ GUARDED_BY(mutex_) = 0;

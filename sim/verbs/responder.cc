@@ -123,8 +123,9 @@ bool QueuePair::ExecuteFromPeerLocked(const SendRequest& request, uint64_t seque
       !RunsWithoutResponder(request, AtomicWrites::kNone))
     return false;
   ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
-  LocalBuffer initiator(request.local, request.local_offset);
-  if (initiator.LocalBytes() == nullptr) return false;  // the usual path reports it
+  uint8_t* local = RegisteredLocalBytes(request);
+  if (local == nullptr) return false;  // the usual path reports it
+  HeldLocalBuffer initiator(local);
   RegisteredMemory memory(pd(), qp_num_);
   std::vector<uint8_t> no_read_data;  // a local buffer takes a read's bytes itself
   return ExecuteOneSided(request, sequence, memory, &initiator, device(), &no_read_data).status ==
