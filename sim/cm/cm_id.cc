@@ -7,8 +7,10 @@
 
 #include "sim/cm/cm_lock.h"
 #include "sim/cm/connect_gate.h"
+#include "sim/cm/inproc_cm_peer.h"
 #include "sim/cm/listener.h"
 #include "sim/cm/tcp_session.h"
+#include "sim/cm/wire_cm_peer.h"
 #include "sim/common/log.h"
 #include "sim/common/per_process.h"
 #include "sim/common/trace.h"
@@ -24,21 +26,8 @@ CmId::CmId(std::shared_ptr<EventChannel> channel, std::shared_ptr<QueuePair> qp)
 
 CmId::~CmId() = default;
 
-std::shared_ptr<CmId> CmId::NewIncoming(const std::shared_ptr<CmId>& client) {
-  auto incoming = std::make_shared<CmId>(nullptr, nullptr);
-  incoming->remote_ = client;
-  incoming->state_ = State::kIncoming;
-  return incoming;
-}
-
-std::shared_ptr<CmId> CmId::NewIncomingOverWire(std::shared_ptr<TcpSession> session,
-                                                uint64_t remote_node) {
-  auto incoming = std::make_shared<CmId>(nullptr, nullptr);
-  incoming->session_ = std::move(session);
-  incoming->remote_node_ = remote_node;
-  incoming->state_ = State::kIncoming;
-  return incoming;
-}
+CmId::CmId(std::shared_ptr<CmPeer> peer, uint64_t remote_node)
+    : peer_(std::move(peer)), remote_node_(remote_node), state_(State::kIncoming) {}
 
 void CmId::Migrate(std::shared_ptr<EventChannel> channel) {
   MutexLock lock(&CmMutex());
@@ -141,13 +130,10 @@ void CmId::JoinNodeLocked() {
   if (qp_) qp_->pd()->node()->Join(weak_from_this());
 }
 
-void CmId::RejectClientLocked(const std::shared_ptr<CmId>& client) {
-  if (session_) {
-    session_->Send(FrameType::kReject);
-    session_->Close();
-  } else if (client && client->state_ == State::kConnecting) {
-    client->EndRequestLocked(CmEventType::kRejected);
-  }
+void CmId::RejectPeerLocked() {
+  if (!peer_) return;
+  peer_->Reject();
+  peer_->Close();
 }
 
 Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t>& private_data) {
@@ -171,8 +157,9 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
                      listener->BacklogFullLocked()))
       return FailRequestLocked(ConnectVerdict::kReject);  // as if the server rejected it
     if (listener) {
-      auto incoming = NewIncoming(shared_from_this());
-      remote_ = incoming;
+      auto incoming = std::make_shared<CmId>(std::make_shared<InprocCmPeer>(weak_from_this()),
+                                             qp_->pd()->node()->id());
+      peer_ = std::make_shared<InprocCmPeer>(incoming);
       listener->DeliverLocked(CmEvent{CmEventType::kConnectRequest, incoming, private_data});
       return Status::kOk;
     }
@@ -248,62 +235,40 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
                                                                        : CmEventType::kUnreachable);
     return Status::kOk;
   }
-  session_ = std::move(session);
-  session_->SendHello(private_data, std::move(segment), shm_required, qp_->pd()->node()->id());
+  peer_ = std::make_shared<WireCmPeer>(session);
+  session->SendHello(private_data, std::move(segment), shm_required, qp_->pd()->node()->id());
   return Status::kOk;
 }
 
 Status CmId::Accept(const std::vector<uint8_t>& private_data) {
-  std::shared_ptr<TcpSession> session;
-  std::shared_ptr<FrameWire> shm_wire;
+  AfterUnlock after;
   Status status;
   {
     MutexLock lock(&CmMutex());
-    status = AcceptLocked(private_data, &session, &shm_wire);
+    status = AcceptLocked(private_data, &after);
   }
-  // After the CM lock, which a wire's read lock comes before: the data path over shared
-  // memory begins reading here, without waking the engine.
-  if (shm_wire) session->StartReading(shm_wire);
+  after.Run();
   return status;
 }
 
-Status CmId::AcceptLocked(const std::vector<uint8_t>& private_data,
-                          std::shared_ptr<TcpSession>* session,
-                          std::shared_ptr<FrameWire>* shm_wire) {
+Status CmId::AcceptLocked(const std::vector<uint8_t>& private_data, AfterUnlock* after) {
   if (state_ != State::kIncoming) return Status::kProvider;
-  std::shared_ptr<CmId> client = remote_.lock();
   if (private_data.size() > kMaxAcceptPrivateData) {
     SIM_LOG_ERROR("rdma_accept: %zu bytes of private data exceed the limit of %zu",
                   private_data.size(), kMaxAcceptPrivateData);
     state_ = State::kRejected;
-    RejectClientLocked(client);
+    RejectPeerLocked();
     return Status::kProvider;
   }
   JoinNodeLocked();
-  if (session_) {
-    session_->WatchLiveness(timeout_ms_);
-    session_->BindQueuePair(qp_);
-    TagQueuePairLocked(ConnectionSide::kServer);
-    qp_->Connect(session_->link());
-    *shm_wire = session_->SendAccept(private_data, qp_->pd()->node()->id());
-    *session = session_;
-    state_ = State::kConnected;
-    PushLocked(CmEvent{CmEventType::kEstablished, nullptr, {}});
-    return Status::kOk;
-  }
-  if (!client || client->state_ != State::kConnecting) {
+  if (!peer_ || !peer_->StillRequesting()) {
     // The client gave up before the accept: the server's connection is lost.
     LoseLocked();
     return Status::kOk;
   }
-  remote_node_ = client->qp_->pd()->node()->id();
-  client->remote_node_ = qp_->pd()->node()->id();
   TagQueuePairLocked(ConnectionSide::kServer);
-  client->TagQueuePairLocked(ConnectionSide::kClient);
-  QueuePair::ConnectInProcess(qp_, client->qp_);
+  peer_->Accept(private_data, qp_, qp_->pd()->node()->id(), timeout_ms_, after);
   state_ = State::kConnected;
-  client->state_ = State::kConnected;
-  client->PushLocked(CmEvent{CmEventType::kEstablished, nullptr, private_data});
   PushLocked(CmEvent{CmEventType::kEstablished, nullptr, {}});
   return Status::kOk;
 }
@@ -312,89 +277,94 @@ void CmId::Reject() {
   MutexLock lock(&CmMutex());
   if (state_ != State::kIncoming) return;
   state_ = State::kRejected;
-  RejectClientLocked(remote_.lock());
+  RejectPeerLocked();
 }
 
 void CmId::Disconnect() {
   MutexLock lock(&CmMutex());
-  if (state_ != State::kConnected) return;
-  if (!session_) {
-    CloseLocked();
-    std::shared_ptr<CmId> remote = remote_.lock();
-    if (remote && remote->state_ == State::kConnected) remote->CloseLocked();
-    return;
-  }
-  // DREQ: the peer answers with its own DISCONNECT after the responses to everything it
-  // received before; only then does this queue pair go to the error state.
+  if (state_ != State::kConnected || !peer_) return;
+  // DREQ: the peer answers after the responses to everything it received before; only
+  // then does this queue pair go to the error state (in process: at once).
   state_ = State::kDisconnecting;
-  session_->Send(FrameType::kDisconnect);
+  peer_->Disconnect(*this);
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(kDisconnectTimeoutMs);
   while (state_ == State::kDisconnecting && disconnect_answered_.WaitUntil(&CmMutex(), deadline)) {
   }
   if (state_ == State::kDisconnecting) {
-    SIM_LOG_WARNING("%s did not answer the disconnect in time", session_->peer().c_str());
+    SIM_LOG_WARNING("%s did not answer the disconnect in time", peer_->name().c_str());
     CloseLocked();
-    session_->Close();
+    peer_->Close();
   }
 }
 
 void CmId::Destroy() {
-  ReleasableMutexLock lock(&CmMutex());
-  State previous = state_;
-  state_ = State::kDestroyed;
-  if (qp_) qp_->EnterError();
-  if (session_) {
+  AfterUnlock after;
+  {
+    MutexLock lock(&CmMutex());
+    State previous = state_;
+    state_ = State::kDestroyed;
+    if (qp_) qp_->EnterError();
+    if (!peer_) return;
     disconnect_answered_.SignalAll();
-    if (previous == State::kConnected) session_->Send(FrameType::kDisconnect);
-    if (previous == State::kIncoming) session_->Send(FrameType::kReject);
-    session_->Close();
-    std::shared_ptr<TcpSession> session = session_;
-    lock.Release();
-    session->Flush();
-    return;
+    if (previous == State::kConnected) peer_->Disconnect(*this);
+    if (previous == State::kIncoming) peer_->Reject();
+    peer_->Close();
+    peer_->Flush(&after);
   }
-  std::shared_ptr<CmId> remote = remote_.lock();
-  if (!remote) return;
-  if (previous == State::kConnected && remote->state_ == State::kConnected) {
-    remote->CloseLocked();
-  } else if (previous == State::kIncoming) {
-    RejectClientLocked(remote);
-  }
+  after.Run();
 }
 
-void CmId::OnPeerAccepted(std::vector<uint8_t> private_data, uint64_t remote_node) {
+void CmId::OnPeerAccepted(std::vector<uint8_t> private_data, uint64_t remote_node,
+                          const QueuePairConnector& connect) {
   MutexLock lock(&CmMutex());
-  if (state_ != State::kConnecting || !session_) return;
+  OnPeerAcceptedLocked(std::move(private_data), remote_node, connect);
+}
+
+void CmId::OnPeerAcceptedLocked(std::vector<uint8_t> private_data, uint64_t remote_node,
+                                const QueuePairConnector& connect) {
+  if (state_ != State::kConnecting || !peer_) return;
   remote_node_ = remote_node;
   TagQueuePairLocked(ConnectionSide::kClient);
-  qp_->Connect(session_->link());
+  connect(qp_);
   state_ = State::kConnected;
   PushLocked(CmEvent{CmEventType::kEstablished, nullptr, std::move(private_data)});
 }
 
 void CmId::OnPeerRejected() {
   MutexLock lock(&CmMutex());
+  OnPeerRejectedLocked();
+}
+
+void CmId::OnPeerRejectedLocked() {
   if (state_ != State::kConnecting) return;
   EndRequestLocked(CmEventType::kRejected);
-  if (session_) session_->Close();
+  if (peer_) peer_->Close();
 }
 
 void CmId::OnPeerDisconnected() {
   MutexLock lock(&CmMutex());
+  OnPeerDisconnectedLocked();
+}
+
+void CmId::OnPeerDisconnectedLocked() {
   if (state_ == State::kConnected) {
     // DREP: answered after the responses this side queued before.
-    session_->Send(FrameType::kDisconnect);
+    if (peer_) peer_->AnswerDisconnect();
     CloseLocked();
   } else if (state_ == State::kDisconnecting) {
     CloseLocked();
     disconnect_answered_.SignalAll();
   }
-  if (session_) session_->Close();
+  if (peer_) peer_->Close();
 }
 
-void CmId::OnWireClosed() {
+void CmId::OnPeerGone() {
   MutexLock lock(&CmMutex());
+  OnPeerGoneLocked();
+}
+
+void CmId::OnPeerGoneLocked() {
   switch (state_) {
     case State::kDisconnecting:
       CloseLocked();  // the peer closed instead of answering: closed all the same
@@ -409,7 +379,7 @@ void CmId::OnWireClosed() {
       break;
     case State::kIncoming:
       // The client vanished before the accept; Accept reports the loss.
-      session_.reset();
+      peer_.reset();
       break;
     default:
       break;
@@ -422,17 +392,13 @@ void CmId::OnNodeStopping() {
 }
 
 void CmId::OnNodeFailed() {
-  std::shared_ptr<TcpSession> session;
+  AfterUnlock after;
   {
     MutexLock lock(&CmMutex());
-    std::shared_ptr<CmId> remote = remote_.lock();
     switch (state_) {
       case State::kConnected:
       case State::kDisconnecting:
         LoseLocked();
-        if (remote &&
-            (remote->state_ == State::kConnected || remote->state_ == State::kDisconnecting))
-          remote->LoseLocked();
         break;
       case State::kConnecting:
         // Nobody will answer the request now.
@@ -440,17 +406,14 @@ void CmId::OnNodeFailed() {
         break;
       case State::kIncoming:
         state_ = State::kRejected;
-        if (remote && remote->state_ == State::kConnecting) {
-          remote->EndRequestLocked(CmEventType::kUnreachable);
-        }
         break;
       default:
         return;
     }
-    session = session_;
+    // The other side learns it as from a dead host.
+    if (peer_) peer_->Abort(&after);
   }
-  // The other process learns it as from a dead host: its wire ends.
-  if (session) session->Abort();
+  after.Run();
 }
 
 }  // namespace rpma_sim

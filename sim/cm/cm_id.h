@@ -1,10 +1,12 @@
 // cm_id.h -- rdma_cm_id: one side of a connection as the connection manager sees it.
 //
 // The client's id connects to a listener: in this process directly, or over a TCP wire to
-// any process (cm/tcp_session). Accept, reject, disconnect and destroy move both ids through
-// their states and queue the events each side reads (ESTABLISHED, REJECTED, DISCONNECTED,
-// CONNECT_ERROR), each exactly once. All state changes happen under one process-wide CM lock:
-// they are rare and this keeps the two sides consistent.
+// any process (cm/tcp_session). One state machine, whatever the transport: the other side
+// is a CmPeer (cm_peer.h) that the id tells what it does; what the other side did arrives
+// through the id's OnPeer... handlers, so each id changes only its own state. Each event
+// the owner reads (ESTABLISHED, REJECTED, DISCONNECTED, CONNECT_ERROR) comes exactly once.
+// All state changes happen under one process-wide CM lock: they are rare and this keeps
+// the two sides consistent.
 #ifndef RPMA_SIM_CM_CM_ID_H_
 #define RPMA_SIM_CM_CM_ID_H_
 
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "sim/cm/cm_lock.h"
+#include "sim/cm/cm_peer.h"
 #include "sim/cm/connect_gate.h"
 #include "sim/cm/connect_route.h"
 #include "sim/cm/event_channel.h"
@@ -24,9 +27,6 @@
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
-
-class FrameWire;
-class TcpSession;
 
 // rdma_cm's limits on private data with RDMA_PS_TCP (rdma_connect(3), rdma_accept(3)).
 constexpr size_t kMaxConnectPrivateData = 56;
@@ -46,16 +46,13 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   };
 
   CmId(std::shared_ptr<EventChannel> channel, std::shared_ptr<QueuePair> qp);
+  // An incoming id (kIncoming), made for a listener: `peer` is the client's side, on node
+  // `remote_node`.
+  CmId(std::shared_ptr<CmPeer> peer, uint64_t remote_node);
   ~CmId();
 
   CmId(const CmId&) = delete;
   CmId& operator=(const CmId&) = delete;
-
-  // An incoming id, created by a listener for a client of this process.
-  static std::shared_ptr<CmId> NewIncoming(const std::shared_ptr<CmId>& client) REQUIRES(CmMutex());
-  // An incoming id for a client at the other end of `session`. Requires the CM lock.
-  static std::shared_ptr<CmId> NewIncomingOverWire(std::shared_ptr<TcpSession> session,
-                                                   uint64_t remote_node) REQUIRES(CmMutex());
 
   // Routes this id's future events to `channel` (rdma_migrate_id).
   void Migrate(std::shared_ptr<EventChannel> channel);
@@ -88,12 +85,23 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
 
   State state();
 
-  // What the peer at the other end of the wire said (the progress engine's thread).
-  void OnPeerAccepted(std::vector<uint8_t> private_data, uint64_t remote_node);
+  // What the other side did, told by its CmPeer: a wire's (TcpSession, on the progress
+  // engine's thread, takes the CM lock) or an id's of this process (InprocCmPeer, under it).
+  // The server accepted: `connect` joins this side's queue pair to the connection.
+  void OnPeerAccepted(std::vector<uint8_t> private_data, uint64_t remote_node,
+                      const QueuePairConnector& connect);
+  void OnPeerAcceptedLocked(std::vector<uint8_t> private_data, uint64_t remote_node,
+                            const QueuePairConnector& connect) REQUIRES(CmMutex());
   void OnPeerRejected();
+  void OnPeerRejectedLocked() REQUIRES(CmMutex());
+  // A DREQ, or the DREP that answers this side's.
   void OnPeerDisconnected();
-  // The wire ended without a goodbye: a connected id loses its connection.
-  void OnWireClosed();
+  void OnPeerDisconnectedLocked() REQUIRES(CmMutex());
+  // The other side ended without a goodbye: a connected id loses its connection.
+  void OnPeerGone();
+  void OnPeerGoneLocked() REQUIRES(CmMutex());
+  // Whether this client waits for the answer to its request.
+  bool RequestingLocked() const REQUIRES(CmMutex()) { return state_ == State::kConnecting; }
 
   // NodeMember: the node of this id's queue pair failed. A connection (or one being set up)
   // is lost on both sides: here at once, at the other end when its wire ends (another
@@ -125,18 +133,16 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   Status FailRequestLocked(ConnectVerdict verdict) REQUIRES(CmMutex());
   // Tags the queue pair with this connection (verbs/connection_tag.h), once established.
   void TagQueuePairLocked(ConnectionSide side) REQUIRES(CmMutex());
-  void RejectClientLocked(const std::shared_ptr<CmId>& client) REQUIRES(CmMutex());
-  // Accept's work under the lock. Over TCP it gives the session and, if the data path
-  // moved to shared memory, the wire there, which Accept starts after the lock.
-  Status AcceptLocked(const std::vector<uint8_t>& private_data,
-                      std::shared_ptr<TcpSession>* session, std::shared_ptr<FrameWire>* shm_wire)
+  // Turns the client's request down and ends the peer.
+  void RejectPeerLocked() REQUIRES(CmMutex());
+  // Accept's work under the lock; what the peer leaves for after it goes into `after`.
+  Status AcceptLocked(const std::vector<uint8_t>& private_data, AfterUnlock* after)
       REQUIRES(CmMutex());
 
   std::shared_ptr<EventChannel> channel_;
   std::shared_ptr<QueuePair> qp_ GUARDED_BY(CmMutex());
-  std::weak_ptr<CmId> remote_ GUARDED_BY(CmMutex());           // the other side, in this process
-  std::shared_ptr<TcpSession> session_ GUARDED_BY(CmMutex());  // or the wire to it
-  uint64_t remote_node_ GUARDED_BY(CmMutex()) = 0;             // the other side's node, once known
+  std::shared_ptr<CmPeer> peer_ GUARDED_BY(CmMutex());  // the other side, once there is one
+  uint64_t remote_node_ GUARDED_BY(CmMutex()) = 0;      // the other side's node, once known
   State state_ GUARDED_BY(CmMutex()) = State::kIdle;
   int timeout_ms_ = 1000;        // set by the owner before it connects or accepts
   CondVar disconnect_answered_;  // with the CM lock

@@ -8,6 +8,7 @@
 #include "sim/cm/connect_gate.h"
 #include "sim/cm/connect_route.h"
 #include "sim/cm/listener.h"
+#include "sim/cm/wire_cm_peer.h"
 #include "sim/common/log.h"
 #include "sim/fabric/config.h"
 #include "sim/transport/frame_router.h"
@@ -199,7 +200,8 @@ void TcpSession::OnHello(Frame frame) {
     MutexLock session_lock(&mutex_);
     segment_ = segment;
   }
-  std::shared_ptr<CmId> incoming = CmId::NewIncomingOverWire(shared_from_this(), hello.node);
+  std::shared_ptr<CmId> incoming =
+      std::make_shared<CmId>(std::make_shared<WireCmPeer>(shared_from_this()), hello.node);
   id_ = incoming;
   listener->DeliverLocked(
       CmEvent{CmEventType::kConnectRequest, incoming, std::move(hello.private_data)});
@@ -227,7 +229,10 @@ void TcpSession::OnAccept(Frame frame) {
     MutexLock lock(&CmMutex());
     id = id_.lock();
   }
-  if (id) id->OnPeerAccepted(std::move(accept.private_data), accept.node);
+  std::shared_ptr<WireLink> link = link_;
+  if (id)
+    id->OnPeerAccepted(std::move(accept.private_data), accept.node,
+                       [link](const std::shared_ptr<QueuePair>& qp) { qp->Connect(link); });
   // Only now: the server's first requests must find the queue pair connected. On the
   // engine, under this wire's read lock: the new wire's is not taken here.
   if (moved) moved->StartOnEngine(SharedMemoryRouter());
@@ -292,7 +297,7 @@ void TcpSession::Ended(const std::string& reason) {
     id = id_.lock();
   }
   SIM_LOG_INFO("connection with %s closed: %s", peer().c_str(), reason.c_str());
-  if (id) id->OnWireClosed();
+  if (id) id->OnPeerGone();
 }
 
 }  // namespace rpma_sim
