@@ -15,6 +15,7 @@
 
 #include <infiniband/verbs.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <deque>
 #include <memory>
@@ -27,6 +28,22 @@
 namespace rpma_sim {
 
 class SendQueueSlots;
+
+// The one way a work completion is made, for a send or a receive: the opcode and length
+// mean something only on success (as ibv_poll_cq(3) says), so a failed one carries zeros.
+inline ibv_wc MakeWorkCompletion(uint64_t wr_id, ibv_wc_status status, uint32_t qp_num,
+                                 ibv_wc_opcode opcode, uint32_t byte_len) {
+  ibv_wc wc;
+  memset(&wc, 0, sizeof(wc));
+  wc.wr_id = wr_id;
+  wc.status = status;
+  wc.qp_num = qp_num;
+  if (status == IBV_WC_SUCCESS) {
+    wc.opcode = opcode;
+    wc.byte_len = byte_len;
+  }
+  return wc;
+}
 
 class CompletionQueue {
  public:

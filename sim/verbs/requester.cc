@@ -165,15 +165,11 @@ void QueuePair::CompleteSendLocked(const SendRequest& request, uint64_t sequence
                                    ibv_wc_status status) {
   if (trace::On()) trace_.Sent(qp_num_, tag_, request, sequence, status);
   if (status == IBV_WC_SUCCESS && !request.signaled) return;  // holds its slot until later
-  ibv_wc wc;
-  memset(&wc, 0, sizeof(wc));
-  wc.wr_id = request.wr_id;
-  wc.status = status;
-  wc.qp_num = qp_num_;
-  if (status == IBV_WC_SUCCESS) {
-    wc.opcode = SendCompletionOpcode(request.opcode);
-    if (request.opcode == SendOpcode::kRead) wc.byte_len = static_cast<uint32_t>(request.length);
-  }
+  // Of the sends, only a read says how many bytes it moved.
+  uint32_t byte_len =
+      request.opcode == SendOpcode::kRead ? static_cast<uint32_t>(request.length) : 0;
+  ibv_wc wc = MakeWorkCompletion(request.wr_id, status, qp_num_,
+                                 SendCompletionOpcode(request.opcode), byte_len);
   if (!config_.send_cq->Push(wc, send_slots_, sequence)) CompletionLostLocked(*config_.send_cq);
 }
 

@@ -1,8 +1,7 @@
 // responder.cc -- executing the remote's work requests against this process's memory:
 // rkey, bounds and access checks, placing or fetching the bytes, consuming receives (or
-// waiting for one: RNR), and the statuses hardware reports to both sides.
-#include <string.h>
-
+// waiting for one: RNR), and the statuses hardware reports to both sides. One-sided
+// operations run through the executor (one_sided.h).
 #include "sim/common/trace.h"
 #include "sim/fabric/device.h"
 #include "sim/verbs/one_sided.h"
@@ -166,18 +165,10 @@ void QueuePair::CompleteReceiveLocked(const ReceiveRequest& request, ibv_wc_stat
                                       ibv_wc_opcode opcode, uint32_t byte_len,
                                       const SendRequest* sender) {
   if (trace::On()) trace_.Received(qp_num_, tag_, request, status, opcode, byte_len);
-  ibv_wc wc;
-  memset(&wc, 0, sizeof(wc));
-  wc.wr_id = request.wr_id;
-  wc.status = status;
-  wc.qp_num = qp_num_;
-  if (status == IBV_WC_SUCCESS) {
-    wc.opcode = opcode;
-    wc.byte_len = byte_len;
-    if (sender != nullptr && sender->with_imm) {
-      wc.wc_flags = IBV_WC_WITH_IMM;
-      wc.imm_data = sender->imm_data;
-    }
+  ibv_wc wc = MakeWorkCompletion(request.wr_id, status, qp_num_, opcode, byte_len);
+  if (status == IBV_WC_SUCCESS && sender != nullptr && sender->with_imm) {
+    wc.wc_flags = IBV_WC_WITH_IMM;
+    wc.imm_data = sender->imm_data;
   }
   CompletionQueue* cq = config_.srq && config_.srq->rcq() ? config_.srq->rcq().get()
                         : config_.recv_cq                 ? config_.recv_cq.get()
