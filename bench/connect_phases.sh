@@ -51,12 +51,12 @@ probe open 'rpma_sim::ShmSegment::Open('
 probe open_done 'rpma_sim::ShmSegment::Open(' return
 probe tcp_connect 'rpma_sim::SocketStream::Connect('
 probe tcp_connect_done 'rpma_sim::SocketStream::Connect(' return
-probe send_hello 'rpma_sim::TcpSession::SendHello('
-probe on_hello 'rpma_sim::TcpSession::OnHello('
+probe send_hello 'rpma_sim::WireConnection::SendHello('
+probe on_hello 'rpma_sim::WireConnection::OnHello('
 probe deliver 'rpma_sim::Listener::DeliverLocked('
-probe send_accept 'rpma_sim::TcpSession::SendAccept('
-probe on_accept 'rpma_sim::TcpSession::OnAccept('
-probe on_accept_done 'rpma_sim::TcpSession::OnAccept(' return
+probe send_accept 'rpma_sim::WireConnection::SendAccept('
+probe on_accept 'rpma_sim::WireConnection::OnAccept('
+probe on_accept_done 'rpma_sim::WireConnection::OnAccept(' return
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 RPMA_SIM_TRANSPORT=$TRANSPORT "$SCALE" server 127.0.0.1 "$PORT" "$CONNECTIONS" \
@@ -86,13 +86,13 @@ PHASES = [
     ("tcp_connect", None, "client: up to the TCP connect"),
     ("tcp_connect_done", None, "client: SocketStream::Connect"),
     ("send_hello", None, "client: session set up"),
-    ("on_hello", None, "HELLO -> server engine, TcpSession::OnHello (a wake-up)"),
+    ("on_hello", None, "HELLO -> server engine, WireConnection::OnHello (a wake-up)"),
     ("open", None, "server: the HELLO decoded"),
     ("open_done", None, "server: ShmSegment::Open"),
     ("deliver", None, "server: the request to the listener"),
     ("next_request_done", None, "server application wakes, rpma_ep_next_conn_req returns"),
     ("send_accept", None, "server: rpma_conn_req_connect up to SendAccept"),
-    ("on_accept", None, "ACCEPT -> client engine, TcpSession::OnAccept (a wake-up)"),
+    ("on_accept", None, "ACCEPT -> client engine, WireConnection::OnAccept (a wake-up)"),
     ("on_accept_done", None, "client: OnAccept"),
     ("next_event_done", True, "client application wakes with ESTABLISHED"),
 ]

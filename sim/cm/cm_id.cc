@@ -9,8 +9,8 @@
 #include "sim/cm/connect_gate.h"
 #include "sim/cm/inproc_cm_peer.h"
 #include "sim/cm/listener.h"
-#include "sim/cm/tcp_session.h"
 #include "sim/cm/wire_cm_peer.h"
+#include "sim/cm/wire_connection.h"
 #include "sim/common/log.h"
 #include "sim/common/per_process.h"
 #include "sim/common/trace.h"
@@ -196,7 +196,7 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
       failure = SocketStream::ConnectFailure::kLocal;
     }
   }
-  std::shared_ptr<TcpSession> session;
+  std::shared_ptr<WireConnection> connection;
   if (status == Status::kOk) {
     std::unique_ptr<SocketStream> stream;
     status = SocketStream::Connect(destination, timeout_ms_, &failure, &stream);
@@ -209,11 +209,11 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
     }
     if (status == Status::kOk) {
       stream->WatchLiveness(timeout_ms_);
-      session = std::make_shared<TcpSession>(std::make_shared<FrameWire>(std::move(stream)),
-                                             std::weak_ptr<Listener>());
-      session->BindId(shared_from_this());
-      session->BindQueuePair(qp);
-      session->Start();  // its first wait begins on this thread: no engine wake-up
+      connection = std::make_shared<WireConnection>(std::make_shared<FrameWire>(std::move(stream)),
+                                                    std::weak_ptr<Listener>());
+      connection->BindId(shared_from_this());
+      connection->BindQueuePair(qp);
+      connection->Start();  // its first wait begins on this thread: no engine wake-up
     }
   }
   ReleasableMutexLock lock(&CmMutex());
@@ -221,7 +221,7 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
     // Destroyed meanwhile, or the server closed the connection at once (the wire's end
     // ended the request).
     lock.Release();
-    if (session) session->Abort();
+    if (connection) connection->Abort();
     return Status::kOk;
   }
   if (failure == SocketStream::ConnectFailure::kLocal) {
@@ -235,8 +235,8 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
                                                                        : CmEventType::kUnreachable);
     return Status::kOk;
   }
-  peer_ = std::make_shared<WireCmPeer>(session);
-  session->SendHello(private_data, std::move(segment), shm_required, qp_->pd()->node()->id());
+  peer_ = std::make_shared<WireCmPeer>(connection);
+  connection->SendHello(private_data, std::move(segment), shm_required, qp_->pd()->node()->id());
   return Status::kOk;
 }
 

@@ -1,7 +1,7 @@
 // cm_id.h -- rdma_cm_id: one side of a connection as the connection manager sees it.
 //
 // The client's id connects to a listener: in this process directly, or over a TCP wire to
-// any process (cm/tcp_session). One state machine, whatever the transport: the other side
+// any process (cm/wire_connection). One state machine, whatever the transport: the other side
 // is a CmPeer (cm_peer.h) that the id tells what it does; what the other side did arrives
 // through the id's OnPeer... handlers, so each id changes only its own state. Each event
 // the owner reads (ESTABLISHED, REJECTED, DISCONNECTED, CONNECT_ERROR) comes exactly once.
@@ -85,7 +85,7 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
 
   State state();
 
-  // What the other side did, told by its CmPeer: a wire's (TcpSession, on the progress
+  // What the other side did, told by its CmPeer: a wire's (WireConnection, on the progress
   // engine's thread, takes the CM lock) or an id's of this process (InprocCmPeer, under it).
   // The server accepted: `connect` joins this side's queue pair to the connection.
   void OnPeerAccepted(std::vector<uint8_t> private_data, uint64_t remote_node,

@@ -16,7 +16,7 @@
 
 #include "sim/cm/cm_id.h"
 #include "sim/cm/cm_lock.h"
-#include "sim/cm/tcp_session.h"
+#include "sim/cm/wire_connection.h"
 #include "sim/common/fork_generation.h"
 #include "sim/common/log.h"
 #include "sim/common/per_process.h"
@@ -96,7 +96,7 @@ void Listener::AcceptNext() {
     }
     if (!error) {
       auto wire = std::make_shared<FrameWire>(std::make_unique<SocketStream>(std::move(socket)));
-      std::make_shared<TcpSession>(wire, self)->Start();
+      std::make_shared<WireConnection>(wire, self)->Start();
     } else {
       SIM_LOG_WARNING("accept on %s: %s", self->address_.ToString().c_str(),
                       error.message().c_str());

@@ -1,6 +1,6 @@
 // wire_cm_peer.h -- the other side of a connection is another process, at the end of a
-// TCP session (tcp_session.h): what an id does leaves as a frame, and what the peer did
-// arrives as one (TcpSession calls the id's OnPeer... handlers).
+// wire connection (wire_connection.h): what an id does leaves as a frame, and what the peer did
+// arrives as one (WireConnection calls the id's OnPeer... handlers).
 #ifndef RPMA_SIM_CM_WIRE_CM_PEER_H_
 #define RPMA_SIM_CM_WIRE_CM_PEER_H_
 
@@ -12,11 +12,12 @@
 
 namespace rpma_sim {
 
-class TcpSession;
+class WireConnection;
 
 class WireCmPeer : public CmPeer {
  public:
-  explicit WireCmPeer(std::shared_ptr<TcpSession> session) : session_(std::move(session)) {}
+  explicit WireCmPeer(std::shared_ptr<WireConnection> connection)
+      : connection_(std::move(connection)) {}
 
   std::string name() const override;
   // A client that gave up ended its wire, and the id dropped this peer (OnPeerGoneLocked).
@@ -31,7 +32,7 @@ class WireCmPeer : public CmPeer {
   void Abort(AfterUnlock* after) override;
 
  private:
-  const std::shared_ptr<TcpSession> session_;
+  const std::shared_ptr<WireConnection> connection_;
 };
 
 }  // namespace rpma_sim

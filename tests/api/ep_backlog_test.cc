@@ -2,7 +2,7 @@
 // (the backlog rdma_cm gives librpma's rpma_ep_listen): the next client is rejected
 // (RPMA_CONN_REJECTED) rather than queued without bound, and once the server takes one,
 // clients get through again. In process only: 1025 clients over TCP or shared memory would
-// cost as many sockets or segments and test nothing more (tcp_session.cc shares the check).
+// cost as many sockets or segments and test nothing more (wire_connection.cc shares the check).
 #include <librpma.h>
 #include <sys/resource.h>
 

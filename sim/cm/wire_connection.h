@@ -1,26 +1,25 @@
-// tcp_session.h -- one connection to a peer process as the connection manager sees it: the
-// CM messages to and from its id (HELLO, ACCEPT, REJECT, DISCONNECT), the move of the data
-// path to shared memory, and the end of the connection. Work requests and their outcomes
-// go from the wire straight to the link (verbs/wire_link.h), not through here.
+// wire_connection.h -- one connection to a peer process, as the connection manager sees it:
+// the handshake (HELLO, then ACCEPT or REJECT), the other CM messages to and from its id
+// (REJECT, DISCONNECT: the id's WireCmPeer sends, this object receives), and the end of
+// the connection. Work requests and their outcomes go from the wire straight to the link
+// (verbs/wire_link.h, through a FrameRouter), not through here.
 //
-// Every session starts on a TCP connection. A server-side session starts without an id: its
-// first frame must be a HELLO, which makes it an incoming connection request on its
-// listener. When the HELLO offers a shared-memory segment the server can open (the same
-// host), the connection moves to it at ACCEPT: every later frame, both ways, goes through
-// the segment, and the TCP connection stays open to learn when the peer is gone and to
-// carry the DOORBELL frames that wake a side sleeping on the rings.
-#ifndef RPMA_SIM_CM_TCP_SESSION_H_
-#define RPMA_SIM_CM_TCP_SESSION_H_
+// Every connection starts on a TCP wire. A server's starts without an id: its first frame
+// must be a HELLO, which makes it an incoming connection request on its listener. When the
+// HELLO offers a shared-memory segment the server can open, the data path moves there at
+// ACCEPT (shm_switch.h); the TCP wire stays to watch the peer and carry DOORBELL frames.
+#ifndef RPMA_SIM_CM_WIRE_CONNECTION_H_
+#define RPMA_SIM_CM_WIRE_CONNECTION_H_
 
 #include <memory>
 #include <vector>
 
 #include "sim/cm/cm_lock.h"
 #include "sim/cm/connect_messages.h"
+#include "sim/cm/shm_switch.h"
 #include "sim/common/mutex.h"
 #include "sim/transport/frame_wire.h"
 #include "sim/transport/shm_segment.h"
-#include "sim/transport/shm_stream.h"
 #include "sim/verbs/queue_pair.h"
 #include "sim/verbs/wire_link.h"
 
@@ -29,10 +28,10 @@ namespace rpma_sim {
 class CmId;
 class Listener;
 
-class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSession> {
+class WireConnection : public WireHandler, public std::enable_shared_from_this<WireConnection> {
  public:
-  // A client's session (its id binds itself), or a server's, waiting for HELLO.
-  TcpSession(std::shared_ptr<FrameWire> wire, std::weak_ptr<Listener> listener);
+  // A client's connection (its id binds itself), or a server's, waiting for HELLO.
+  WireConnection(std::shared_ptr<FrameWire> wire, std::weak_ptr<Listener> listener);
 
   // Starts reading the TCP wire: the connection manager's frames come here, the data
   // path's go to link() (FrameRouter). Not under the simulator's locks (FrameWire::Start).
@@ -64,7 +63,7 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   static constexpr int kFlushTimeoutMs = 2000;
   const std::string& peer() const { return wire_->peer(); }
   // The wire over the segment once the data path moved there; null before (or never).
-  std::shared_ptr<FrameWire> shm_wire();
+  std::shared_ptr<FrameWire> shm_wire() { return shm_.wire(); }
   // See ByteStream::WatchLiveness: the TCP connection watches the peer on both transports.
   void WatchLiveness(int timeout_ms) { wire_->stream()->WatchLiveness(timeout_ms); }
 
@@ -80,10 +79,10 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   void Malformed(const std::string& what);
   // The peer wrote to (or read from) the rings while this side slept on them.
   void OnDoorbell(const Frame& frame);
-  // Takes the client's offer if this host can (server); null otherwise.
-  std::shared_ptr<ShmSegment> TakeOffer(const HelloMessage& hello);
   // Sends every later frame through `segment`; returns the wire that reads it.
-  std::shared_ptr<FrameWire> MoveToSharedMemory(std::shared_ptr<ShmSegment> segment);
+  std::shared_ptr<FrameWire> MoveToSharedMemory(std::shared_ptr<ShmSegment> segment) {
+    return shm_.MoveTo(std::move(segment), wire_, link_);
+  }
   // What handles the frames of the wire over the segment.
   std::shared_ptr<WireHandler> SharedMemoryRouter();
   // The connection is over (the TCP wire ended, or the shared-memory one did).
@@ -97,17 +96,13 @@ class TcpSession : public WireHandler, public std::enable_shared_from_this<TcpSe
   const bool server_;
   std::weak_ptr<CmId> id_ GUARDED_BY(CmMutex());
 
+  ShmSwitch shm_;
+  // The handshake so far: a peer that sends its part twice lies.
   Mutex mutex_ ACQUIRED_AFTER(CmMutex());
-  // Offered (client) or taken (server).
-  std::shared_ptr<ShmSegment> segment_ GUARDED_BY(mutex_);
-  // Once the data path moved to the segment.
-  std::shared_ptr<FrameWire> shm_wire_ GUARDED_BY(mutex_);
-  ShmStream* shm_stream_ GUARDED_BY(mutex_) = nullptr;  // owned by shm_wire_
-  bool tcp_closed_ GUARDED_BY(mutex_) = false;
   bool answered_ GUARDED_BY(mutex_) = false;    // a client's: its ACCEPT or REJECT came
   bool hello_seen_ GUARDED_BY(mutex_) = false;  // a server's: its HELLO came
 };
 
 }  // namespace rpma_sim
 
-#endif  // RPMA_SIM_CM_TCP_SESSION_H_
+#endif  // RPMA_SIM_CM_WIRE_CONNECTION_H_

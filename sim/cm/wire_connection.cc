@@ -1,25 +1,22 @@
-// tcp_session.cc -- routing a connection's frames to the CM id and the queue pair, and
-// moving its data path to shared memory.
-#include "sim/cm/tcp_session.h"
+// wire_connection.cc -- a connection's handshake, its CM frames to the id, and its end.
+#include "sim/cm/wire_connection.h"
 #include "sim/common/mutex.h"
 
 #include "sim/cm/cm_id.h"
 #include "sim/cm/cm_lock.h"
 #include "sim/cm/connect_gate.h"
-#include "sim/cm/connect_route.h"
 #include "sim/cm/listener.h"
 #include "sim/cm/wire_cm_peer.h"
 #include "sim/common/log.h"
-#include "sim/fabric/config.h"
 #include "sim/transport/frame_router.h"
 
 namespace rpma_sim {
 
 // Frames from the shared-memory wire go where the TCP wire's go; its end is the end of the
 // connection.
-class TcpSession::SharedMemoryHandler : public WireHandler {
+class WireConnection::SharedMemoryHandler : public WireHandler {
  public:
-  explicit SharedMemoryHandler(std::shared_ptr<TcpSession> session)
+  explicit SharedMemoryHandler(std::shared_ptr<WireConnection> session)
       : session_(std::move(session)) {}
   void OnFrame(Frame frame) override {
     // Doorbells travel on TCP; one inside the rings is a peer that misbehaves.
@@ -32,58 +29,50 @@ class TcpSession::SharedMemoryHandler : public WireHandler {
   }
 
  private:
-  std::shared_ptr<TcpSession> session_;
+  std::shared_ptr<WireConnection> session_;
 };
 
-TcpSession::TcpSession(std::shared_ptr<FrameWire> wire, std::weak_ptr<Listener> listener)
+WireConnection::WireConnection(std::shared_ptr<FrameWire> wire, std::weak_ptr<Listener> listener)
     : wire_(std::move(wire)),
       link_(std::make_shared<WireLink>(wire_)),
       listener_(std::move(listener)),
       server_(!listener_.expired()) {}
 
-void TcpSession::Start() { wire_->Start(std::make_shared<FrameRouter>(shared_from_this(), link_)); }
+void WireConnection::Start() {
+  wire_->Start(std::make_shared<FrameRouter>(shared_from_this(), link_));
+}
 
-void TcpSession::BindId(const std::shared_ptr<CmId>& id) {
+void WireConnection::BindId(const std::shared_ptr<CmId>& id) {
   MutexLock lock(&CmMutex());
   id_ = id;
 }
 
-std::shared_ptr<FrameWire> TcpSession::shm_wire() {
-  MutexLock lock(&mutex_);
-  return shm_wire_;
-}
-
-void TcpSession::SendHello(std::vector<uint8_t> private_data, std::shared_ptr<ShmSegment> segment,
-                           bool required, uint64_t node) {
+void WireConnection::SendHello(std::vector<uint8_t> private_data,
+                               std::shared_ptr<ShmSegment> segment, bool required, uint64_t node) {
   HelloMessage hello;
   hello.private_data = std::move(private_data);
   hello.node = node;
   if (segment) {
     hello.has_offer = true;
     hello.offer = ShmOffer{segment->name(), segment->nonce(), required};
-    MutexLock lock(&mutex_);
-    segment_ = std::move(segment);
+    shm_.Hold(std::move(segment));
   }
   wire_->Send(FrameType::kHello, EncodeHello(hello));
 }
 
-std::shared_ptr<FrameWire> TcpSession::SendAccept(std::vector<uint8_t> private_data,
-                                                  uint64_t node) {
-  std::shared_ptr<ShmSegment> segment;
-  {
-    MutexLock lock(&mutex_);
-    segment = segment_;
-  }
+std::shared_ptr<FrameWire> WireConnection::SendAccept(std::vector<uint8_t> private_data,
+                                                      uint64_t node) {
+  std::shared_ptr<ShmSegment> segment = shm_.held();
   AcceptMessage accept{std::move(private_data), segment != nullptr, node};
   wire_->Send(FrameType::kAccept, EncodeAccept(accept));
   return segment ? MoveToSharedMemory(std::move(segment)) : nullptr;
 }
 
-void TcpSession::Send(FrameType type, std::vector<uint8_t> body) {
+void WireConnection::Send(FrameType type, std::vector<uint8_t> body) {
   link_->SendFrame(type, std::move(body));
 }
 
-void TcpSession::Close() {
+void WireConnection::Close() {
   std::shared_ptr<FrameWire> shm_wire = this->shm_wire();
   // The shared-memory wire closes the TCP one once its last frame is in the ring.
   if (shm_wire)
@@ -92,27 +81,27 @@ void TcpSession::Close() {
     wire_->Close();
 }
 
-void TcpSession::Flush() {
+void WireConnection::Flush() {
   std::shared_ptr<FrameWire> shm_wire = this->shm_wire();
   // A peer that stopped reading its ring cannot hold this side's goodbye forever.
   if (shm_wire && !shm_wire->Flush(kFlushTimeoutMs)) shm_wire->Abort();
   wire_->Flush(kFlushTimeoutMs);
 }
 
-void TcpSession::Abort() {
+void WireConnection::Abort() {
   std::shared_ptr<FrameWire> shm_wire = this->shm_wire();
   if (shm_wire) shm_wire->Abort();
   wire_->Abort();
 }
 
-void TcpSession::Malformed(const std::string& what) {
+void WireConnection::Malformed(const std::string& what) {
   // Both wires end: the shared-memory one (if any) as the TCP one does.
   std::shared_ptr<FrameWire> shm_wire = this->shm_wire();
   if (shm_wire) shm_wire->Abort();
   wire_->AbortMalformed(what);
 }
 
-void TcpSession::OnFrame(Frame frame) {
+void WireConnection::OnFrame(Frame frame) {
   const bool from_client = frame.type == FrameType::kHello;
   const bool from_server = frame.type == FrameType::kAccept || frame.type == FrameType::kReject;
   if ((from_client && !server_) || (from_server && server_))
@@ -158,31 +147,15 @@ void TcpSession::OnFrame(Frame frame) {
   }
 }
 
-void TcpSession::OnDoorbell(const Frame& frame) {
-  ShmStream* shm_stream;
-  {
-    MutexLock lock(&mutex_);
-    shm_stream = shm_stream_;
-  }
-  if (!shm_stream || !frame.body.empty()) return Malformed("a doorbell where no rings are");
-  shm_stream->OnDoorbell();
+void WireConnection::OnDoorbell(const Frame& frame) {
+  if (!frame.body.empty() || !shm_.Ring()) return Malformed("a doorbell where no rings are");
 }
 
-std::shared_ptr<ShmSegment> TcpSession::TakeOffer(const HelloMessage& hello) {
-  if (!hello.has_offer) return nullptr;
-  if (!TakesSegmentOffer(GetTransport(), hello.offer.required)) return nullptr;
-  std::shared_ptr<ShmSegment> segment;
-  if (ShmSegment::Open(hello.offer.name, hello.offer.nonce, &segment) != Status::kOk)
-    return nullptr;
-  segment->ProbePeer();
-  return segment;
-}
-
-void TcpSession::OnHello(Frame frame) {
+void WireConnection::OnHello(Frame frame) {
   HelloMessage hello;
   std::string error;
   if (!DecodeHello(frame.body, kMaxConnectPrivateData, &hello, &error)) return Malformed(error);
-  std::shared_ptr<ShmSegment> segment = TakeOffer(hello);  // not under the CM lock
+  std::shared_ptr<ShmSegment> segment = ShmSwitch::TakeOffer(hello);  // not under the CM lock
   std::shared_ptr<Listener> listener = listener_.lock();
   bool turned_down =
       CheckConnect(ConnectionSide::kServer) == ConnectVerdict::kReject;  // fault injection
@@ -196,10 +169,7 @@ void TcpSession::OnHello(Frame frame) {
     Close();
     return;
   }
-  {
-    MutexLock session_lock(&mutex_);
-    segment_ = segment;
-  }
+  shm_.Hold(segment);
   std::shared_ptr<CmId> incoming =
       std::make_shared<CmId>(std::make_shared<WireCmPeer>(shared_from_this()), hello.node);
   id_ = incoming;
@@ -207,17 +177,11 @@ void TcpSession::OnHello(Frame frame) {
       CmEvent{CmEventType::kConnectRequest, incoming, std::move(hello.private_data)});
 }
 
-void TcpSession::OnAccept(Frame frame) {
+void WireConnection::OnAccept(Frame frame) {
   AcceptMessage accept;
   std::string error;
   if (!DecodeAccept(frame.body, kMaxAcceptPrivateData, &accept, &error)) return Malformed(error);
-  std::shared_ptr<ShmSegment> segment;
-  {
-    MutexLock lock(&mutex_);
-    segment = segment_;
-    if (!accept.shared_memory) segment_.reset();
-  }
-  if (segment) segment->Unlink();  // answered: the server mapped it or will not
+  std::shared_ptr<ShmSegment> segment = shm_.Answered(accept.shared_memory);
   std::shared_ptr<FrameWire> moved;
   if (accept.shared_memory) {
     if (!segment || shm_wire()) return Malformed("an accept over a segment not offered");
@@ -238,59 +202,21 @@ void TcpSession::OnAccept(Frame frame) {
   if (moved) moved->StartOnEngine(SharedMemoryRouter());
 }
 
-std::shared_ptr<FrameWire> TcpSession::MoveToSharedMemory(std::shared_ptr<ShmSegment> segment) {
-  std::weak_ptr<FrameWire> tcp = wire_;
-  auto ring_doorbell = [tcp] {
-    if (auto wire = tcp.lock()) wire->Send(FrameType::kDoorbell, {});
-  };
-  auto close_tcp = [tcp] {
-    if (auto wire = tcp.lock()) wire->Close();
-  };
-  auto stream = std::make_unique<ShmStream>(segment, wire_->peer(), ring_doorbell, close_tcp);
-  ShmStream* raw_stream = stream.get();
-  auto shm_wire = std::make_shared<FrameWire>(std::move(stream));
-  bool tcp_closed;
-  {
-    // Before the data path can use the rings: the first doorbell must find the stream.
-    MutexLock lock(&mutex_);
-    shm_wire_ = shm_wire;
-    shm_stream_ = raw_stream;
-    tcp_closed = tcp_closed_;
-  }
-  link_->UseSharedMemory(shm_wire, segment);
-  if (tcp_closed) raw_stream->PeerGone();
-  SIM_LOG_INFO("connection with %s moved to shared memory (payloads %s)", peer().c_str(),
-               segment->PeerReachesUs() || segment->WeReachPeer() ? "by process_vm where large"
-                                                                  : "through the segment");
-  return shm_wire;
-}
-
-std::shared_ptr<WireHandler> TcpSession::SharedMemoryRouter() {
+std::shared_ptr<WireHandler> WireConnection::SharedMemoryRouter() {
   return std::make_shared<FrameRouter>(std::make_shared<SharedMemoryHandler>(shared_from_this()),
                                        link_);
 }
 
-void TcpSession::StartReading(const std::shared_ptr<FrameWire>& shm_wire) {
+void WireConnection::StartReading(const std::shared_ptr<FrameWire>& shm_wire) {
   shm_wire->Start(SharedMemoryRouter());
 }
 
-void TcpSession::OnWireClosed(const std::string& reason) {
-  ShmStream* shm_stream;
-  std::shared_ptr<ShmSegment> offered;
-  {
-    MutexLock lock(&mutex_);
-    tcp_closed_ = true;
-    shm_stream = shm_stream_;
-    if (!shm_stream) offered = segment_;
-  }
-  if (offered) offered->Unlink();
-  // Over shared memory the watch has fired: the reader takes what the peer left in the
-  // ring, then ends the connection.
-  if (shm_stream) return shm_stream->PeerGone();
-  Ended(reason);
+void WireConnection::OnWireClosed(const std::string& reason) {
+  // Over shared memory the rings carry on until the peer's last frame is read.
+  if (!shm_.TcpClosed()) Ended(reason);
 }
 
-void TcpSession::Ended(const std::string& reason) {
+void WireConnection::Ended(const std::string& reason) {
   std::shared_ptr<CmId> id;
   {
     MutexLock lock(&CmMutex());
