@@ -29,6 +29,11 @@ class ByteStream {
   // application's that polls: FrameWire::DeliverArrived).
   virtual ssize_t TryRead(uint8_t* data, size_t size) = 0;
 
+  // How many bytes a reader may take in one TryRead beyond the frame it assembles, to hand
+  // several small frames over per call: a stream whose reads are system calls says how
+  // many, one whose reads are copies from memory says 0 (a read-ahead would copy twice).
+  virtual size_t ReadAheadBytes() const { return 0; }
+
   // The progress engine waits for the stream, which has no thread of its own. A wait calls
   // `ready` on the engine's thread once the stream is readable (or ended, or broken), or
   // writable. The first wait may be begun on any thread that holds none of the simulator's

@@ -117,7 +117,14 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // Reads what arrived into incoming_ until a frame is whole (kFrame), nothing more is
   // there (kWouldBlock), `budget` bytes of bodies were read (kPaused; it counts them down),
   // or the stream ended or sent a malformed header (kEnd, `reason`).
-  ReadResult ReadSome(size_t* budget, std::string* reason) REQUIRES(read_mutex_);
+  // Whether a read may take more than the frame being assembled (the engine's: it hands
+  // over, or comes back for, whatever it read ahead before it waits for the stream again).
+  enum class ReadAhead { kNo, kYes };
+  ReadResult ReadSome(ReadAhead ahead, size_t* budget, std::string* reason) REQUIRES(read_mutex_);
+  // Takes up to `size` bytes of the stream for the frame being read, as TryRead does: from
+  // what was read ahead first; a piece at least as large as the read-ahead straight into
+  // `data`; anything smaller through the read-ahead.
+  ssize_t Pull(ReadAhead ahead, uint8_t* data, size_t size) REQUIRES(read_mutex_);
   // Gives the whole frame in incoming_ to the handler.
   void HandOver() REQUIRES(read_mutex_);
   // The stream ended: the handler, taken so that nothing reads on (null if it was taken).
@@ -162,6 +169,11 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   Mutex read_mutex_;
   std::shared_ptr<WireHandler> handler_ GUARDED_BY(read_mutex_);  // reset when reading ends
   Incoming incoming_ GUARDED_BY(read_mutex_);
+  // What a read took beyond the frame being assembled (ByteStream::ReadAheadBytes), not
+  // handed over yet: [ahead_begin_, ahead_end_) of ahead_.
+  std::unique_ptr<uint8_t[]> ahead_ GUARDED_BY(read_mutex_);
+  size_t ahead_begin_ GUARDED_BY(read_mutex_) = 0;
+  size_t ahead_end_ GUARDED_BY(read_mutex_) = 0;
   uint64_t polls_seen_ = 0;  // the engine's thread only
   // How often DeliverArrived read something: while an application polls and reads, the
   // engine leaves the stream to it instead of spinning beside it for the same cores.

@@ -7,6 +7,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <string.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -94,7 +96,7 @@ void FrameWire::OnReadable() {
   std::string reason;
   size_t budget = kReadChunk;
   for (int frames = 0; frames < kFramesPerTurn; ++frames) {
-    ReadResult result = ReadSome(&budget, &reason);
+    ReadResult result = ReadSome(ReadAhead::kYes, &budget, &reason);
     if (result == ReadResult::kWouldBlock) {
       lock.Release();
       auto self = shared_from_this();
@@ -125,7 +127,9 @@ void FrameWire::DeliverArrived() {
   bool progressed = false;
   for (int frames = 0; frames < kFramesPerPoll && handler_; ++frames) {
     size_t before = incoming_.header_got + incoming_.body_got;
-    ReadResult result = ReadSome(&budget, &reason);
+    // No read-ahead here: what this call read beyond its last frame would wait for the
+    // next call, and the engine, which waits for the stream, would not see it.
+    ReadResult result = ReadSome(ReadAhead::kNo, &budget, &reason);
     progressed |= incoming_.header_got + incoming_.body_got != before;
     if (result == ReadResult::kEnd) {
       std::shared_ptr<WireHandler> handler = TakeHandlerLocked();
@@ -151,10 +155,10 @@ void FrameWire::HandOver() {
   handler_->OnFrame(std::move(frame));
 }
 
-FrameWire::ReadResult FrameWire::ReadSome(size_t* budget, std::string* reason) {
+FrameWire::ReadResult FrameWire::ReadSome(ReadAhead ahead, size_t* budget, std::string* reason) {
   Incoming& in = incoming_;
   while (in.header_got < kFrameHeaderSize) {
-    ssize_t n = stream_->TryRead(in.header + in.header_got, kFrameHeaderSize - in.header_got);
+    ssize_t n = Pull(ahead, in.header + in.header_got, kFrameHeaderSize - in.header_got);
     if (n == 0 && !aborted_) return ReadResult::kWouldBlock;
     if (n <= 0) {
       *reason = in.header_got == 0 ? "the connection ended" : "the connection ended inside a frame";
@@ -175,7 +179,7 @@ FrameWire::ReadResult FrameWire::ReadSome(size_t* budget, std::string* reason) {
     size_t piece = std::min({kReadChunk, *budget, in.length - in.body_got});
     if (in.frame.body.size() < in.body_got + piece)
       GrowBody(&in.frame.body, in.body_got + piece, in.length);
-    ssize_t n = stream_->TryRead(in.frame.body.data() + in.body_got, piece);
+    ssize_t n = Pull(ahead, in.frame.body.data() + in.body_got, piece);
     if (n == 0 && !aborted_) return ReadResult::kWouldBlock;
     if (n <= 0) {
       *reason = "the connection ended inside a frame";
@@ -185,6 +189,23 @@ FrameWire::ReadResult FrameWire::ReadSome(size_t* budget, std::string* reason) {
     *budget -= static_cast<size_t>(n);
   }
   return ReadResult::kFrame;
+}
+
+ssize_t FrameWire::Pull(ReadAhead ahead, uint8_t* data, size_t size) {
+  if (ahead_begin_ == ahead_end_) {
+    const size_t capacity = stream_->ReadAheadBytes();
+    // Large pieces go straight into the frame: no second copy.
+    if (ahead == ReadAhead::kNo || size >= capacity) return stream_->TryRead(data, size);
+    if (!ahead_) ahead_.reset(new uint8_t[capacity]);
+    ssize_t n = stream_->TryRead(ahead_.get(), capacity);
+    if (n <= 0) return n;
+    ahead_begin_ = 0;
+    ahead_end_ = static_cast<size_t>(n);
+  }
+  size_t taken = std::min(size, ahead_end_ - ahead_begin_);
+  memcpy(data, ahead_.get() + ahead_begin_, taken);
+  ahead_begin_ += taken;
+  return static_cast<ssize_t>(taken);
 }
 
 void FrameWire::SendQueued() {

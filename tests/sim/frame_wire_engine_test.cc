@@ -30,6 +30,7 @@
 #include <boost/asio/post.hpp>
 
 #include "sim/fabric/io_service.h"
+#include "sim/transport/byte_stream.h"
 #include "sim/transport/frame.h"
 #include "sim/transport/frame_wire.h"
 #include "sim/transport/socket_stream.h"
@@ -141,6 +142,31 @@ std::vector<uint8_t> Pattern(size_t size) {
 // A received body as a plain vector, to compare with what was sent.
 std::vector<uint8_t> Plain(const FrameBody& body) { return {body.begin(), body.end()}; }
 
+// A socket stream that counts the reads the wire makes of it.
+class CountingStream : public ByteStream {
+ public:
+  CountingStream(std::unique_ptr<ByteStream> stream, std::shared_ptr<std::atomic<int>> reads)
+      : stream_(std::move(stream)), reads_(std::move(reads)) {}
+  ssize_t Write(const iovec* parts, int count) override { return stream_->Write(parts, count); }
+  ssize_t TryRead(uint8_t* data, size_t size) override {
+    reads_->fetch_add(1);
+    return stream_->TryRead(data, size);
+  }
+  size_t ReadAheadBytes() const override { return stream_->ReadAheadBytes(); }
+  void AsyncWaitReadable(std::function<void()> ready) override {
+    stream_->AsyncWaitReadable(std::move(ready));
+  }
+  void AsyncWaitWritable(std::function<void()> ready) override {
+    stream_->AsyncWaitWritable(std::move(ready));
+  }
+  void Shutdown() override { stream_->Shutdown(); }
+  const std::string& peer() const override { return stream_->peer(); }
+
+ private:
+  std::unique_ptr<ByteStream> stream_;
+  std::shared_ptr<std::atomic<int>> reads_;
+};
+
 // A wire on the engine over one end of a loopback connection; `peer_` is the other end.
 class EngineWireTest : public ::testing::Test {
  protected:
@@ -157,7 +183,8 @@ class EngineWireTest : public ::testing::Test {
     ASSERT_EQ(0, connect(peer_, reinterpret_cast<sockaddr*>(&address), sizeof(address)));
     boost::asio::ip::tcp::socket accepted = acceptor.accept();
     server_fd_ = accepted.native_handle();
-    wire_ = std::make_shared<FrameWire>(std::make_unique<SocketStream>(std::move(accepted)));
+    wire_ = std::make_shared<FrameWire>(std::make_unique<CountingStream>(
+        std::make_unique<SocketStream>(std::move(accepted)), reads_));
     wire_->Start(handler_);
   }
 
@@ -180,6 +207,7 @@ class EngineWireTest : public ::testing::Test {
   }
 
   std::shared_ptr<RecordingHandler> handler_ = std::make_shared<RecordingHandler>();
+  std::shared_ptr<std::atomic<int>> reads_ = std::make_shared<std::atomic<int>>(0);
   std::shared_ptr<FrameWire> wire_;
   int peer_ = -1;
   int server_fd_ = -1;
@@ -218,6 +246,51 @@ TEST_F(EngineWireTest, FramesInOneWriteArriveInOrder) {
   std::vector<Frame> frames = handler_->frames();
   ASSERT_EQ(100u, frames.size());
   for (uint8_t i = 0; i < 100; ++i) EXPECT_EQ(std::vector<uint8_t>(i, i), Plain(frames[i].body));
+}
+
+// Small frames that arrive together are taken several per read: a read per header and per
+// body would be two system calls per frame.
+TEST_F(EngineWireTest, SmallFramesThatArriveTogetherAreTakenSeveralPerRead) {
+  const int kFrames = 1000;
+  std::vector<uint8_t> bytes;
+  for (int i = 0; i < kFrames; ++i) {
+    std::vector<uint8_t> frame =
+        Encode(FrameType::kResponse, std::vector<uint8_t>(16, static_cast<uint8_t>(i)));
+    bytes.insert(bytes.end(), frame.begin(), frame.end());
+  }
+  {
+    EngineHold hold;  // all of it arrives before the engine reads any
+    ASSERT_NO_FATAL_FAILURE(SendAll(peer_, bytes.data(), bytes.size()));
+  }
+  ASSERT_TRUE(handler_->WaitForFrames(kFrames));
+  std::vector<Frame> frames = handler_->frames();
+  ASSERT_EQ(static_cast<size_t>(kFrames), frames.size());
+  for (int i = 0; i < kFrames; ++i)
+    ASSERT_EQ(std::vector<uint8_t>(16, static_cast<uint8_t>(i)), Plain(frames[i].body)) << i;
+  EXPECT_LT(reads_->load(), kFrames / 4) << "reads for " << kFrames << " frames of 24 bytes";
+}
+
+// What the engine read ahead is handed over even if a polling application took some of the
+// frames and then stopped polling; what a poller reads it hands over itself.
+TEST_F(EngineWireTest, APollerThatStopsLeavesNoFrameBehind) {
+  const int kFrames = 300;
+  std::vector<uint8_t> bytes;
+  for (int i = 0; i < kFrames; ++i) {
+    std::vector<uint8_t> frame =
+        Encode(FrameType::kResponse, std::vector<uint8_t>(8, static_cast<uint8_t>(i)));
+    bytes.insert(bytes.end(), frame.begin(), frame.end());
+  }
+  {
+    EngineHold hold;
+    ASSERT_NO_FATAL_FAILURE(SendAll(peer_, bytes.data(), bytes.size()));
+    wire_->DeliverArrived();  // takes some frames on this thread, then stops
+    EXPECT_FALSE(handler_->frames().empty()) << "the poller read nothing";
+  }
+  ASSERT_TRUE(handler_->WaitForFrames(kFrames));
+  std::vector<Frame> frames = handler_->frames();
+  ASSERT_EQ(static_cast<size_t>(kFrames), frames.size());
+  for (int i = 0; i < kFrames; ++i)
+    ASSERT_EQ(std::vector<uint8_t>(8, static_cast<uint8_t>(i)), Plain(frames[i].body)) << i;
 }
 
 TEST_F(EngineWireTest, AMalformedHeaderClosesTheWireWithTheReason) {
