@@ -23,22 +23,23 @@
 #                        and rpma-sim in one process (`both`, in-process transport)
 # Latencies are medians; bandwidths MiB/s (ucx_perftest's "MB/s" is 2^20 bytes per second).
 #
-# rpma-sim's buffers are shared mappings of files in /dev/shm (rpma-sim-perf -f), as a
-# registered persistent-memory region is a mapping of a file and as ucx_perftest's buffers
-# are shared memory that ucp_mem_map allocated: a peer on the host maps them and writes with
-# memcpy. BUFFERS=heap registers heap memory instead, which a peer reaches only with
-# process_vm_writev/readv (a system call per operation).
+# rpma-sim's buffers are heap memory first, as librpma's examples and most programs register
+# them (a peer on the host reaches them with process_vm_writev/readv), then shared mappings
+# of files in /dev/shm (rpma-sim-perf -f), as a registered persistent-memory region is a
+# mapping of a file and as ucx_perftest's buffers are shared memory that ucp_mem_map
+# allocated (a peer maps them and writes with memcpy). Each is a row of its own.
 #
 # Environment: LAT_ITERS (default 10000), BW_MIB (MiB streamed per bandwidth row, default 1024;
 # 200 to 20000 operations), RATE_OPS (writes per message-rate run, default 1000000), BUFFERS
-# (file or heap, default file). About three minutes in all.
+# (the kinds measured, in order: default "heap file"), RUNS (whole tables, default 3). About
+# five minutes per run.
 set -u -o pipefail
 
 LAT_ITERS=${LAT_ITERS:-10000}
 RATE_OPS=${RATE_OPS:-1000000}
-BUFFERS=${BUFFERS:-file}
-BUFFER_FLAG=()
-[[ $BUFFERS == file ]] && BUFFER_FLAG=(-f)
+BUFFERS=${BUFFERS:-heap file}
+RUNS=${RUNS:-3}
+BUFFER_FLAG=()   # set per measurement: (-f) for file-backed buffers
 BW_MIB=${BW_MIB:-1024}
 ADDR=127.0.0.1
 READY_TIMEOUT=15   # seconds for a server to listen
@@ -268,12 +269,12 @@ human() {
 }
 
 ROWS=()
-row() {  # row OPERATION SIZE SERVER OURS_TCP UCX_TCP OURS_SHM UCX_SM
+row() {  # row OPERATION SIZE SERVER BUFFERS OURS_TCP UCX_TCP OURS_SHM UCX_SM
   local tcp_ratio=- sm_ratio=-
-  [[ $5 != - ]] && tcp_ratio=$(ratio "$4" "$5")
-  [[ $7 != - ]] && sm_ratio=$(ratio "$6" "$7")
-  ROWS+=("| $1 | $(human "$2") | $3 | $4 | $5 | $tcp_ratio | $6 | $7 | $sm_ratio |")
-  echo "measured: $1 $(human "$2"), server $3" >&2
+  [[ $6 != - ]] && tcp_ratio=$(ratio "$5" "$6")
+  [[ $8 != - ]] && sm_ratio=$(ratio "$7" "$8")
+  ROWS+=("| $1 | $(human "$2") | $3 | $4 | $5 | $6 | $tcp_ratio | $7 | $8 | $sm_ratio |")
+  echo "measured: $1 $(human "$2"), server $3, $4 buffers" >&2
 }
 
 START=$SECONDS
@@ -293,34 +294,46 @@ measure() {
     ucx sm,self "$ucx_test" "$size" "$iters" "$kind" "$@"
     sm=$RESULT
   fi
-  for mode in blocked busy; do
-    ours $mode tcp "$ours_test" "$size" "$iters" $rate
-    local ours_tcp=$RESULT
-    ours $mode shm "$ours_test" "$size" "$iters" $rate
-    row "$operation" "$size" "$mode" "$ours_tcp" "$tcp" "$RESULT" "$sm"
+  local buffers
+  for buffers in $BUFFERS; do
+    BUFFER_FLAG=()
+    [[ $buffers == file ]] && BUFFER_FLAG=(-f)
+    for mode in blocked busy; do
+      ours $mode tcp "$ours_test" "$size" "$iters" $rate
+      local ours_tcp=$RESULT
+      ours $mode shm "$ours_test" "$size" "$iters" $rate
+      row "$operation" "$size" "$mode" "$buffers" "$ours_tcp" "$tcp" "$RESULT" "$sm"
+    done
   done
 }
 
-measure "write latency, round trip (us)" 64 write_lat ucp_put_lat "$LAT_ITERS"
-measure "read latency (us)" 64 read_lat ucp_get "$LAT_ITERS" -- -O 1
-measure "send/recv ping-pong, half round trip (us)" 64 send_lat ucp_am_lat "$LAT_ITERS"
-measure "write + flush latency (us)" 64 flush_lat - "$LAT_ITERS"
-for size in 4096 65536 1048576; do
-  measure "write bandwidth (MiB/s)" $size write_bw ucp_put_bw "$(bw_iters $size)"
-done
-measure "write message rate (M ops/s)" 64 write_bw ucp_put_bw "$RATE_OPS" rate
-in_process write_bw 64 "$RATE_OPS"
-IN_PROCESS_RATE=$RESULT
+for run in $(seq "$RUNS"); do
+  ROWS=()
+  measure "write latency, round trip (us)" 64 write_lat ucp_put_lat "$LAT_ITERS"
+  measure "read latency (us)" 64 read_lat ucp_get "$LAT_ITERS" -- -O 1
+  measure "send/recv ping-pong, half round trip (us)" 64 send_lat ucp_am_lat "$LAT_ITERS"
+  measure "write + flush latency (us)" 64 flush_lat - "$LAT_ITERS"
+  for size in 4096 65536 1048576; do
+    measure "write bandwidth (MiB/s)" $size write_bw ucp_put_bw "$(bw_iters $size)"
+  done
+  measure "write message rate (M ops/s)" 64 write_bw ucp_put_bw "$RATE_OPS" rate
+  BUFFER_FLAG=()
+  in_process write_bw 64 "$RATE_OPS"
+  IN_PROCESS_RATE=$RESULT
 
-echo "| operation | size | server | rpma-sim tcp | UCX tcp | ratio | rpma-sim shm | UCX sm | ratio |"
-echo "|---|---|---|---|---|---|---|---|---|"
-printf '%s\n' "${ROWS[@]}"
-echo
-echo "In one process (rpma-sim-perf write_bw both, in-process transport): $IN_PROCESS_RATE M" \
-     "64 B writes/s."
+  echo "Run $run of $RUNS:"
+  echo
+  echo "| operation | size | server | buffers | rpma-sim tcp | UCX tcp | ratio | rpma-sim shm | UCX sm | ratio |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${ROWS[@]}"
+  echo
+  echo "In one process (rpma-sim-perf write_bw both, in-process transport, heap buffers):" \
+       "$IN_PROCESS_RATE M 64 B writes/s."
+  echo
+done
 echo "Ratios are rpma-sim / UCX: below 1 is better for latency, above 1 for bandwidth and rate."
-echo "rpma-sim's write latency is a round trip, UCX's put latency half of one." \
-     "rpma-sim's buffers: $BUFFERS."
+echo "rpma-sim's write latency is a round trip, UCX's put latency half of one. UCX was" \
+     "measured once per row and run, next to each kind of rpma-sim buffer."
 echo "Measured in $((SECONDS - START)) s on $(nproc) cores; load average before: $LOAD_BEFORE," \
      "after: $(cut -d' ' -f1-3 /proc/loadavg)."
 exit $FAILED
