@@ -39,11 +39,6 @@ void CmId::set_queue_pair(std::shared_ptr<QueuePair> qp) {
   qp_ = std::move(qp);
 }
 
-CmId::State CmId::state() {
-  MutexLock lock(&CmMutex());
-  return state_;
-}
-
 namespace {
 
 // The connection event's name as the application reads it (enum rpma_conn_event).
@@ -143,7 +138,7 @@ Status CmId::Connect(const SocketAddress& destination, const std::vector<uint8_t
     return Status::kProvider;
   }
   // The setting is read once, and the route decided once, for the whole request.
-  const ConnectRoute route = RouteFor(GetTransport(), destination);
+  const ConnectRoute route = RouteFor(GetTransport());
   ConnectVerdict verdict = CheckConnect(ConnectionSide::kClient);
   {
     MutexLock lock(&CmMutex());
@@ -181,6 +176,7 @@ Status CmId::ConnectOverTcp(const SocketAddress& destination,
     MutexLock lock(&CmMutex());
     qp = qp_;
   }
+  offer = OfferTo(offer, destination);  // the request leaves the process
   const bool shm_required = offer == SegmentOffer::kRequired;
   Status status = Status::kOk;
   auto failure = SocketStream::ConnectFailure::kNone;

@@ -83,8 +83,6 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   // rejected. Called by the owner before dropping its reference.
   void Destroy();
 
-  State state();
-
   // What the other side did, told by its CmPeer: a wire's (WireConnection, on the progress
   // engine's thread, takes the CM lock) or an id's of this process (InprocCmPeer, under it).
   // The server accepted: `connect` joins this side's queue pair to the connection.

@@ -3,7 +3,7 @@
 
 namespace rpma_sim {
 
-ConnectRoute RouteFor(TransportKind transport, const SocketAddress& destination) {
+ConnectRoute RouteFor(TransportKind transport) {
   ConnectRoute route;
   switch (transport) {
     case TransportKind::kInproc:
@@ -12,7 +12,7 @@ ConnectRoute RouteFor(TransportKind transport, const SocketAddress& destination)
       break;
     case TransportKind::kAuto:
       route.in_process_first = true;
-      route.segment = HostOwnsAddress(destination) ? SegmentOffer::kOffered : SegmentOffer::kNone;
+      route.segment = SegmentOffer::kOfferedToThisHost;
       break;
     case TransportKind::kShm:
       route.segment = SegmentOffer::kRequired;
@@ -21,6 +21,11 @@ ConnectRoute RouteFor(TransportKind transport, const SocketAddress& destination)
       break;
   }
   return route;
+}
+
+SegmentOffer OfferTo(SegmentOffer planned, const SocketAddress& destination) {
+  if (planned != SegmentOffer::kOfferedToThisHost) return planned;
+  return HostOwnsAddress(destination) ? SegmentOffer::kOffered : SegmentOffer::kNone;
 }
 
 bool TakesSegmentOffer(TransportKind transport, bool required) {

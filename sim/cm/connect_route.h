@@ -11,8 +11,12 @@ namespace rpma_sim {
 
 // What the client offers the server for the data path, over the TCP connection.
 enum class SegmentOffer {
-  kNone,      // TCP carries the data too
-  kOffered,   // a segment if one can be made; without one (no /dev/shm left) TCP carries it
+  kNone,     // TCP carries the data too
+  kOffered,  // a segment if one can be made; without one (no /dev/shm left) TCP carries it
+  // Auto: offered if the destination is an address of this host, else none. Settled by
+  // OfferTo once the request leaves the process (finding out takes system calls, which a
+  // connect to a listener of this process need not make).
+  kOfferedToThisHost,
   kRequired,  // a segment, or the connect fails (a forced shm connection)
 };
 
@@ -25,9 +29,13 @@ struct ConnectRoute {
   SegmentOffer segment = SegmentOffer::kNone;
 };
 
-// The route of a connection to `destination` under `transport` (auto: in process if this
-// process listens there, else shared memory to an address of this host, else TCP).
-ConnectRoute RouteFor(TransportKind transport, const SocketAddress& destination);
+// The route of a connection under `transport` (auto: in process if this process listens
+// there, else shared memory to an address of this host, else TCP).
+ConnectRoute RouteFor(TransportKind transport);
+
+// The offer a request that leaves the process makes to `destination`: `planned`, with
+// kOfferedToThisHost settled to kOffered or kNone.
+SegmentOffer OfferTo(SegmentOffer planned, const SocketAddress& destination);
 
 // Whether a server whose setting is `transport` takes a client's offer of a segment: a
 // server forced to tcp declines one the client does not require.
