@@ -105,6 +105,8 @@ std::vector<Setting> Settings() {
            "shm moves payloads of 16 KiB and more with process_vm_readv/writev"),
       Flag("RPMA_SIM_SHM_DIRECT", rpma_sim::ShmDirectEnabled(),
            "shm writes and reads execute on the target's memory without its threads"),
+      Flag("RPMA_SIM_SHM_SHARE_HEAP", rpma_sim::ShmShareHeapEnabled(),
+           "registered heap pages move into a shared mapping for peers on the host"),
   };
 
   std::string rules;

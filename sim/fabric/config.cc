@@ -95,6 +95,13 @@ bool ShmDirectEnabled() {
   return enabled;
 }
 
+bool ShmShareHeapEnabled() {
+  static const bool enabled = EnvFlagOr("RPMA_SIM_SHM_SHARE_HEAP", true);
+  const TransportKind transport = GetTransport();
+  return enabled && ShmDirectEnabled() && ShmProcessVmEnabled() &&
+         transport != TransportKind::kTcp && transport != TransportKind::kInproc;
+}
+
 bool PersistenceReportEnabled() {
   static const bool enabled = EnvFlagOr("RPMA_SIM_PERSISTENCE_REPORT", true);
   return enabled;

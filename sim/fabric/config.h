@@ -47,6 +47,12 @@ bool ShmProcessVmEnabled();
 // target's threads.
 bool ShmDirectEnabled();
 
+// Whether a registered region of private anonymous memory (the heap) moves into a shared
+// mapping at registration, so that a peer on this host reaches it with plain copies
+// (RPMA_SIM_SHM_SHARE_HEAP, default yes; only where ShmDirectEnabled() too, and not while
+// the transport is tcp or inproc).
+bool ShmShareHeapEnabled();
+
 // Whether ranges placed and never made durable are reported when their connection ends
 // (RPMA_SIM_PERSISTENCE_REPORT, default yes).
 bool PersistenceReportEnabled();

@@ -40,6 +40,10 @@ bool DirectArea::Publish(uint32_t rkey, uint64_t addr, uint64_t length, uint32_t
     free_slot->file_offset.store(file->offset, std::memory_order_relaxed);
     free_slot->file_device.store(file->device, std::memory_order_relaxed);
     free_slot->file_inode.store(file->inode, std::memory_order_relaxed);
+    free_slot->held_from.store(std::min(file->held_from, length), std::memory_order_relaxed);
+    free_slot->held_length.store(
+        std::min(file->held_length, length - std::min(file->held_from, length)),
+        std::memory_order_relaxed);
     for (size_t word = 0; word * 8 < path_length; ++word) {
       uint64_t bytes = 0;
       memcpy(&bytes, file->path.data() + word * 8, std::min<size_t>(8, path_length - word * 8));
@@ -139,6 +143,8 @@ bool DirectArea::FileOf(const DirectGrant& grant, FileBacking* file) const {
   file->offset = entry.file_offset.load(std::memory_order_relaxed);
   file->device = entry.file_device.load(std::memory_order_relaxed);
   file->inode = entry.file_inode.load(std::memory_order_relaxed);
+  file->held_from = entry.held_from.load(std::memory_order_relaxed);
+  file->held_length = entry.held_length.load(std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_acquire);
   return entry.state.load(std::memory_order_relaxed) == grant.state;
 }

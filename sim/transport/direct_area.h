@@ -50,6 +50,8 @@ struct DirectRegion {
   std::atomic<uint64_t> file_offset;
   std::atomic<uint64_t> file_device;
   std::atomic<uint64_t> file_inode;
+  std::atomic<uint64_t> held_from;  // the part of the region in the file (FileBacking)
+  std::atomic<uint64_t> held_length;
   std::atomic<uint64_t> path[kPathWords];  // the path's bytes, 8 to a word
 };
 

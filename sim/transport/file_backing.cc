@@ -19,50 +19,65 @@ uint64_t PageSize() {
 
 }  // namespace
 
+bool VisitMappings(uint64_t begin, uint64_t end,
+                   const std::function<bool(const MapsEntry&)>& visit) {
+  FILE* maps = fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return false;
+  char line[4096 + 256];
+  while (fgets(line, sizeof(line), maps) != nullptr) {
+    unsigned long long start, stop, offset, inode;
+    MapsEntry entry;
+    int path_at = 0;
+    if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &stop, entry.perms, &offset,
+               &entry.major, &entry.minor, &inode, &path_at) < 7)
+      continue;
+    if (stop <= begin) continue;
+    if (start >= end) break;
+    line[strcspn(line, "\n")] = '\0';
+    entry.start = start;
+    entry.stop = stop;
+    entry.offset = offset;
+    entry.inode = inode;
+    entry.path = line + path_at;
+    if (!visit(entry)) break;
+  }
+  fclose(maps);
+  return true;
+}
+
 bool FindFileBacking(const void* addr, size_t length, size_t max_path, FileBacking* backing) {
   const uint64_t begin = reinterpret_cast<uintptr_t>(addr);
   const uint64_t end = begin + length;
   if (length == 0 || end < begin) return false;
-  FILE* maps = fopen("/proc/self/maps", "re");
-  if (maps == nullptr) return false;
   uint64_t covered = begin;  // [begin, covered) is known to be one file, contiguous in it
   bool found = true;
-  char line[4096 + 256];
-  while (covered < end && fgets(line, sizeof(line), maps) != nullptr) {
-    unsigned long long start, stop, offset, inode;
-    unsigned int major, minor;
-    char perms[5];
-    int path_at = 0;
-    if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &stop, perms, &offset, &major,
-               &minor, &inode, &path_at) < 7)
-      continue;
-    if (stop <= covered) continue;
-    if (start > covered || perms[1] != 'w' || perms[3] != 's' || inode == 0) {
+  bool read = VisitMappings(begin, end, [&](const MapsEntry& entry) {
+    if (entry.start > covered || entry.perms[1] != 'w' || entry.perms[3] != 's' ||
+        entry.inode == 0) {
       found = false;  // a hole, or memory that is not a writable shared file mapping
-      break;
+      return false;
     }
-    std::string path = line + path_at;
-    if (!path.empty() && path.back() == '\n') path.pop_back();
-    uint64_t file_offset = offset + (covered - start);
+    const std::string path = entry.path;
+    uint64_t file_offset = entry.offset + (covered - entry.start);
     if (covered == begin) {
       if (path.empty() || path[0] != '/' || path.size() > max_path ||
           path.find(" (deleted)") != std::string::npos) {
         found = false;
-        break;
+        return false;
       }
       backing->path = path;
       backing->offset = file_offset;
-      backing->device = makedev(major, minor);
-      backing->inode = inode;
-    } else if (path != backing->path || inode != backing->inode ||
+      backing->device = makedev(entry.major, entry.minor);
+      backing->inode = entry.inode;
+    } else if (path != backing->path || entry.inode != backing->inode ||
                file_offset != backing->offset + (covered - begin)) {
       found = false;  // another file, or not contiguous in it
-      break;
+      return false;
     }
-    covered = stop;
-  }
-  fclose(maps);
-  if (!found || covered < end) return false;
+    covered = entry.stop;
+    return covered < end;
+  });
+  if (!read || !found || covered < end) return false;
   // /proc/self/maps gives the device as the kernel encodes it; stat's st_dev is what the
   // peer compares with: take it from the file.
   struct stat status;
@@ -72,7 +87,10 @@ bool FindFileBacking(const void* addr, size_t length, size_t max_path, FileBacki
 }
 
 uint8_t* MapFileRange(const FileBacking& backing, size_t length) {
-  int fd = open(backing.path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  // A region moved into a memfd (shared_pages.h) is reached through the owner's fd, a link
+  // in /proc; any other path must not be a symbolic link.
+  const bool through_proc = backing.path.compare(0, 6, "/proc/") == 0;
+  int fd = open(backing.path.c_str(), O_RDWR | O_CLOEXEC | (through_proc ? 0 : O_NOFOLLOW));
   if (fd < 0) return nullptr;
   struct stat status;
   uint64_t page_offset = backing.offset % PageSize();

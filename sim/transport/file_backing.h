@@ -12,16 +12,39 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <functional>
 #include <string>
 
 namespace rpma_sim {
 
 struct FileBacking {
   std::string path;     // absolute, as /proc/self/maps names it
-  uint64_t offset = 0;  // of the range's first byte in the file
+  uint64_t offset = 0;  // of the first byte held (held_from) in the file
   uint64_t device = 0;  // st_dev and st_ino, to tell the file from another of that name
   uint64_t inode = 0;
+  // The part of the range the file holds, from the range's start: all of it for a region in
+  // a file (FindFileBacking), its whole pages for heap pages moved into one
+  // (shared_pages.h); the rest is reached with process_vm.
+  uint64_t held_from = 0;
+  uint64_t held_length = UINT64_MAX;
 };
+
+// One line of /proc/self/maps.
+struct MapsEntry {
+  uint64_t start = 0;
+  uint64_t stop = 0;
+  char perms[5] = {};  // "rw-p", "rw-s", ...
+  uint64_t offset = 0;
+  unsigned int major = 0;
+  unsigned int minor = 0;
+  uint64_t inode = 0;
+  const char* path = "";  // "" for anonymous memory; valid during the visit only
+};
+
+// Calls `visit` for each mapping of this process that overlaps [begin, end), in address
+// order, until it returns false. False if /proc/self/maps cannot be read.
+bool VisitMappings(uint64_t begin, uint64_t end,
+                   const std::function<bool(const MapsEntry&)>& visit);
 
 // Fills *backing if every page of [addr, addr + length) is a writable shared mapping of one
 // file, contiguous in it (read from /proc/self/maps). False for private or anonymous memory,

@@ -14,6 +14,7 @@
 
 #include "sim/common/log.h"
 #include "sim/common/per_process.h"
+#include "sim/common/signal_chain.h"
 
 namespace rpma_sim {
 namespace {
@@ -118,36 +119,13 @@ void OnBusError(int signal, siginfo_t* info, void* context) {
     return;  // the access is retried against the zeros
   }
   // Not a guarded mapping: whoever handled SIGBUS before this guard was installed.
-  if ((g_previous.sa_flags & SA_SIGINFO) && g_previous.sa_sigaction != nullptr) {
-    errno = saved_errno;
-    g_previous.sa_sigaction(signal, info, context);
-    return;
-  }
-  if (!(g_previous.sa_flags & SA_SIGINFO) && g_previous.sa_handler != SIG_DFL &&
-      g_previous.sa_handler != SIG_IGN) {
-    errno = saved_errno;
-    g_previous.sa_handler(signal);
-    return;
-  }
-  // The default: the process dies of it, as without the guard (raised now, pending until
-  // the handler returns, so that a SIGBUS sent with kill does too).
-  struct sigaction fallback;
-  sigemptyset(&fallback.sa_mask);
-  fallback.sa_flags = 0;
-  fallback.sa_handler = SIG_DFL;
-  sigaction(SIGBUS, &fallback, nullptr);
-  raise(SIGBUS);
   errno = saved_errno;
+  PassToPreviousHandler(signal, info, context, g_previous);
 }
 
 void InstallHandler() {
   g_page_mask = ~(static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)) - 1);
-  struct sigaction action;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
-  action.sa_sigaction = OnBusError;
-  if (sigaction(SIGBUS, &action, &g_previous) != 0)
-    SIM_LOG_WARNING("cannot install the SIGBUS guard of shared mappings");
+  InstallSignalHandler(SIGBUS, OnBusError, &g_previous, "shared mappings");
 }
 
 }  // namespace

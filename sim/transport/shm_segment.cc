@@ -29,7 +29,7 @@ namespace rpma_sim {
 namespace bip = boost::interprocess;
 
 constexpr uint64_t kSegmentMagic = 0x314d48534d535052;  // "RPSMSHM1"
-constexpr uint32_t kSegmentVersion = 3;
+constexpr uint32_t kSegmentVersion = 4;
 // Room for every request of a full queue carrying a 4 KiB payload inline (its frame's
 // header included). More only lets a sender run further ahead of its peer; a ring smaller
 // than what is under way makes the sender wait for room, never fail, and every page of it

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "sim/common/ranges.h"
 #include "sim/transport/file_backing.h"
 #include "sim/transport/process_vm.h"
 #include "sim/verbs/memory_region.h"
@@ -25,20 +26,26 @@ void PeerMappings::Unmap(Mapping* mapping) {
   mapping->length = 0;
 }
 
-uint8_t* PeerMappings::Get(const DirectArea& area, const DirectGrant& grant) {
+uint8_t* PeerMappings::Get(const DirectArea& area, const DirectGrant& grant, uint64_t offset,
+                           uint64_t length) {
   Mapping& mapping = mappings_[grant.slot % DirectArea::kRegions];
-  if (mapping.state == grant.state) return mapping.base;
-  Unmap(&mapping);
-  mapping.state = grant.state;
-  FileBacking file;
-  if (area.FileOf(grant, &file)) {
-    mapping.base = MapFileRange(file, grant.region_length);
+  if (mapping.state != grant.state) {
+    Unmap(&mapping);
+    mapping.state = grant.state;
+    FileBacking file;
+    const bool held = area.FileOf(grant, &file) && file.held_from <= grant.region_length &&
+                      file.held_length <= grant.region_length - file.held_from &&
+                      file.held_length > 0;
+    if (held) mapping.base = MapFileRange(file, file.held_length);
     if (mapping.base != nullptr) {
-      mapping.length = grant.region_length;
+      mapping.length = file.held_length;
+      mapping.held_from = file.held_from;
       mapping.guard.reset(new MappingGuard(mapping.base, mapping.length));
     }
   }
-  return mapping.base;
+  if (mapping.base == nullptr || !RangeWithin(mapping.held_from, mapping.length, offset, length))
+    return nullptr;
+  return mapping.base + (offset - mapping.held_from);
 }
 
 bool PeerMappings::TruncatedThenDropped(const DirectGrant& grant) {
@@ -69,8 +76,10 @@ class PeerMemory final : public TargetMemory {
     int access = places ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ;
     if (!area_.Find(request.rkey, request.remote_addr, request.length, access, &grant_))
       return false;
-    uint8_t* base = mappings_.Get(area_, grant_);
-    mapped_ = base == nullptr ? nullptr : base + (request.remote_addr - grant_.region_addr);
+    // Null (process_vm instead) unless the whole range is in the part of the region its
+    // file holds.
+    mapped_ =
+        mappings_.Get(area_, grant_, request.remote_addr - grant_.region_addr, request.length);
     if (request.opcode == SendOpcode::kAtomicWrite &&
         (mapped_ == nullptr || reinterpret_cast<uintptr_t>(mapped_) % 8 != 0))
       return false;

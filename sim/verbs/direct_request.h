@@ -25,9 +25,11 @@ class PeerMappings {
   PeerMappings(const PeerMappings&) = delete;
   PeerMappings& operator=(const PeerMappings&) = delete;
 
-  // Where the region `grant` names starts in this process, mapped now if it was not; null
-  // if it maps no file this process can map (then it is not tried again for that region).
-  uint8_t* Get(const DirectArea& area, const DirectGrant& grant);
+  // Where [offset, offset + length) of the region `grant` names is in this process, the
+  // region's file mapped now if it was not; null if that range is not in a file this
+  // process can map (the region maps none, or the range is outside the part the file holds:
+  // FileBacking::held_from). A region whose file cannot be mapped is not tried again.
+  uint8_t* Get(const DirectArea& area, const DirectGrant& grant, uint64_t offset, uint64_t length);
 
   // Whether the peer truncated the file of `grant`'s mapping under it (mapping_guard.h): an
   // access since Get found a page gone. The mapping is then dropped, and the region is not
@@ -36,9 +38,10 @@ class PeerMappings {
 
  private:
   struct Mapping {
-    uint32_t state = 0;  // the slot's state it was made for (0: none)
-    uint8_t* base = nullptr;
-    uint64_t length = 0;
+    uint32_t state = 0;       // the slot's state it was made for (0: none)
+    uint8_t* base = nullptr;  // the region's byte held_from
+    uint64_t length = 0;      // bytes mapped from base
+    uint64_t held_from = 0;
     std::unique_ptr<MappingGuard> guard;  // while base is mapped
   };
   void Unmap(Mapping* mapping);

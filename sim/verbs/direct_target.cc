@@ -32,9 +32,12 @@ struct Directory {
 // The longest path a DirectArea entry holds.
 constexpr size_t kMaxPath = sizeof(DirectRegion::path);
 
-// The file `region` maps, or null (anonymous or private memory). Reads /proc/self/maps.
+// The file `region` maps (the memfd its pages moved into, if they did), or null (anonymous
+// or private memory). Reads /proc/self/maps.
 std::shared_ptr<const FileBacking> FindFile(const MemoryRegion& region) {
   auto file = std::make_shared<FileBacking>();
+  if (region.shared_pages != nullptr)
+    return region.shared_pages->BackingOf(region.addr, region.length, file.get()) ? file : nullptr;
   if (!FindFileBacking(region.addr, region.length, kMaxPath, file.get())) return nullptr;
   return file;
 }

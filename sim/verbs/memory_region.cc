@@ -21,15 +21,16 @@ MemoryRegionTable& MemoryRegionTable::Get() {
   return table.Get();
 }
 
-std::shared_ptr<MemoryRegion> MemoryRegionTable::Register(const ProtectionDomain* pd, void* addr,
-                                                          size_t length, int access,
-                                                          uint32_t ordinal) {
+std::shared_ptr<MemoryRegion> MemoryRegionTable::Register(
+    const ProtectionDomain* pd, void* addr, size_t length, int access, uint32_t ordinal,
+    std::unique_ptr<SharedPages> shared_pages) {
   auto region = std::make_shared<MemoryRegion>();
   region->pd = pd;
   region->ordinal = ordinal;
   region->addr = static_cast<uint8_t*>(addr);
   region->length = length;
   region->access = access;
+  region->shared_pages = std::move(shared_pages);
   WriterLock lock(&mutex_);
   // Keys look like hardware keys: an index in the high bits and a variant in the low byte.
   uint32_t key = next_key_;

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "sim/common/mutex.h"
+#include "sim/transport/shared_pages.h"
 
 namespace rpma_sim {
 
@@ -34,6 +35,9 @@ struct MemoryRegion {
   // Its place among its domain's registrations (1-based): the same in every run of a
   // program that registers in the same order, unlike its keys (a power failure's `keep`).
   uint32_t ordinal = 0;
+  // Its pages moved into a shared mapping for peers on this host (shared_pages.h), or null.
+  // Set before the region is in the table; dropped by its deregistration.
+  std::shared_ptr<SharedPages> shared_pages;
 
   // True if [address, address + len) lies inside the region (overflow-safe).
   bool Contains(uint64_t address, uint64_t len) const;
@@ -46,10 +50,11 @@ class MemoryRegionTable {
  public:
   static MemoryRegionTable& Get();
 
-  // Registers [addr, addr + length) with `access` as its domain's `ordinal`th region;
-  // assigns fresh keys.
+  // Registers [addr, addr + length) with `access` as its domain's `ordinal`th region (its
+  // pages moved into `shared_pages`, if they were); assigns fresh keys.
   std::shared_ptr<MemoryRegion> Register(const ProtectionDomain* pd, void* addr, size_t length,
-                                         int access, uint32_t ordinal = 0);
+                                         int access, uint32_t ordinal = 0,
+                                         std::unique_ptr<SharedPages> shared_pages = nullptr);
 
   // Removes the region; waits for any operation currently copying to or from it.
   void Deregister(const std::shared_ptr<MemoryRegion>& region);

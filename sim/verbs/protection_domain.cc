@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/common/log.h"
+#include "sim/fabric/config.h"
 #include "sim/fabric/io_service.h"
 #include "sim/transport/file_backing.h"
 #include "sim/verbs/crash_recording.h"
@@ -37,6 +38,24 @@ bool IsMapped(uintptr_t start, size_t length) {
     first += chunk;
   }
   return true;
+}
+
+// The moved pages a region on [addr, addr + length) holds (shared_pages.h): for a region
+// a peer may write or read. Its whole pages move unless a region registered before is on
+// them (moved already, they are shared; not moved, its peers may be reaching it with
+// process_vm, which a move would make fail for a moment).
+std::unique_ptr<SharedPages> ShareForPeers(void* addr, size_t length, int access) {
+  if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)) == 0 || !ShmShareHeapEnabled())
+    return nullptr;
+  const uintptr_t page = PageSize();
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(addr) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(addr) + length) & ~(page - 1);
+  bool others_there = false;
+  if (end > first)
+    MemoryRegionTable::Get().ForEachOverlapping(reinterpret_cast<void*>(first), end - first,
+                                                [&](const MemoryRegion&) { others_there = true; });
+  return SharedPages::Share(addr, length,
+                            others_there ? PageMoves::kOnlyIfMoved : PageMoves::kAllowed);
 }
 
 }  // namespace
@@ -74,14 +93,16 @@ Status ProtectionDomain::RegisterMemory(void* addr, size_t length, int access,
     return Status::kProvider;
   }
   users_.fetch_add(1);
-  *region = MemoryRegionTable::Get().Register(this, addr, length, access,
-                                              registrations_.fetch_add(1) + 1);
+  *region =
+      MemoryRegionTable::Get().Register(this, addr, length, access, registrations_.fetch_add(1) + 1,
+                                        ShareForPeers(addr, length, access));
   DirectTarget::Registered(**region);
   return Status::kOk;
 }
 
 void ProtectionDomain::DeregisterMemory(const std::shared_ptr<MemoryRegion>& region) {
   DirectTarget::Deregister(region);  // and no peer's direct access lands after this
+  region->shared_pages.reset();      // the pages become private again (if no region holds them)
   persistence_->ForgetRegion(region->rkey);
   users_.fetch_sub(1);
 }

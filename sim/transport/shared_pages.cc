@@ -1,0 +1,482 @@
+// shared_pages.cc -- the table of moved extents, the moves both ways, the SIGSEGV handler
+// that makes a store wait out a move, and the copies a fork child gets.
+#include "sim/transport/shared_pages.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sim/common/log.h"
+#include "sim/common/mutex.h"
+#include "sim/common/signal_chain.h"
+
+namespace rpma_sim {
+namespace {
+
+uintptr_t PageSize() {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+// ---------------------------------------------------------------------------------------
+// Ranges being moved, read by the SIGSEGV handler without a lock. A slot is in use while
+// start != 0 and finished_ns == 0; claimed under the table's lock, given back without it.
+// While a range is read-only its mover calls nothing that allocates or takes a lock: a
+// thread waiting in the handler may hold malloc's lock or the table's (its memory may be
+// on the pages).
+//
+// A slot given back keeps its range for kRetryWindowNs: a store that faulted just before the
+// move ended may reach the handler just after, and is retried too. A store that faults
+// there for another reason (the application made the pages read-only) is retried for that
+// long, then goes to the handler before this one.
+struct MovingSlot {
+  std::atomic<uintptr_t> start{0};
+  std::atomic<uintptr_t> end{0};
+  std::atomic<int64_t> finished_ns{0};  // CLOCK_MONOTONIC when given back; 0 while moving
+};
+constexpr int64_t kRetryWindowNs = 1000 * 1000 * 1000;
+MovingSlot g_moving[SharedPages::kMaxMoving];
+struct sigaction g_previous_segv;
+
+int64_t MonotonicNs() {  // async-signal-safe
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+// Whether the fault was a store (not a load or an instruction fetch).
+bool IsStore(void* context) {
+#if defined(__x86_64__)
+  const ucontext_t* user = static_cast<const ucontext_t*>(context);
+  return (user->uc_mcontext.gregs[REG_ERR] & 2) != 0;  // the page fault's "write" bit
+#else
+  (void)context;
+  return true;
+#endif
+}
+
+// A store into a range being moved found it read-only: it waits until the move is over and
+// is retried against the new mapping. Any other fault goes to the handler before this one.
+void OnSegmentationFault(int signal, siginfo_t* info, void* context) {
+  const uintptr_t address = info->si_code == SEGV_ACCERR && IsStore(context)
+                                ? reinterpret_cast<uintptr_t>(info->si_addr)
+                                : 0;
+  for (MovingSlot& slot : g_moving) {
+    if (address == 0) break;
+    const uintptr_t start = slot.start.load(std::memory_order_acquire);
+    const int64_t finished = slot.finished_ns.load(std::memory_order_acquire);
+    if (start == 0 || address < start || address >= slot.end.load(std::memory_order_acquire))
+      continue;
+    if (finished != 0 && MonotonicNs() - finished > kRetryWindowNs) continue;
+    while (slot.start.load(std::memory_order_acquire) == start &&
+           slot.finished_ns.load(std::memory_order_acquire) == 0)
+      sched_yield();
+    return;  // retried; a slot reused meanwhile only costs one more fault
+  }
+  PassToPreviousHandler(signal, info, context, g_previous_segv);
+}
+
+void InstallHandlerOnce() {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    InstallSignalHandler(SIGSEGV, OnSegmentationFault, &g_previous_segv, "moved heap pages");
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// The table.
+struct Extent {
+  enum State { kMoving, kShared, kMovingBack };
+  uint64_t id = 0;
+  uintptr_t start = 0;
+  uintptr_t end = 0;
+  int prot = 0;
+  int fd = -1;
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  int holders = 0;
+  State state = kMoving;
+  int slot = -1;                 // in g_moving while not kShared
+  void* fork_copy = MAP_FAILED;  // between BeforeFork and the handlers after the fork
+};
+
+struct Table {
+  Mutex mutex;
+  std::vector<Extent> extents GUARDED_BY(mutex);
+  uint64_t next_id GUARDED_BY(mutex) = 1;
+};
+Table g_table;  // plain, not PerProcess: a fork child's handler makes it the child's own
+
+Extent* FindLocked(uint64_t id) REQUIRES(g_table.mutex) {
+  for (Extent& extent : g_table.extents)
+    if (extent.id == id) return &extent;
+  return nullptr;
+}
+
+void EraseLocked(uint64_t id) REQUIRES(g_table.mutex) {
+  Extent* extent = FindLocked(id);
+  if (extent != nullptr)
+    g_table.extents.erase(g_table.extents.begin() + (extent - g_table.extents.data()));
+}
+
+// Waits (the lock let go meanwhile) until no extent overlapping [start, end) is moving, so
+// that the caller sees each as shared or gone.
+void WaitUntilSettledLocked(uintptr_t start, uintptr_t end) REQUIRES(g_table.mutex) {
+  for (;;) {
+    bool settled = true;
+    for (const Extent& extent : g_table.extents)
+      if (extent.start < end && start < extent.end) settled &= extent.state == Extent::kShared;
+    if (settled) return;
+    g_table.mutex.Unlock();
+    sched_yield();
+    g_table.mutex.Lock();
+  }
+}
+
+int ClaimSlotLocked(uintptr_t start, uintptr_t end) REQUIRES(g_table.mutex) {
+  const int64_t now = MonotonicNs();
+  for (int i = 0; i < SharedPages::kMaxMoving; ++i) {
+    MovingSlot& slot = g_moving[i];
+    const int64_t finished = slot.finished_ns.load(std::memory_order_relaxed);
+    if (slot.start.load(std::memory_order_relaxed) != 0 &&
+        (finished == 0 || now - finished <= kRetryWindowNs))
+      continue;
+    slot.start.store(0, std::memory_order_release);
+    slot.finished_ns.store(0, std::memory_order_release);
+    slot.end.store(end, std::memory_order_release);
+    slot.start.store(start, std::memory_order_release);
+    return i;
+  }
+  return -1;
+}
+
+// Claims a slot to move `id` back, waiting for one to be free (every holder of a slot
+// finishes its move without the lock). False if meanwhile a new region took the pages (and
+// perhaps left them again, its own release moving them back).
+bool ClaimSlotToMoveBackLocked(uint64_t id, int* slot) REQUIRES(g_table.mutex) {
+  for (;;) {
+    const Extent* extent = FindLocked(id);
+    if (extent == nullptr || extent->holders > 0 || extent->state != Extent::kShared) return false;
+    *slot = ClaimSlotLocked(extent->start, extent->end);
+    if (*slot >= 0) return true;
+    g_table.mutex.Unlock();
+    sched_yield();
+    g_table.mutex.Lock();
+  }
+}
+
+void ReleaseSlot(int slot) {
+  if (slot >= 0) g_moving[slot].finished_ns.store(MonotonicNs(), std::memory_order_release);
+}
+
+// Whether [start, end) is private anonymous memory, readable and writable, throughout; its
+// protection then in *prot.
+bool IsPrivateAnonymous(uintptr_t start, uintptr_t end, int* prot) {
+  uintptr_t covered = start;
+  bool ok = true;
+  bool read = VisitMappings(start, end, [&](const MapsEntry& entry) {
+    const std::string path = entry.path;
+    ok = entry.start <= covered && entry.inode == 0 && strcmp(entry.perms, "rw-p") == 0 &&
+         (path.empty() || path == "[heap]");
+    covered = entry.stop;
+    return ok && covered < end;
+  });
+  *prot = PROT_READ | PROT_WRITE;
+  return read && ok && covered >= end;
+}
+
+// Whether [start, end) is still the mapping of `inode` the move made.
+bool IsStillMoved(uintptr_t start, uintptr_t end, uint64_t inode) {
+  uintptr_t covered = start;
+  bool ok = true;
+  bool read = VisitMappings(start, end, [&](const MapsEntry& entry) {
+    ok = entry.start <= covered && entry.inode == inode && entry.perms[3] == 's' &&
+         entry.offset == covered - start;
+    covered = entry.stop;
+    return ok && covered < end;
+  });
+  return read && ok && covered >= end;
+}
+
+// Copies `length` bytes from `from` to `to` in this process by the kernel
+// (process_vm_readv): the pages hold bytes a sanitizer's memcpy would report (a heap
+// object's redzones), and other threads' stores made before the copy, which
+// ThreadSanitizer cannot see ordered by a protection change.
+void KernelCopy(void* to, const void* from, size_t length) {
+  struct iovec local = {to, length};
+  struct iovec remote = {const_cast<void*>(from), length};
+  if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(length))
+    memcpy(to, from, length);
+}
+
+// Copies [start, end) into `to`, the range read-only from then on (so that no store lands
+// between the copy and the swap).
+void CopyOut(uintptr_t start, uintptr_t end, void* to) {
+  void* from = reinterpret_cast<void*>(start);
+  mprotect(from, end - start, PROT_READ);
+  KernelCopy(to, from, end - start);
+}
+
+// The mappings that replace a range in place, as system calls of their own: a sanitizer's
+// mmap and mremap take the range for new memory (ThreadSanitizer forgets who accessed it,
+// AddressSanitizer the redzones of the heap objects on it), but the bytes are the same.
+void* RawMapShared(uintptr_t start, size_t length, int prot, int fd) {
+  return reinterpret_cast<void*>(
+      syscall(SYS_mmap, start, length, prot, MAP_SHARED | MAP_FIXED, fd, 0));
+}
+
+void* RawMremap(void* from, size_t length, uintptr_t to) {
+  return reinterpret_cast<void*>(
+      syscall(SYS_mremap, from, length, length, MREMAP_MAYMOVE | MREMAP_FIXED, to));
+}
+
+// A private anonymous copy of [start, end) with protection `prot`, or MAP_FAILED; the range
+// is read-only afterwards (CopyOut).
+void* PrivateCopy(uintptr_t start, uintptr_t end, int prot) {
+  const size_t length = end - start;
+  void* copy = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (copy == MAP_FAILED) return copy;
+  CopyOut(start, end, copy);
+  mprotect(copy, length, prot);
+  return copy;
+}
+
+// Puts the private `copy` in the place of [start, end). False (the copy unmapped) if the
+// kernel refuses.
+bool PutInPlace(void* copy, uintptr_t start, uintptr_t end) {
+  if (RawMremap(copy, end - start, start) != MAP_FAILED) return true;
+  munmap(copy, end - start);
+  return false;
+}
+
+// Moves [start, end) into `fd` (as long as the range) at offset 0: the bytes are copied
+// into the file and the file mapped shared over the range. False (the range as it was) if
+// the kernel refuses.
+bool MoveInto(int fd, uintptr_t start, uintptr_t end, int prot) {
+  const size_t length = end - start;
+  void* staging = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (staging == MAP_FAILED) return false;
+  void* range = reinterpret_cast<void*>(start);
+  CopyOut(start, end, staging);
+  const bool moved = RawMapShared(start, length, prot, fd) != MAP_FAILED;
+  if (!moved) mprotect(range, length, prot);  // still the old pages
+  munmap(staging, length);
+  return moved;
+}
+
+// The move: a memfd sealed against shrinking and growing, holding the range's bytes, mapped
+// over it. Fills extent's fd, device and inode; false (nothing changed) if the kernel
+// refuses a step.
+bool MoveToMemfd(Extent* extent) {
+  int fd = memfd_create("rpma-sim-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return false;
+  struct stat status;
+  if (ftruncate(fd, static_cast<off_t>(extent->end - extent->start)) != 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+      fstat(fd, &status) != 0 || !MoveInto(fd, extent->start, extent->end, extent->prot)) {
+    close(fd);
+    return false;
+  }
+  extent->fd = fd;
+  extent->device = status.st_dev;
+  extent->inode = status.st_ino;
+  return true;
+}
+
+// Puts private anonymous pages with the same bytes in place of [start, end); false (the
+// range as it was) if the kernel refuses.
+bool MakePrivate(uintptr_t start, uintptr_t end, int prot) {
+  void* copy = PrivateCopy(start, end, prot);
+  if (copy != MAP_FAILED && PutInPlace(copy, start, end)) return true;
+  mprotect(reinterpret_cast<void*>(start), end - start, prot);
+  return false;
+}
+
+// The way back: private anonymous pages with the same bytes, if the range is still ours.
+// False if the kernel refused (the pages stay shared).
+bool MoveBack(const Extent& extent) {
+  const bool back = !IsStillMoved(extent.start, extent.end, extent.inode) ||
+                    MakePrivate(extent.start, extent.end, extent.prot);
+  close(extent.fd);
+  return back;
+}
+
+std::string FdPath(int fd) {
+  return "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(fd);
+}
+
+}  // namespace
+
+std::unique_ptr<SharedPages> SharedPages::Share(const void* addr, size_t length, PageMoves moves) {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(addr);
+  const uintptr_t page = PageSize();
+  if (length == 0 || begin + length < begin || begin + length + page < begin + length)
+    return nullptr;
+  // Every page the range touches: moved pages among them are held while it is registered.
+  const uintptr_t span_start = begin & ~(page - 1);
+  const uintptr_t span_end = (begin + length + page - 1) & ~(page - 1);
+  // The pages it covers whole, which may move: the bytes of other heap objects, and of the
+  // allocator, never do (a system call writing to them must never find them read-only).
+  const uintptr_t start = (begin + page - 1) & ~(page - 1);
+  const uintptr_t end = (begin + length) & ~(page - 1);
+  InstallHandlerOnce();
+  std::unique_ptr<SharedPages> pages(new SharedPages());
+  Extent moving;
+  {
+    MutexLock lock(&g_table.mutex);
+    WaitUntilSettledLocked(span_start, span_end);
+    bool whole_pages_free = end > start && moves == PageMoves::kAllowed;
+    for (Extent& extent : g_table.extents) {
+      if (extent.end <= span_start || span_end <= extent.start) continue;
+      ++extent.holders;
+      pages->extents_.push_back(extent.id);
+      if (extent.end <= start || end <= extent.start) continue;
+      whole_pages_free = false;
+      if (extent.start <= start && end <= extent.end)
+        pages->SetFile(extent.start, extent.end, FdPath(extent.fd), extent.device, extent.inode);
+    }
+    if (whole_pages_free) moving.slot = ClaimSlotLocked(start, end);
+    if (moving.slot < 0) return pages->extents_.empty() ? nullptr : std::move(pages);
+    moving.id = g_table.next_id++;
+    moving.start = start;
+    moving.end = end;
+    moving.holders = 1;
+    g_table.extents.push_back(moving);
+  }
+  // Outside the lock: the system calls and the copy.
+  bool moved = IsPrivateAnonymous(start, end, &moving.prot) && MoveToMemfd(&moving);
+  // Before the lock: a thread that faulted on the pages may hold it (the table itself is
+  // heap memory, and may be on them).
+  ReleaseSlot(moving.slot);
+  MutexLock lock(&g_table.mutex);
+  if (!moved) {
+    EraseLocked(moving.id);
+    return pages->extents_.empty() ? nullptr : std::move(pages);
+  }
+  Extent* extent = FindLocked(moving.id);
+  extent->prot = moving.prot;
+  extent->fd = moving.fd;
+  extent->device = moving.device;
+  extent->inode = moving.inode;
+  extent->slot = -1;
+  extent->state = Extent::kShared;
+  pages->extents_.push_back(moving.id);
+  pages->SetFile(start, end, FdPath(moving.fd), moving.device, moving.inode);
+  return pages;
+}
+
+SharedPages::~SharedPages() {
+  for (uint64_t id : extents_) Release(id);
+}
+
+void SharedPages::Release(uint64_t id) {
+  Extent leaving;
+  {
+    MutexLock lock(&g_table.mutex);
+    Extent* extent = FindLocked(id);
+    if (extent == nullptr || --extent->holders > 0) return;
+    int slot;
+    if (!ClaimSlotToMoveBackLocked(id, &slot)) return;
+    extent = FindLocked(id);
+    extent->slot = slot;
+    extent->state = Extent::kMovingBack;
+    leaving = *extent;
+  }
+  const bool back = MoveBack(leaving);
+  ReleaseSlot(leaving.slot);  // before the lock and the log, as in Share
+  if (!back)
+    SIM_LOG_WARNING("cannot move [%p, %p) back to private memory: %s; it stays shared",
+                    reinterpret_cast<void*>(leaving.start), reinterpret_cast<void*>(leaving.end),
+                    strerror(errno));
+  MutexLock lock(&g_table.mutex);
+  EraseLocked(id);
+}
+
+void SharedPages::SetFile(uintptr_t start, uintptr_t end, std::string path, uint64_t device,
+                          uint64_t inode) {
+  start_ = start;
+  end_ = end;
+  path_ = std::move(path);
+  device_ = device;
+  inode_ = inode;
+}
+
+void SharedPages::BeforeFork() NO_THREAD_SAFETY_ANALYSIS {
+  g_table.mutex.Lock();  // held until after the fork
+  WaitUntilSettledLocked(0, UINTPTR_MAX);
+  // Not read-only meanwhile (the engine or the application may be writing to a region):
+  // the copy is the region as a device's DMA under way would leave it.
+  for (Extent& extent : g_table.extents) {
+    const size_t length = extent.end - extent.start;
+    extent.fork_copy =
+        mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (extent.fork_copy == MAP_FAILED) continue;
+    KernelCopy(extent.fork_copy, reinterpret_cast<void*>(extent.start), length);
+    mprotect(extent.fork_copy, length, extent.prot);
+  }
+}
+
+void SharedPages::AfterForkInParent() NO_THREAD_SAFETY_ANALYSIS {
+  for (Extent& extent : g_table.extents) {
+    if (extent.fork_copy != MAP_FAILED) munmap(extent.fork_copy, extent.end - extent.start);
+    extent.fork_copy = MAP_FAILED;
+  }
+  g_table.mutex.Unlock();
+}
+
+void SharedPages::AfterForkInChild() NO_THREAD_SAFETY_ANALYSIS {
+  for (Extent& extent : g_table.extents) {
+    // The child's own copy in place of the parent's shared pages; if the kernel refuses,
+    // nothing at all rather than the parent's memory.
+    if (extent.fork_copy == MAP_FAILED ||
+        RawMremap(extent.fork_copy, extent.end - extent.start, extent.start) == MAP_FAILED)
+      munmap(reinterpret_cast<void*>(extent.start), extent.end - extent.start);
+    close(extent.fd);
+  }
+  g_table.extents.clear();
+  for (MovingSlot& slot : g_moving) {
+    slot.start.store(0, std::memory_order_relaxed);
+    slot.finished_ns.store(0, std::memory_order_relaxed);
+  }
+  g_table.mutex.Unlock();
+}
+
+const bool g_fork_handlers = pthread_atfork(SharedPages::BeforeFork, SharedPages::AfterForkInParent,
+                                            SharedPages::AfterForkInChild) == 0;
+
+bool SharedPages::BackingOf(const void* addr, size_t length, FileBacking* backing) const {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(addr);
+  const uintptr_t from = std::max(begin, start_);
+  const uintptr_t to = std::min(begin + length, end_);
+  if (path_.empty() || to <= from) return false;
+  backing->path = path_;
+  backing->device = device_;
+  backing->inode = inode_;
+  backing->offset = from - start_;
+  backing->held_from = from - begin;
+  backing->held_length = to - from;
+  return true;
+}
+
+size_t SharedPages::ExtentCount() {
+  MutexLock lock(&g_table.mutex);
+  return g_table.extents.size();
+}
+
+}  // namespace rpma_sim

@@ -1,0 +1,330 @@
+// heap_region_test.cc -- registering heap memory leaves the application's view of it as it
+// was: contents, address, protection, neighbouring heap objects (freed, reused, calloc'd),
+// unmapped and advised-away neighbours, stores by other threads during registration,
+// deregistration and reuse, and what a fork() child sees.
+//
+// Over shared memory (RPMA_SIM_TRANSPORT=shm, and auto) a registered region's pages move
+// into a shared mapping (docs/transports.md); these tests check that they did, and that
+// nothing the application can observe changed. Over TCP and in process they do not move and
+// the same tests hold.
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/common/test_support.h"
+
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr int kRemoteUsage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC;
+
+// Whether this run's transport moves registered heap pages (rpma_sim(7): SHM_SHARE_HEAP).
+bool PagesMoveHere() {
+  const char* transport = getenv("RPMA_SIM_TRANSPORT");
+  const char* share = getenv("RPMA_SIM_SHM_SHARE_HEAP");
+  if (share != nullptr && strcmp(share, "0") == 0) return false;
+  return transport == nullptr ||
+         (strcmp(transport, "tcp") != 0 && strcmp(transport, "inproc") != 0);
+}
+
+// The /proc/self/maps line of the mapping that holds `address` ("" if none).
+std::string MappingOf(const void* address) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  FILE* maps = fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return "";
+  char line[4096];
+  std::string found;
+  while (fgets(line, sizeof(line), maps) != nullptr) {
+    unsigned long long start, end;
+    if (sscanf(line, "%llx-%llx", &start, &end) == 2 && start <= at && at < end) {
+      found = line;
+      break;
+    }
+  }
+  fclose(maps);
+  return found;
+}
+
+bool Moved(const void* address) {
+  return MappingOf(address).find("memfd:rpma-sim-region") != std::string::npos;
+}
+
+bool Writable(const void* address) {
+  const std::string line = MappingOf(address);
+  const size_t perms = line.find(' ') + 1;
+  return line.compare(perms, 2, "rw") == 0;
+}
+
+void Fill(void* address, size_t length, uint8_t seed) {
+  uint8_t* bytes = static_cast<uint8_t*>(address);
+  for (size_t i = 0; i < length; ++i) bytes[i] = static_cast<uint8_t>(seed + i * 7);
+}
+
+bool Holds(const void* address, size_t length, uint8_t seed) {
+  const uint8_t* bytes = static_cast<const uint8_t*>(address);
+  for (size_t i = 0; i < length; ++i)
+    if (bytes[i] != static_cast<uint8_t>(seed + i * 7)) return false;
+  return true;
+}
+
+bool AllZero(const void* address, size_t length) {
+  const uint8_t* bytes = static_cast<const uint8_t*>(address);
+  for (size_t i = 0; i < length; ++i)
+    if (bytes[i] != 0) return false;
+  return true;
+}
+
+class HeapRegionTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer_)); }
+  void TearDown() override {
+    if (peer_ != nullptr) EXPECT_EQ(0, rpma_peer_delete(&peer_));
+  }
+
+  rpma_peer* peer_ = nullptr;
+};
+
+TEST_F(HeapRegionTest, ContentsAddressAndProtectionStay) {
+  char* before = static_cast<char*>(malloc(100));
+  char* region = static_cast<char*>(malloc(3 * kPage + 100));
+  char* after = static_cast<char*>(malloc(100));
+  ASSERT_TRUE(before && region && after);
+  Fill(before, 100, 1);
+  Fill(region, 3 * kPage + 100, 2);
+  Fill(after, 100, 3);
+
+  rpma_mr_local* mr = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(peer_, region, 3 * kPage + 100, kRemoteUsage, &mr));
+  void* ptr = nullptr;
+  ASSERT_EQ(0, rpma_mr_get_ptr(mr, &ptr));
+  EXPECT_EQ(region, ptr);
+  EXPECT_EQ(PagesMoveHere(), Moved(region + kPage)) << MappingOf(region + kPage);
+  EXPECT_TRUE(Writable(region)) << MappingOf(region);
+  EXPECT_TRUE(Holds(before, 100, 1));
+  EXPECT_TRUE(Holds(region, 3 * kPage + 100, 2));
+  EXPECT_TRUE(Holds(after, 100, 3));
+
+  // The application keeps using the region and its neighbours as before.
+  Fill(region, 3 * kPage + 100, 4);
+  Fill(before, 100, 5);
+  free(after);
+  char* again = static_cast<char*>(malloc(100));
+  ASSERT_NE(nullptr, again);
+  Fill(again, 100, 6);
+
+  ASSERT_EQ(0, rpma_mr_dereg(&mr));
+  EXPECT_FALSE(Moved(region + kPage)) << MappingOf(region + kPage);
+  EXPECT_TRUE(Writable(region + kPage));
+  EXPECT_TRUE(Holds(region, 3 * kPage + 100, 4));
+  EXPECT_TRUE(Holds(before, 100, 5));
+  EXPECT_TRUE(Holds(again, 100, 6));
+  free(again);
+  free(region);
+  free(before);
+}
+
+TEST_F(HeapRegionTest, FreedNeighboursAreReusedAndCallocGivesZeros) {
+  std::vector<char*> neighbours;
+  for (int i = 0; i < 64; ++i) neighbours.push_back(static_cast<char*>(malloc(200)));
+  char* region = static_cast<char*>(malloc(2 * kPage));
+  for (int i = 0; i < 64; ++i) neighbours.push_back(static_cast<char*>(malloc(200)));
+  for (char* neighbour : neighbours) memset(neighbour, 0xAB, 200);
+  Fill(region, 2 * kPage, 7);
+  rpma_mr_local* mr = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(peer_, region, 2 * kPage, kRemoteUsage, &mr));
+
+  for (char* neighbour : neighbours) free(neighbour);
+  malloc_trim(0);
+  std::vector<char*> zeroed;
+  for (size_t size : {16, 200, 1000, 5000, 300000}) {
+    char* fresh = static_cast<char*>(calloc(1, size));
+    ASSERT_NE(nullptr, fresh);
+    EXPECT_TRUE(AllZero(fresh, size)) << size << " bytes";
+    zeroed.push_back(fresh);
+  }
+  EXPECT_TRUE(Holds(region, 2 * kPage, 7));
+
+  ASSERT_EQ(0, rpma_mr_dereg(&mr));
+  free(region);
+  malloc_trim(0);
+  char* reused = static_cast<char*>(calloc(1, 2 * kPage));
+  ASSERT_NE(nullptr, reused);
+  EXPECT_TRUE(AllZero(reused, 2 * kPage));
+  free(reused);
+  for (char* fresh : zeroed) free(fresh);
+}
+
+TEST_F(HeapRegionTest, UnmappedAndAdvisedNeighboursAndTheRegionAfterDeregistration) {
+  // Four anonymous pages; the middle two are the region.
+  char* area = static_cast<char*>(
+      mmap(nullptr, 4 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(MAP_FAILED, area);
+  char* region = area + kPage;
+  Fill(area, 4 * kPage, 8);
+  rpma_mr_local* mr = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(peer_, region, 2 * kPage, kRemoteUsage, &mr));
+  EXPECT_EQ(PagesMoveHere(), Moved(region));
+  EXPECT_FALSE(Moved(area));  // a neighbour page is not the region's: it stays
+
+  // madvise of a neighbour zero-fills it as always; munmap of the other leaves the region.
+  ASSERT_EQ(0, madvise(area, kPage, MADV_DONTNEED));
+  EXPECT_TRUE(AllZero(area, kPage));
+  ASSERT_EQ(0, munmap(area + 3 * kPage, kPage));
+  EXPECT_TRUE(Holds(region, 2 * kPage, static_cast<uint8_t>(8 + kPage * 7)));
+
+  ASSERT_EQ(0, rpma_mr_dereg(&mr));
+  EXPECT_FALSE(Moved(region));
+  // Private anonymous memory again: advised away, it reads as zeros.
+  EXPECT_TRUE(Holds(region, 2 * kPage, static_cast<uint8_t>(8 + kPage * 7)));
+  ASSERT_EQ(0, madvise(region, 2 * kPage, MADV_DONTNEED));
+  EXPECT_TRUE(AllZero(region, 2 * kPage));
+
+  // Registered again after reuse, then unmapped by the application before deregistration.
+  Fill(region, 2 * kPage, 9);
+  ASSERT_EQ(0, rpma_mr_reg(peer_, region, 2 * kPage, kRemoteUsage, &mr));
+  EXPECT_TRUE(Holds(region, 2 * kPage, 9));
+  ASSERT_EQ(0, munmap(area, 3 * kPage));
+  EXPECT_EQ(0, rpma_mr_dereg(&mr));
+  EXPECT_EQ("", MappingOf(region));  // deregistration maps nothing back
+}
+
+TEST_F(HeapRegionTest, OnlyWholePagesMoveAndRegionsShareThem) {
+  char* buffer = static_cast<char*>(aligned_alloc(kPage, 3 * kPage));
+  ASSERT_NE(nullptr, buffer);
+  Fill(buffer, 3 * kPage, 10);
+  rpma_mr_local* small = nullptr;
+  rpma_mr_local* first = nullptr;
+  rpma_mr_local* inside = nullptr;
+  rpma_mr_local* across = nullptr;
+  // Less than a page: its page also holds other bytes, and stays.
+  ASSERT_EQ(0, rpma_mr_reg(peer_, buffer + 100, 1000, kRemoteUsage, &small));
+  EXPECT_FALSE(Moved(buffer));
+  ASSERT_EQ(0, rpma_mr_dereg(&small));
+  // Two pages and a bit: the whole pages move, the partial one does not.
+  ASSERT_EQ(0, rpma_mr_reg(peer_, buffer, 2 * kPage + 100, kRemoteUsage, &first));
+  EXPECT_EQ(PagesMoveHere(), Moved(buffer));
+  EXPECT_EQ(PagesMoveHere(), Moved(buffer + kPage));
+  EXPECT_FALSE(Moved(buffer + 2 * kPage));
+  // A region on moved pages shares them; one over moved pages and others does not move.
+  ASSERT_EQ(0, rpma_mr_reg(peer_, buffer + kPage, kPage, kRemoteUsage, &inside));
+  ASSERT_EQ(0, rpma_mr_reg(peer_, buffer + kPage, 2 * kPage, kRemoteUsage, &across));
+  EXPECT_FALSE(Moved(buffer + 2 * kPage));
+  EXPECT_TRUE(Holds(buffer, 3 * kPage, 10));
+
+  // The pages stay moved while any region on them is registered, whichever goes first.
+  ASSERT_EQ(0, rpma_mr_dereg(&first));
+  EXPECT_EQ(PagesMoveHere(), Moved(buffer));
+  ASSERT_EQ(0, rpma_mr_dereg(&inside));
+  EXPECT_EQ(PagesMoveHere(), Moved(buffer + kPage)) << "`across` is still on the second page";
+  ASSERT_EQ(0, rpma_mr_dereg(&across));
+  EXPECT_FALSE(Moved(buffer));
+  EXPECT_FALSE(Moved(buffer + kPage));
+  EXPECT_TRUE(Holds(buffer, 3 * kPage, 10));
+  free(buffer);
+}
+
+TEST_F(HeapRegionTest, StoresOfAnotherThreadDuringRegistrationAreKept) {
+  // Another thread keeps incrementing a word on each page of the region: an increment lost
+  // to a move (made on the old pages after they were copied) leaves a counter behind the
+  // thread's own count.
+  char* page = static_cast<char*>(aligned_alloc(kPage, 2 * kPage));
+  ASSERT_NE(nullptr, page);
+  auto* neighbour = reinterpret_cast<std::atomic<uint64_t>*>(page + 64);
+  auto* in_region = reinterpret_cast<std::atomic<uint64_t>*>(page + kPage + 64);
+  neighbour->store(0);
+  in_region->store(0);
+  std::atomic<bool> stop{false};
+  uint64_t stored = 0;
+  std::thread writer([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      ++stored;
+      neighbour->fetch_add(1, std::memory_order_relaxed);
+      in_region->fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  for (int i = 0; i < 200; ++i) {
+    rpma_mr_local* mr = nullptr;
+    ASSERT_EQ(0, rpma_mr_reg(peer_, page, 2 * kPage, kRemoteUsage, &mr));
+    if (i == 0) EXPECT_EQ(PagesMoveHere(), Moved(page));
+    ASSERT_EQ(0, rpma_mr_dereg(&mr));
+  }
+  stop.store(true);
+  writer.join();
+  EXPECT_EQ(stored, neighbour->load());
+  EXPECT_EQ(stored, in_region->load());
+  free(page);
+}
+
+// The parent's client writes into its server's heap region before and after a fork(); the
+// child sees what was there at the fork, and neither side's stores reach the other.
+TEST(HeapRegionForkTest, TheChildHasItsOwnCopyAndThePeerStillReachesTheParent) {
+  ConnectedPair pair;
+  ASSERT_NO_FATAL_FAILURE(pair.Connect());
+  Registrations registrations;
+  char* region = static_cast<char*>(aligned_alloc(kPage, 2 * kPage));
+  ASSERT_NE(nullptr, region);
+  memset(region, 0, 2 * kPage);
+  rpma_mr_local* region_mr = nullptr;
+  ASSERT_NO_FATAL_FAILURE(
+      registrations.Register(pair.peer, region, 2 * kPage, kRemoteUsage, &region_mr));
+  EXPECT_EQ(PagesMoveHere(), Moved(region + kPage));
+  rpma_mr_remote* remote = nullptr;
+  ASSERT_NO_FATAL_FAILURE(registrations.RemoteOf(region_mr, &remote));
+  Buffer* source = registrations.NewBuffer(pair.peer, 2 * kPage, RPMA_MR_USAGE_WRITE_SRC, 0);
+  ASSERT_NE(nullptr, source);
+  rpma_cq* cq = nullptr;
+  ASSERT_EQ(0, rpma_conn_get_cq(pair.client, &cq));
+  auto write_all = [&](uint8_t seed) {
+    Fill(source->bytes.data(), 2 * kPage, seed);
+    ASSERT_EQ(0, rpma_write(pair.client, remote, 0, source->mr, 0, 2 * kPage,
+                            RPMA_F_COMPLETION_ALWAYS, nullptr));
+    ibv_wc wc;
+    ASSERT_NO_FATAL_FAILURE(WaitForCompletion(cq, &wc));
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+  };
+  ASSERT_NO_FATAL_FAILURE(write_all(11));
+  ASSERT_TRUE(Holds(region, 2 * kPage, 11));
+
+  int to_parent[2], to_child[2];
+  ASSERT_EQ(0, pipe(to_parent));
+  ASSERT_EQ(0, pipe(to_child));
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // only plain memory and pipes here
+    int failed = Holds(region, 2 * kPage, 11) ? 0 : 1;
+    Fill(region, 2 * kPage, 12);
+    char go = 0;
+    if (write(to_parent[1], "r", 1) != 1 || read(to_child[0], &go, 1) != 1) failed |= 4;
+    if (!Holds(region, 2 * kPage, 12)) failed |= 2;
+    _exit(failed);
+  }
+  char ready = 0;
+  ASSERT_EQ(1, read(to_parent[0], &ready, 1));
+  EXPECT_TRUE(Holds(region, 2 * kPage, 11));  // the child's stores are its own
+  ASSERT_NO_FATAL_FAILURE(write_all(13));     // the peer still reaches the parent's pages
+  EXPECT_TRUE(Holds(region, 2 * kPage, 13));
+  EXPECT_EQ(PagesMoveHere(), Moved(region + kPage));
+  ASSERT_EQ(1, write(to_child[1], "g", 1));
+  int status = 0;
+  ASSERT_EQ(child, waitpid(child, &status, 0));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(0, WEXITSTATUS(status))
+      << "1: the child did not see the region as it was at the fork; 2: the parent's peer "
+         "wrote into the child's copy; 4: the pipe failed";
+  for (int fd : {to_parent[0], to_parent[1], to_child[0], to_child[1]}) close(fd);
+  registrations.Release();
+  ASSERT_NO_FATAL_FAILURE(pair.Teardown());
+  free(region);
+}
+
+}  // namespace
