@@ -24,20 +24,24 @@
 # Latencies are medians; bandwidths MiB/s (ucx_perftest's "MB/s" is 2^20 bytes per second).
 #
 # rpma-sim's buffers are heap memory first, as librpma's examples and most programs register
-# them (a peer on the host reaches them with process_vm_writev/readv), then shared mappings
-# of files in /dev/shm (rpma-sim-perf -f), as a registered persistent-memory region is a
+# them, each the size of one message. A region's whole pages move into a shared mapping that
+# a peer on the host copies to with memcpy (docs/transports.md); a 64 B region, on part of
+# a page, stays, and the peer reaches it with process_vm_writev/readv. The "heap-page" rows
+# (64 B ones only) register a 4 KiB heap region on the server and move 64 B in it
+# (rpma-sim-perf -r 4096), as a server registers a log or a table. Last, shared mappings of
+# files in /dev/shm (rpma-sim-perf -f), as a registered persistent-memory region is a
 # mapping of a file and as ucx_perftest's buffers are shared memory that ucp_mem_map
-# allocated (a peer maps them and writes with memcpy). Each is a row of its own.
+# allocated. Each is a row of its own.
 #
-# Environment: LAT_ITERS (default 10000), BW_MIB (MiB streamed per bandwidth row, default 1024;
-# 200 to 20000 operations), RATE_OPS (writes per message-rate run, default 1000000), BUFFERS
-# (the kinds measured, in order: default "heap file"), RUNS (whole tables, default 3). About
-# five minutes per run.
+# Environment: LAT_ITERS (default 10000), BW_MIB (MiB streamed per bandwidth row, default
+# 1024; 200 to 20000 operations), RATE_OPS (writes per message-rate run, default 1000000),
+# BUFFERS (the kinds measured, in order: default "heap heap-page file"), RUNS (whole tables,
+# default 3). About six minutes per run.
 set -u -o pipefail
 
 LAT_ITERS=${LAT_ITERS:-10000}
 RATE_OPS=${RATE_OPS:-1000000}
-BUFFERS=${BUFFERS:-heap file}
+BUFFERS=${BUFFERS:-heap heap-page file}
 RUNS=${RUNS:-3}
 BUFFER_FLAG=()   # set per measurement: (-f) for file-backed buffers
 BW_MIB=${BW_MIB:-1024}
@@ -298,6 +302,10 @@ measure() {
   for buffers in $BUFFERS; do
     BUFFER_FLAG=()
     [[ $buffers == file ]] && BUFFER_FLAG=(-f)
+    if [[ $buffers == heap-page ]]; then
+      ((size >= 4096)) && continue  # the same as heap: the region is a page already
+      BUFFER_FLAG=(-r 4096)
+    fi
     for mode in blocked busy; do
       ours $mode tcp "$ours_test" "$size" "$iters" $rate
       local ours_tcp=$RESULT

@@ -54,6 +54,8 @@ void Usage(FILE* out) {
           "  -b        server: busy-poll its completion queue (the default of send tests)\n"
           "  -f        buffers are shared mappings of files in /dev/shm, as persistent memory\n"
           "            is a mapping of a file (a peer on this host maps them too)\n"
+          "  -r BYTES  client: the server registers at least BYTES (default: the message\n"
+          "            size), as a server with a log or a table does\n"
           "  -h        this help\n");
 }
 
@@ -102,10 +104,12 @@ Options ParseOptions(int argc, char** argv) {
   o.port = argv[4];
   for (int i = 5; i < argc; ++i) {
     std::string flag = argv[i];
-    bool has_value = flag == "-s" || flag == "-n" || flag == "-w" || flag == "-t";
+    bool has_value = flag == "-s" || flag == "-n" || flag == "-w" || flag == "-t" || flag == "-r";
     if (has_value && i + 1 >= argc) Die("%s needs a value", flag.c_str());
     if (flag == "-s")
       o.size = ParseSize(argv[++i]);
+    else if (flag == "-r")
+      o.region = ParseSize(argv[++i]);
     else if (flag == "-n")
       o.iterations = ParseCount(argv[++i], 1);
     else if (flag == "-w")

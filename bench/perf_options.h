@@ -43,6 +43,9 @@ struct Options {
   int server_busy = -1;
   // Buffers are shared mappings of files in /dev/shm (as persistent memory is), not heap.
   bool file_buffers = false;
+  // The server registers at least this many bytes (-r; 0: the message size), as a server
+  // with a log or a table registers more than one message.
+  size_t region = 0;
 };
 
 // Prints the message to stderr and exits with status 1.

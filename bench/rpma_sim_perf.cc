@@ -46,6 +46,7 @@ struct Request {
   uint8_t persistent;
   uint16_t depth;
   uint64_t size;
+  uint64_t region;  // the server registers max(size, region) bytes
 };
 
 // What the server answers with: its buffer's descriptor and its peer configuration.
@@ -237,9 +238,10 @@ void RunServer(const Options& options, Listening* listening) {
     cfg = NewConnCfg(request.depth);
   }
 
-  Buffer buffer = AllocateBuffer(request.size, options.file_buffers);
+  const size_t region = std::max<uint64_t>(request.size, request.region);
+  Buffer buffer = AllocateBuffer(region, options.file_buffers);
   rpma_mr_local* mr;
-  Check(rpma_mr_reg(peer, buffer.data, request.size, kUsageAll, &mr), "rpma_mr_reg");
+  Check(rpma_mr_reg(peer, buffer.data, region, kUsageAll, &mr), "rpma_mr_reg");
   rpma_peer_cfg* pcfg;
   Check(rpma_peer_cfg_new(&pcfg), "rpma_peer_cfg_new");
   Check(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true), "set_direct_write_to_pmem");
@@ -442,9 +444,12 @@ void RunClient(const Options& options) {
   Check(rpma_mr_reg(peer, buffer.data, options.size, kUsageAll, &c.mr), "rpma_mr_reg");
 
   rpma_conn_cfg* cfg = NewConnCfg(options.depth);
-  Request request{kMagic, static_cast<uint8_t>(options.test),
-                  static_cast<uint8_t>(options.persistent), static_cast<uint16_t>(options.depth),
-                  options.size};
+  Request request{kMagic,
+                  static_cast<uint8_t>(options.test),
+                  static_cast<uint8_t>(options.persistent),
+                  static_cast<uint16_t>(options.depth),
+                  options.size,
+                  options.region};
   rpma_conn_private_data pdata{&request, sizeof(request)};
   rpma_conn_req* req;
   Check(rpma_conn_req_new(peer, options.addr.c_str(), options.port.c_str(), cfg, &req),
