@@ -105,7 +105,7 @@ std::vector<Setting> Settings() {
            "shm moves payloads of 16 KiB and more with process_vm_readv/writev"),
       Flag("RPMA_SIM_SHM_DIRECT", rpma_sim::ShmDirectEnabled(),
            "shm writes and reads execute on the target's memory without its threads"),
-      Flag("RPMA_SIM_SHM_SHARE_HEAP", rpma_sim::ShmShareHeapEnabled(),
+      Flag("RPMA_SIM_SHM_SHARE_HEAP", rpma_sim::ShmShareHeapSetting(),
            "registered heap pages move into a shared mapping for peers on the host"),
   };
 
@@ -236,6 +236,48 @@ std::string ProbeProcessVm() {
   return result + "; payloads travel through the segment's rings instead";
 }
 
+// How a peer process on this host reaches a registered heap region, probed as a peer
+// would: a child opens and maps a memfd of this process through /proc (what it does with a
+// region whose whole pages moved into one; docs/transports.md).
+std::string ProbeHeapRegions(bool process_vm_works) {
+  if (!process_vm_works) return "through the target's threads (direct access needs process_vm)";
+  if (!rpma_sim::ShmShareHeapEnabled()) {
+    std::string why =
+        !rpma_sim::ShmShareHeapSetting() ? "RPMA_SIM_SHM_SHARE_HEAP=0"
+        : !rpma_sim::ShmDirectEnabled()
+            ? "RPMA_SIM_SHM_DIRECT=0"
+            : "RPMA_SIM_TRANSPORT=" + std::string(TransportName(rpma_sim::GetTransport()));
+    return "process_vm, a system call per operation (" + why + ")";
+  }
+  int fd = memfd_create("rpma-sim-info", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, 4096) != 0) {
+    std::string why = strerror(errno);
+    if (fd >= 0) close(fd);
+    return "process_vm, a system call per operation (memfd_create: " + why + ")";
+  }
+  const std::string path = "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(fd);
+  pid_t child = fork();
+  if (child == 0) {
+    int peer_fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    void* map = peer_fd < 0 ? MAP_FAILED
+                            : mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, peer_fd, 0);
+    _exit(map != MAP_FAILED ? 0 : errno != 0 ? errno : 255);
+  }
+  int status = 0;
+  while (child > 0 && waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  close(fd);
+  if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return "memcpy: a region's whole pages move into a shared mapping its peer maps "
+           "(a partial first or last page by process_vm)";
+  std::string why = child < 0           ? std::string("fork: ") + strerror(errno)
+                    : WIFEXITED(status) ? strerror(WEXITSTATUS(status))
+                                        : "the probe died";
+  return "process_vm, a system call per operation (another process cannot map this one's "
+         "memfd: " +
+         why + ")";
+}
+
 void PrintUsage(FILE* out) {
   fprintf(out,
           "usage: rpma-sim-info [-h]\n"
@@ -284,6 +326,8 @@ int main(int argc, char** argv) {
   printf("\tinproc:\t\tyes: a listener of the same process is called directly\n");
   printf("\ttcp:\t\t%s\n", ProbeTcp().c_str());
   printf("\tshm:\t\t%s\n", ProbeShm().c_str());
-  printf("\tprocess_vm:\t%s\n", ProbeProcessVm().c_str());
+  const std::string process_vm = ProbeProcessVm();
+  printf("\tprocess_vm:\t%s\n", process_vm.c_str());
+  printf("\theap regions:\t%s\n", ProbeHeapRegions(process_vm.compare(0, 4, "yes:") == 0).c_str());
   return 0;
 }

@@ -95,10 +95,14 @@ bool ShmDirectEnabled() {
   return enabled;
 }
 
-bool ShmShareHeapEnabled() {
+bool ShmShareHeapSetting() {
   static const bool enabled = EnvFlagOr("RPMA_SIM_SHM_SHARE_HEAP", true);
+  return enabled;
+}
+
+bool ShmShareHeapEnabled() {
   const TransportKind transport = GetTransport();
-  return enabled && ShmDirectEnabled() && ShmProcessVmEnabled() &&
+  return ShmShareHeapSetting() && ShmDirectEnabled() && ShmProcessVmEnabled() &&
          transport != TransportKind::kTcp && transport != TransportKind::kInproc;
 }
 

@@ -52,6 +52,8 @@ bool ShmDirectEnabled();
 // (RPMA_SIM_SHM_SHARE_HEAP, default yes; only where ShmDirectEnabled() too, and not while
 // the transport is tcp or inproc).
 bool ShmShareHeapEnabled();
+// The setting alone (RPMA_SIM_SHM_SHARE_HEAP), whatever the others say.
+bool ShmShareHeapSetting();
 
 // Whether ranges placed and never made durable are reported when their connection ends
 // (RPMA_SIM_PERSISTENCE_REPORT, default yes).

@@ -41,10 +41,11 @@ uintptr_t PageSize() {
 // thread waiting in the handler may hold malloc's lock or the table's (its memory may be
 // on the pages).
 //
-// A slot given back keeps its range for kRetryWindowNs: a store that faulted just before the
-// move ended may reach the handler just after, and is retried too. A store that faults
-// there for another reason (the application made the pages read-only) is retried for that
-// long, then goes to the handler before this one.
+// A slot given back keeps its range for kRetryWindowNs (unless every other slot is taken
+// meanwhile): a store that faulted just before the move ended may reach the handler just
+// after, and is retried too. A store that faults there for another reason (the
+// application made the pages read-only) is retried for that long, then goes to the
+// handler before this one.
 struct MovingSlot {
   std::atomic<uintptr_t> start{0};
   std::atomic<uintptr_t> end{0};
@@ -149,21 +150,33 @@ void WaitUntilSettledLocked(uintptr_t start, uintptr_t end) REQUIRES(g_table.mut
   }
 }
 
+// A slot for a move of [start, end): a free one, else the one that ended longest ago (its
+// retry window cut short: only a fault that waited over a second to reach the handler
+// could miss it); -1 only while every slot is moving.
 int ClaimSlotLocked(uintptr_t start, uintptr_t end) REQUIRES(g_table.mutex) {
   const int64_t now = MonotonicNs();
+  int chosen = -1;
+  int64_t oldest = INT64_MAX;
   for (int i = 0; i < SharedPages::kMaxMoving; ++i) {
     MovingSlot& slot = g_moving[i];
     const int64_t finished = slot.finished_ns.load(std::memory_order_relaxed);
-    if (slot.start.load(std::memory_order_relaxed) != 0 &&
-        (finished == 0 || now - finished <= kRetryWindowNs))
-      continue;
-    slot.start.store(0, std::memory_order_release);
-    slot.finished_ns.store(0, std::memory_order_release);
-    slot.end.store(end, std::memory_order_release);
-    slot.start.store(start, std::memory_order_release);
-    return i;
+    if (slot.start.load(std::memory_order_relaxed) == 0 ||
+        (finished != 0 && now - finished > kRetryWindowNs)) {
+      chosen = i;
+      break;
+    }
+    if (finished != 0 && finished < oldest) {
+      oldest = finished;
+      chosen = i;
+    }
   }
-  return -1;
+  if (chosen < 0) return -1;
+  MovingSlot& slot = g_moving[chosen];
+  slot.start.store(0, std::memory_order_release);
+  slot.finished_ns.store(0, std::memory_order_release);
+  slot.end.store(end, std::memory_order_release);
+  slot.start.store(start, std::memory_order_release);
+  return chosen;
 }
 
 // Claims a slot to move `id` back, waiting for one to be free (every holder of a slot

@@ -13,7 +13,9 @@
 // - A store by another thread while the pages move waits: they are read-only while they
 //   are copied, and a write fault there waits in a SIGSEGV handler until the move is over,
 //   then is retried. A system call that writes into the region itself during those
-//   microseconds (read(2) into it from another thread) fails with EFAULT.
+//   microseconds (read(2) into it from another thread) fails with EFAULT. The handler is
+//   installed at the first move and passes every other fault to the one before it; an
+//   application that installs its own afterwards replaces it.
 // - fork(): the child gets private copies in place of the shared pages, taken as fork()
 //   begins (as a device's DMA under way would leave them; a store another thread makes
 //   between the copy and the fork is not in them). The child's stores never reach the
@@ -26,7 +28,7 @@
 // Not moved (Share returns null; the peer then uses process_vm for all of the range):
 // a range with no whole page; memory that is not private anonymous read-write memory
 // throughout; pages that overlap moved pages that do not hold them whole, or pages being
-// moved; beyond kMaxMoving moves in one second.
+// moved; beyond kMaxMoving moves under way at once.
 #ifndef RPMA_SIM_TRANSPORT_SHARED_PAGES_H_
 #define RPMA_SIM_TRANSPORT_SHARED_PAGES_H_
 
@@ -51,7 +53,8 @@ enum class PageMoves { kAllowed, kOnlyIfMoved };
 // for a moment).
 class SharedPages {
  public:
-  // Moves (both ways) under way or ended less than a second ago (shared_pages.cc).
+  // Moves (both ways) under way at once; a slot that ended less than a second ago is kept
+  // for a late fault while another is free (shared_pages.cc).
   static constexpr int kMaxMoving = 1024;
 
   // Moves the whole pages of [addr, addr + length) (kAllowed; or finds them moved for a

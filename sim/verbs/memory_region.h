@@ -35,8 +35,9 @@ struct MemoryRegion {
   // Its place among its domain's registrations (1-based): the same in every run of a
   // program that registers in the same order, unlike its keys (a power failure's `keep`).
   uint32_t ordinal = 0;
-  // Its pages moved into a shared mapping for peers on this host (shared_pages.h), or null.
-  // Set before the region is in the table; dropped by its deregistration.
+  // The moved pages it holds (shared_pages.h): its whole pages, moved into a shared mapping
+  // for peers on this host, and moved pages of other regions it touches; or null. Set
+  // before the region is in the table; dropped by its deregistration.
   std::shared_ptr<SharedPages> shared_pages;
 
   // True if [address, address + len) lies inside the region (overflow-safe).

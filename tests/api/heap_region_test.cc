@@ -265,6 +265,24 @@ TEST_F(HeapRegionTest, StoresOfAnotherThreadDuringRegistrationAreKept) {
   free(page);
 }
 
+// More moves than the simulator keeps slots for (1 024) follow each other as fast as they
+// come: every registration still moves its pages, and no deregistration waits for a slot.
+TEST_F(HeapRegionTest, EveryRegistrationOfABurstMoves) {
+  char* page = static_cast<char*>(aligned_alloc(kPage, kPage));
+  ASSERT_NE(nullptr, page);
+  Fill(page, kPage, 14);
+  int moved = 0;
+  for (int i = 0; i < 600; ++i) {  // 1 200 moves, both ways
+    rpma_mr_local* mr = nullptr;
+    ASSERT_EQ(0, rpma_mr_reg(peer_, page, kPage, kRemoteUsage, &mr));
+    moved += Moved(page) ? 1 : 0;
+    ASSERT_EQ(0, rpma_mr_dereg(&mr));
+  }
+  EXPECT_EQ(PagesMoveHere() ? 600 : 0, moved);
+  EXPECT_TRUE(Holds(page, kPage, 14));
+  free(page);
+}
+
 // The parent's client writes into its server's heap region before and after a fork(); the
 // child sees what was there at the fork, and neither side's stores reach the other.
 TEST(HeapRegionForkTest, TheChildHasItsOwnCopyAndThePeerStillReachesTheParent) {

@@ -29,6 +29,7 @@ expect "persistent memory by default" "$out" $'persistent memory:\tyes'
 for setting in RPMA_SIM_PMEM=1 RPMA_SIM_EADR=0 RPMA_SIM_FLUSH_SCOPE=range \
     RPMA_SIM_PERSISTENCE_REPORT=1 RPMA_SIM_NATIVE_FLUSH=0 RPMA_SIM_NATIVE_ATOMIC_WRITE=0 \
     RPMA_SIM_ODP=0 RPMA_SIM_TRANSPORT=auto RPMA_SIM_SHM_PROCESS_VM=1 RPMA_SIM_SHM_DIRECT=1 \
+    RPMA_SIM_SHM_SHARE_HEAP=1 \
     'RPMA_SIM_FAULTS=\(none\)' \
     'RPMA_SIM_SEED=\(random\)' 'RPMA_FAULT_INJECTION=\(off\)' 'RPMA_SIM_TRACE=\(off\)' \
     RPMA_SIM_TRACE_MAX_MB=256; do
@@ -37,6 +38,13 @@ done
 expect "tcp works on loopback" "$out" $'^\ttcp:\t+yes'
 expect "shm says whether it works" "$out" $'^\tshm:\t+(yes|no): '
 expect "process_vm says whether it works" "$out" $'^\tprocess_vm:\t(yes|no): '
+expect "heap regions say how a peer reaches them" "$out" \
+  $'^\theap regions:\t(memcpy: |process_vm, |through the target)'
+
+out=$("${clean_env[@]}" RPMA_SIM_SHM_SHARE_HEAP=0 "$info")
+expect "heap sharing turned off" "$out" '^	RPMA_SIM_SHM_SHARE_HEAP=0 +environment;'
+expect "heap regions by process_vm when turned off" "$out" \
+  $'^\theap regions:\t(process_vm, a system call per operation \\(RPMA_SIM_SHM_SHARE_HEAP=0\\)|through the target)'
 
 out=$("${clean_env[@]}" RPMA_SIM_PMEM=0 RPMA_SIM_TRANSPORT=tcp RPMA_SIM_SEED=42 \
       RPMA_SIM_FLUSH_SCOPE=qp RPMA_SIM_FAULTS='delay:op=send,us=5' RPMA_FAULT_INJECTION=7 \
