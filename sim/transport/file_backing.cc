@@ -45,6 +45,18 @@ bool VisitMappings(uint64_t begin, uint64_t end,
   return true;
 }
 
+bool EveryMappingOf(uint64_t begin, uint64_t end,
+                    const std::function<bool(const MapsEntry&)>& holds) {
+  uint64_t covered = begin;  // [begin, covered) is mapped and holds
+  bool ok = true;
+  const bool read = VisitMappings(begin, end, [&](const MapsEntry& entry) {
+    ok = entry.start <= covered && holds(entry);
+    covered = entry.stop;
+    return ok && covered < end;
+  });
+  return read && ok && covered >= end;
+}
+
 bool FindFileBacking(const void* addr, size_t length, size_t max_path, FileBacking* backing) {
   const uint64_t begin = reinterpret_cast<uintptr_t>(addr);
   const uint64_t end = begin + length;

@@ -46,6 +46,11 @@ struct MapsEntry {
 bool VisitMappings(uint64_t begin, uint64_t end,
                    const std::function<bool(const MapsEntry&)>& visit);
 
+// Whether [begin, end) is mapped throughout (no hole) and `holds` is true of every mapping
+// of it. False if /proc/self/maps cannot be read.
+bool EveryMappingOf(uint64_t begin, uint64_t end,
+                    const std::function<bool(const MapsEntry&)>& holds);
+
 // Fills *backing if every page of [addr, addr + length) is a writable shared mapping of one
 // file, contiguous in it (read from /proc/self/maps). False for private or anonymous memory,
 // a deleted file, or a path longer than `max_path` bytes.

@@ -29,6 +29,8 @@
 namespace rpma_sim {
 namespace {
 
+constexpr int kProt = PROT_READ | PROT_WRITE;
+
 uintptr_t PageSize() {
   static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   return page;
@@ -107,7 +109,6 @@ struct Extent {
   uint64_t id = 0;
   uintptr_t start = 0;
   uintptr_t end = 0;
-  int prot = 0;
   int fd = -1;
   uint64_t device = 0;
   uint64_t inode = 0;
@@ -198,33 +199,22 @@ void ReleaseSlot(int slot) {
   if (slot >= 0) g_moving[slot].finished_ns.store(MonotonicNs(), std::memory_order_release);
 }
 
-// Whether [start, end) is private anonymous memory, readable and writable, throughout; its
-// protection then in *prot.
-bool IsPrivateAnonymous(uintptr_t start, uintptr_t end, int* prot) {
-  uintptr_t covered = start;
-  bool ok = true;
-  bool read = VisitMappings(start, end, [&](const MapsEntry& entry) {
-    const std::string path = entry.path;
-    ok = entry.start <= covered && entry.inode == 0 && strcmp(entry.perms, "rw-p") == 0 &&
-         (path.empty() || path == "[heap]");
-    covered = entry.stop;
-    return ok && covered < end;
+// Whether [start, end) is private anonymous memory, readable and writable, throughout (the
+// only memory that moves: kProt is its protection before and after).
+bool IsPrivateAnonymous(uintptr_t start, uintptr_t end) {
+  return EveryMappingOf(start, end, [](const MapsEntry& entry) {
+    return entry.inode == 0 && strcmp(entry.perms, "rw-p") == 0 &&
+           (entry.path[0] == '\0' || strcmp(entry.path, "[heap]") == 0);
   });
-  *prot = PROT_READ | PROT_WRITE;
-  return read && ok && covered >= end;
 }
 
 // Whether [start, end) is still the mapping of `inode` the move made.
 bool IsStillMoved(uintptr_t start, uintptr_t end, uint64_t inode) {
-  uintptr_t covered = start;
-  bool ok = true;
-  bool read = VisitMappings(start, end, [&](const MapsEntry& entry) {
-    ok = entry.start <= covered && entry.inode == inode && entry.perms[3] == 's' &&
-         entry.offset == covered - start;
-    covered = entry.stop;
-    return ok && covered < end;
+  return EveryMappingOf(start, end, [start, inode](const MapsEntry& entry) {
+    const uint64_t from = std::max<uint64_t>(entry.start, start);
+    return entry.inode == inode && entry.perms[3] == 's' &&
+           entry.offset + (from - entry.start) == from - start;
   });
-  return read && ok && covered >= end;
 }
 
 // Copies `length` bytes from `from` to `to` in this process by the kernel
@@ -249,9 +239,9 @@ void CopyOut(uintptr_t start, uintptr_t end, void* to) {
 // The mappings that replace a range in place, as system calls of their own: a sanitizer's
 // mmap and mremap take the range for new memory (ThreadSanitizer forgets who accessed it,
 // AddressSanitizer the redzones of the heap objects on it), but the bytes are the same.
-void* RawMapShared(uintptr_t start, size_t length, int prot, int fd) {
+void* RawMapShared(uintptr_t start, size_t length, int fd) {
   return reinterpret_cast<void*>(
-      syscall(SYS_mmap, start, length, prot, MAP_SHARED | MAP_FIXED, fd, 0));
+      syscall(SYS_mmap, start, length, kProt, MAP_SHARED | MAP_FIXED, fd, 0));
 }
 
 void* RawMremap(void* from, size_t length, uintptr_t to) {
@@ -259,14 +249,13 @@ void* RawMremap(void* from, size_t length, uintptr_t to) {
       syscall(SYS_mremap, from, length, length, MREMAP_MAYMOVE | MREMAP_FIXED, to));
 }
 
-// A private anonymous copy of [start, end) with protection `prot`, or MAP_FAILED; the range
+// A private anonymous copy of [start, end), or MAP_FAILED; the range
 // is read-only afterwards (CopyOut).
-void* PrivateCopy(uintptr_t start, uintptr_t end, int prot) {
+void* PrivateCopy(uintptr_t start, uintptr_t end) {
   const size_t length = end - start;
   void* copy = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (copy == MAP_FAILED) return copy;
   CopyOut(start, end, copy);
-  mprotect(copy, length, prot);
   return copy;
 }
 
@@ -281,14 +270,14 @@ bool PutInPlace(void* copy, uintptr_t start, uintptr_t end) {
 // Moves [start, end) into `fd` (as long as the range) at offset 0: the bytes are copied
 // into the file and the file mapped shared over the range. False (the range as it was) if
 // the kernel refuses.
-bool MoveInto(int fd, uintptr_t start, uintptr_t end, int prot) {
+bool MoveInto(int fd, uintptr_t start, uintptr_t end) {
   const size_t length = end - start;
   void* staging = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (staging == MAP_FAILED) return false;
   void* range = reinterpret_cast<void*>(start);
   CopyOut(start, end, staging);
-  const bool moved = RawMapShared(start, length, prot, fd) != MAP_FAILED;
-  if (!moved) mprotect(range, length, prot);  // still the old pages
+  const bool moved = RawMapShared(start, length, fd) != MAP_FAILED;
+  if (!moved) mprotect(range, length, kProt);  // still the old pages
   munmap(staging, length);
   return moved;
 }
@@ -302,7 +291,7 @@ bool MoveToMemfd(Extent* extent) {
   struct stat status;
   if (ftruncate(fd, static_cast<off_t>(extent->end - extent->start)) != 0 ||
       fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
-      fstat(fd, &status) != 0 || !MoveInto(fd, extent->start, extent->end, extent->prot)) {
+      fstat(fd, &status) != 0 || !MoveInto(fd, extent->start, extent->end)) {
     close(fd);
     return false;
   }
@@ -314,10 +303,10 @@ bool MoveToMemfd(Extent* extent) {
 
 // Puts private anonymous pages with the same bytes in place of [start, end); false (the
 // range as it was) if the kernel refuses.
-bool MakePrivate(uintptr_t start, uintptr_t end, int prot) {
-  void* copy = PrivateCopy(start, end, prot);
+bool MakePrivate(uintptr_t start, uintptr_t end) {
+  void* copy = PrivateCopy(start, end);
   if (copy != MAP_FAILED && PutInPlace(copy, start, end)) return true;
-  mprotect(reinterpret_cast<void*>(start), end - start, prot);
+  mprotect(reinterpret_cast<void*>(start), end - start, kProt);
   return false;
 }
 
@@ -325,7 +314,7 @@ bool MakePrivate(uintptr_t start, uintptr_t end, int prot) {
 // False if the kernel refused (the pages stay shared).
 bool MoveBack(const Extent& extent) {
   const bool back = !IsStillMoved(extent.start, extent.end, extent.inode) ||
-                    MakePrivate(extent.start, extent.end, extent.prot);
+                    MakePrivate(extent.start, extent.end);
   close(extent.fd);
   return back;
 }
@@ -373,7 +362,7 @@ std::unique_ptr<SharedPages> SharedPages::Share(const void* addr, size_t length,
     g_table.extents.push_back(moving);
   }
   // Outside the lock: the system calls and the copy.
-  bool moved = IsPrivateAnonymous(start, end, &moving.prot) && MoveToMemfd(&moving);
+  bool moved = IsPrivateAnonymous(start, end) && MoveToMemfd(&moving);
   // Before the lock: a thread that faulted on the pages may hold it (the table itself is
   // heap memory, and may be on them).
   ReleaseSlot(moving.slot);
@@ -383,7 +372,6 @@ std::unique_ptr<SharedPages> SharedPages::Share(const void* addr, size_t length,
     return pages->extents_.empty() ? nullptr : std::move(pages);
   }
   Extent* extent = FindLocked(moving.id);
-  extent->prot = moving.prot;
   extent->fd = moving.fd;
   extent->device = moving.device;
   extent->inode = moving.inode;
@@ -441,7 +429,6 @@ void SharedPages::BeforeFork() NO_THREAD_SAFETY_ANALYSIS {
         mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (extent.fork_copy == MAP_FAILED) continue;
     KernelCopy(extent.fork_copy, reinterpret_cast<void*>(extent.start), length);
-    mprotect(extent.fork_copy, length, extent.prot);
   }
 }
 
