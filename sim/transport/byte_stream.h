@@ -34,6 +34,10 @@ class ByteStream {
   // many, one whose reads are copies from memory says 0 (a read-ahead would copy twice).
   virtual size_t ReadAheadBytes() const { return 0; }
 
+  // Whether each Write is a system call (worth saving by writing several frames at once),
+  // or a copy into memory.
+  virtual bool WritesAreSystemCalls() const { return false; }
+
   // The progress engine waits for the stream, which has no thread of its own. A wait calls
   // `ready` on the engine's thread once the stream is readable (or ended, or broken), or
   // writable. The first wait may be begun on any thread that holds none of the simulator's

@@ -6,6 +6,7 @@
 
 #include "sim/common/happens_before.h"
 #include "sim/common/log.h"
+#include "sim/transport/send_batch.h"
 
 namespace rpma_sim {
 
@@ -20,30 +21,58 @@ FrameWire::FrameWire(std::unique_ptr<ByteStream> stream) : stream_(std::move(str
 FrameWire::~FrameWire() = default;
 
 bool FrameWire::Send(FrameType type, std::vector<uint8_t> body,
-                     std::shared_ptr<FramePayload> payload) {
+                     std::shared_ptr<FramePayload> payload, Urgency urgency) {
   SIM_HAPPENS_BEFORE(&g_frames_handed_over);
   size_t body_size = body.size() + (payload ? payload->size() : 0);
+  const bool batched = SendBatch::Open();
+  bool broken = false;
   {
     MutexLock lock(&mutex_);
     if (closing_) return false;
-    bool first = outbound_.empty();
     queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) + body_size,
                         std::memory_order_relaxed);
     outbound_.push_back(Outgoing{type, std::move(body), std::move(payload), body_size, 0});
     queued_frames_.store(outbound_.size(), std::memory_order_relaxed);
-    // Nothing ahead of it: send right here without waiting (no thread hop); whatever the
+    // It waits for the next write, up to a write's worth of frames, where writes are
+    // system calls.
+    if (urgency == Urgency::kWithNextWrite && outbound_.size() < kFramesPerWrite &&
+        stream_->WritesAreSystemCalls())
+      return true;
+    // Sent right here without waiting (no thread hop) unless a batch holds it; whatever the
     // stream does not take now is left to the engine (or to a polling application,
-    // SendQueued). Behind other frames it only queues: the stream is full.
-    WriteResult result = first ? WriteQueuedLocked() : WriteResult::kFull;
-    if (result == WriteResult::kFull && !writing_) {
-      writing_ = true;
-      ArmWrite();
-    }
-    if (result != WriteResult::kBroken) return true;
-    BreakLocked();
+    // SendQueued).
+    if (!batched) broken = PushLocked();
   }
+  if (batched) SendBatch::Hold(this);
+  if (!broken) return true;
   stream_->Shutdown();
   return false;
+}
+
+void FrameWire::Push() {
+  bool shut_down;
+  {
+    MutexLock lock(&mutex_);
+    shut_down = PushLocked();
+  }
+  if (shut_down) stream_->Shutdown();
+}
+
+bool FrameWire::PushLocked() {
+  if (writing_ || writer_done_) return false;  // the engine sends the rest, or all is over
+  if (!outbound_.empty()) {
+    WriteResult result = WriteQueuedLocked();
+    if (result == WriteResult::kFull) {
+      writing_ = true;
+      ArmWrite();
+      return false;
+    }
+    if (result == WriteResult::kBroken) {
+      BreakLocked();
+      return true;
+    }
+  }
+  return FinishWritingLocked();
 }
 
 void FrameWire::BreakLocked() {
@@ -59,8 +88,9 @@ void FrameWire::Close() {
   {
     MutexLock lock(&mutex_);
     closing_ = true;
-    // An idle wire closes at once; a busy one once its queue drained.
-    if (!writing_ && !writer_done_) shut_down = FinishWritingLocked();
+    // An idle wire closes once it sent what it holds; one the engine writes, once its
+    // queue drained.
+    shut_down = PushLocked();
   }
   if (shut_down) stream_->Shutdown();  // the reader sees the end and tells the handler
 }
@@ -93,6 +123,7 @@ void FrameWire::EndReading(const std::shared_ptr<WireHandler>& handler, const st
 
 bool FrameWire::Flush(int timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  Push();  // what a batch of this thread holds, or what waits for the next write, leaves now
   MutexLock lock(&mutex_);
   while (!writer_done_ && !(outbound_.empty() && !writing_)) {
     if (!drained_.WaitUntil(&mutex_, deadline))

@@ -7,7 +7,9 @@
 // validated frame goes to the wire's handler in order; a peer that sends garbage, a frame
 // that is too large, or breaks the connection ends the wire (OnWireClosed says why) and
 // nothing else; and Send never blocks the caller on the network, so callers may hold the
-// simulator's locks.
+// simulator's locks. Frames queued together leave together: one write of the stream takes
+// as many whole frames as it holds (up to 64), so a turn's answers, or the frames a
+// SendBatch held back, cost one system call.
 #ifndef RPMA_SIM_TRANSPORT_FRAME_WIRE_H_
 #define RPMA_SIM_TRANSPORT_FRAME_WIRE_H_
 
@@ -34,6 +36,9 @@ class WireHandler {
   virtual void OnWireClosed(const std::string& reason) = 0;
 };
 
+// The most frames one write hands the stream (two parts each: header and body).
+constexpr size_t kFramesPerWrite = 64;
+
 // The key under which DRD is told that a frame's sending happens before its handling.
 extern char g_frames_handed_over;
 
@@ -54,7 +59,8 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   void StartOnEngine(std::shared_ptr<WireHandler> handler);
 
   // Reads what arrived and delivers the frames it completes, on the calling thread, unless
-  // the engine is reading right now; never waits long (at most 16 frames, 4 MiB of bodies).
+  // the engine is reading right now; never waits long (at most 16 frames from the stream
+  // and those read ahead with them, 4 MiB of bodies).
   // A frame still arriving is read as far as it came, and the engine or the next call goes
   // on with it. The end of the stream, or a malformed frame, ends the wire here
   // (OnWireClosed on the calling thread).
@@ -65,11 +71,28 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // when the stream drains; a polling application gets there first.)
   void SendQueued();
 
+  // How soon a frame must leave.
+  enum class Urgency {
+    // At once, or, while a SendBatch is open on the calling thread, when the batch closes.
+    kNow,
+    // With the wire's next write: when a frame is sent at once, a turn of reading this
+    // wire ends (the engine's or a poller's), a poller sends (SendQueued), the wire is
+    // closed or flushed, or 64 frames wait. For a frame sent while the peer has earlier
+    // ones to answer: the turn that reads an answer sends it. Only where writes are
+    // system calls (ByteStream::WritesAreSystemCalls); elsewhere as kNow.
+    kWithNextWrite,
+  };
+
   // Queues a frame for sending; false once the wire is closing. Its body is `body`, then
   // `payload`'s bytes if there is one (read each time the stream takes more of them; the
-  // wire keeps it until it sent them all, or dropped them).
+  // wire keeps it until it sent them all, or dropped them). It leaves as `urgency` says.
   bool Send(FrameType type, std::vector<uint8_t> body,
-            std::shared_ptr<FramePayload> payload = nullptr);
+            std::shared_ptr<FramePayload> payload = nullptr, Urgency urgency = Urgency::kNow);
+
+  // Hands the stream what it takes now of the queued frames, unless the engine is waiting
+  // to send them (the stream was full); what it does not take leaves when it drains. Never
+  // waits. (A closing SendBatch calls it.)
+  void Push();
 
   // Frames queued and not yet handed to the kernel whole: what the peer has not read. One
   // load, no lock (asked on every arriving request).
@@ -117,9 +140,10 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // Reads what arrived into incoming_ until a frame is whole (kFrame), nothing more is
   // there (kWouldBlock), `budget` bytes of bodies were read (kPaused; it counts them down),
   // or the stream ended or sent a malformed header (kEnd, `reason`).
-  // Whether a read may take more than the frame being assembled (the engine's: it hands
-  // over, or comes back for, whatever it read ahead before it waits for the stream again).
-  enum class ReadAhead { kNo, kYes };
+  // Whether a read may take more than the frame being assembled (kYes: whoever reads hands
+  // over whatever whole frames it read ahead before it stops), or takes only what was read
+  // ahead (kBufferedOnly: a poller past its frames from the stream).
+  enum class ReadAhead { kYes, kBufferedOnly };
   ReadResult ReadSome(ReadAhead ahead, size_t* budget, std::string* reason) REQUIRES(read_mutex_);
   // Takes up to `size` bytes of the stream for the frame being read, as TryRead does: from
   // what was read ahead first; a piece at least as large as the read-ahead straight into
@@ -136,8 +160,12 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   void ArmWrite();
   void OnWritable();
 
-  // Sends what the stream takes now of the rest of `out`. False on a connection error.
-  bool WriteFrame(Outgoing* out);
+  // Sends what the stream takes now of the first `count` queued frames, none of which has
+  // a payload, in one write. False on a connection error.
+  bool WriteFrames(size_t count) REQUIRES(mutex_);
+  // Sends what the stream takes now of the rest of `out`, which has a payload. False on a
+  // connection error.
+  bool WriteWithPayload(Outgoing* out);
   // The same, with out->payload's bytes as `payload_count` parts.
   bool WriteParts(Outgoing* out, const iovec* payload, int payload_count);
   // Sends the queued frames in order as far as the stream takes them: all of them
@@ -152,6 +180,11 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // Everything queued was sent (or dropped): a closing wire shuts its stream down. Returns
   // whether the caller must call stream_->Shutdown() (after unlocking).
   bool FinishWritingLocked() REQUIRES(mutex_);
+  // Push's work: writes the queue unless the engine waits to (writing_) or the writer is
+  // done; what the stream does not take waits for the engine. Returns whether the caller
+  // must call stream_->Shutdown() (after unlocking): the stream broke, or a closing wire
+  // sent the last of its queue.
+  bool PushLocked() REQUIRES(mutex_);
 
   // A frame being read, as far as it arrived.
   struct Incoming {
@@ -187,7 +220,8 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   std::atomic<size_t> queued_frames_{0};  // outbound_.size(), changed with it
   std::atomic<size_t> queued_bytes_{0};   // their bodies' sizes, changed with it
   bool closing_ GUARDED_BY(mutex_) = false;
-  // The engine waits to send what is queued (always, while something is).
+  // The engine waits to send what is queued (while something is, except frames held for a
+  // SendBatch that has not closed yet).
   bool writing_ GUARDED_BY(mutex_) = false;
   bool writer_done_ GUARDED_BY(mutex_) = false;
   CondVar drained_;  // with mutex_

@@ -17,6 +17,7 @@
 #include "sim/common/mutex.h"
 #include "sim/fabric/io_service.h"
 #include "sim/transport/frame_wire.h"
+#include "sim/transport/send_batch.h"
 
 namespace rpma_sim {
 namespace {
@@ -49,6 +50,23 @@ void GrowBody(FrameBody* body, size_t size, size_t length) {
   if (size > body->capacity())
     body->reserve(std::min(length, std::max({size, 2 * body->capacity(), kReadChunk})));
   body->resize(size);
+}
+
+// Writes to `out` the parts of `parts` that remain after its first `skip` bytes; returns
+// how many.
+int PartsAfter(const iovec* parts, int count, size_t skip, iovec* out) {
+  int written = 0;
+  for (int i = 0; i < count; ++i) {
+    if (skip >= parts[i].iov_len) {
+      skip -= parts[i].iov_len;
+      continue;
+    }
+    out[written].iov_base = static_cast<uint8_t*>(parts[i].iov_base) + skip;
+    out[written].iov_len = parts[i].iov_len - skip;
+    skip = 0;
+    ++written;
+  }
+  return written;
 }
 
 }  // namespace
@@ -89,6 +107,7 @@ void FrameWire::OnReadable() {
     timer->async_wait([self, timer](const boost::system::error_code&) { self->OnReadable(); });
     return;
   }
+  SendBatch answers(this);  // what the turn's frames send leaves after it, together
   engine_waiting_.store(true, std::memory_order_relaxed);
   ReleasableMutexLock lock(&read_mutex_);
   engine_waiting_.store(false, std::memory_order_relaxed);
@@ -110,6 +129,8 @@ void FrameWire::OnReadable() {
     }
     if (result == ReadResult::kPaused) break;
     HandOver();
+    // The next read is a system call: what the frames read so far sent goes first.
+    if (ahead_begin_ == ahead_end_) answers.SendHeld();
   }
   // More may be there: after the other connections' turn.
   lock.Release();
@@ -119,17 +140,20 @@ void FrameWire::OnReadable() {
 
 void FrameWire::DeliverArrived() {
   if (engine_waiting_.load(std::memory_order_relaxed)) return;
+  SendBatch answers(this);  // what the frames taken send leaves after this call, together
   if (!read_mutex_.TryLock()) return;
   // A frame still arriving (a large one over TCP is, for most of its time) is read as far as
   // it came; the engine or the next call goes on from there.
   std::string reason;
   size_t budget = kReadChunk;
   bool progressed = false;
-  for (int frames = 0; frames < kFramesPerPoll && handler_; ++frames) {
+  for (int frames = 0; handler_; ++frames) {
     size_t before = incoming_.header_got + incoming_.body_got;
-    // No read-ahead here: what this call read beyond its last frame would wait for the
-    // next call, and the engine, which waits for the stream, would not see it.
-    ReadResult result = ReadSome(ReadAhead::kNo, &budget, &reason);
+    // Past kFramesPerPoll frames, only those already read ahead: they would wait for the
+    // next call, and the engine, which waits for the stream, would not see them. (A frame
+    // read in part is left: the rest of it wakes the engine when it arrives.)
+    ReadResult result = ReadSome(
+        frames < kFramesPerPoll ? ReadAhead::kYes : ReadAhead::kBufferedOnly, &budget, &reason);
     progressed |= incoming_.header_got + incoming_.body_got != before;
     if (result == ReadResult::kEnd) {
       std::shared_ptr<WireHandler> handler = TakeHandlerLocked();
@@ -139,6 +163,7 @@ void FrameWire::DeliverArrived() {
     if (result != ReadResult::kFrame) break;
     progressed = true;
     HandOver();
+    if (ahead_begin_ == ahead_end_) answers.SendHeld();  // as the engine does
   }
   read_mutex_.Unlock();
   // A poller that reads makes the engine step aside. (A server busy-polling during 1 MiB
@@ -193,9 +218,10 @@ FrameWire::ReadResult FrameWire::ReadSome(ReadAhead ahead, size_t* budget, std::
 
 ssize_t FrameWire::Pull(ReadAhead ahead, uint8_t* data, size_t size) {
   if (ahead_begin_ == ahead_end_) {
+    if (ahead == ReadAhead::kBufferedOnly) return 0;
     const size_t capacity = stream_->ReadAheadBytes();
     // Large pieces go straight into the frame: no second copy.
-    if (ahead == ReadAhead::kNo || size >= capacity) return stream_->TryRead(data, size);
+    if (size >= capacity) return stream_->TryRead(data, size);
     if (!ahead_) ahead_.reset(new uint8_t[capacity]);
     ssize_t n = stream_->TryRead(ahead_.get(), capacity);
     if (n <= 0) return n;
@@ -210,42 +236,78 @@ ssize_t FrameWire::Pull(ReadAhead ahead, uint8_t* data, size_t size) {
 
 void FrameWire::SendQueued() {
   if (queued_frames() == 0) return;
-  {
-    if (!mutex_.TryLock()) return;
+  if (!mutex_.TryLock()) return;
+  bool shut_down = false;
+  if (!writing_) {
+    shut_down = PushLocked();
+  } else if (!aborted_ && WriteQueuedLocked() == WriteResult::kBroken) {
     // The engine still waits for the stream to take more (writing_), and finds the queue
     // as this leaves it.
-    if (aborted_ || WriteQueuedLocked() != WriteResult::kBroken) {
-      mutex_.Unlock();
-      return;
-    }
     BreakLocked();
-    mutex_.Unlock();
+    shut_down = true;
   }
-  stream_->Shutdown();
+  mutex_.Unlock();
+  if (shut_down) stream_->Shutdown();
 }
 
 FrameWire::WriteResult FrameWire::WriteQueuedLocked() {
   while (!outbound_.empty()) {
-    Outgoing& out = outbound_.front();
-    // Not counted from before the write that may finish it: a peer that reads it may
-    // answer at once, and its next request must not find it still counted here.
-    size_t body_size = out.body_size;
-    queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) - body_size,
-                        std::memory_order_relaxed);
-    if (!WriteFrame(&out)) return WriteResult::kBroken;  // the caller breaks the wire
-    if (out.sent < kFrameHeaderSize + body_size) {
-      queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) + body_size,
-                          std::memory_order_relaxed);
-      return WriteResult::kFull;
+    // The frames of one write: the first alone if it has a payload (read in place, under
+    // its owner's lock), else every frame up to the next that has one, at most
+    // kFramesPerWrite.
+    size_t count = 1;
+    if (!outbound_.front().payload) {
+      while (count < outbound_.size() && count < kFramesPerWrite && !outbound_[count].payload)
+        ++count;
     }
-    outbound_.pop_front();
+    // Not counted from before the write that may finish them: a peer that reads one may
+    // answer at once, and its next request must not find it still counted here.
+    size_t body_bytes = 0;
+    for (size_t i = 0; i < count; ++i) body_bytes += outbound_[i].body_size;
+    queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) - body_bytes,
+                        std::memory_order_relaxed);
+    bool written =
+        outbound_.front().payload ? WriteWithPayload(&outbound_.front()) : WriteFrames(count);
+    if (!written) return WriteResult::kBroken;  // the caller breaks the wire
+    size_t whole = 0;
+    while (whole < count && outbound_[whole].sent == kFrameHeaderSize + outbound_[whole].body_size)
+      ++whole;
+    size_t still_queued = 0;
+    for (size_t i = whole; i < count; ++i) still_queued += outbound_[i].body_size;
+    queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) + still_queued,
+                        std::memory_order_relaxed);
+    outbound_.erase(outbound_.begin(), outbound_.begin() + static_cast<long>(whole));
     queued_frames_.store(outbound_.size(), std::memory_order_relaxed);
+    if (whole < count) return WriteResult::kFull;
   }
   return WriteResult::kDrained;
 }
 
-bool FrameWire::WriteFrame(Outgoing* out) {
-  if (!out->payload) return WriteParts(out, nullptr, 0);
+bool FrameWire::WriteFrames(size_t count) {
+  iovec parts[2 * kFramesPerWrite] = {};
+  uint8_t headers[kFramesPerWrite][kFrameHeaderSize];
+  int part_count = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const Outgoing& out = outbound_[i];
+    EncodeFrameHeader(out.type, static_cast<uint32_t>(out.body_size), headers[i]);
+    const iovec frame[2] = {{headers[i], kFrameHeaderSize},
+                            {const_cast<uint8_t*>(out.body.data()), out.body.size()}};
+    part_count +=
+        PartsAfter(frame, 2, out.sent, parts + part_count);  // only the first left in part
+  }
+  ssize_t n = stream_->Write(parts, part_count);
+  if (n < 0) return false;
+  size_t taken = static_cast<size_t>(n);
+  for (size_t i = 0; i < count && taken > 0; ++i) {
+    Outgoing& out = outbound_[i];
+    size_t piece = std::min(taken, kFrameHeaderSize + out.body_size - out.sent);
+    out.sent += piece;
+    taken -= piece;
+  }
+  return true;
+}
+
+bool FrameWire::WriteWithPayload(Outgoing* out) {
   return out->payload->WriteWith(
       [this, out](const iovec* parts, int count) { return WriteParts(out, parts, count); });
 }
@@ -270,19 +332,7 @@ bool FrameWire::WriteParts(Outgoing* out, const iovec* payload, int payload_coun
   size_t written = 0;
   while (sent < total && (payload_count == 0 || written < kWriteChunk)) {
     iovec remaining[kFrameParts];
-    int count = 0;
-    size_t skip = sent;
-    for (int i = 0; i < part_count; ++i) {
-      const iovec& part = parts[i];
-      if (skip >= part.iov_len) {
-        skip -= part.iov_len;
-        continue;
-      }
-      remaining[count].iov_base = static_cast<uint8_t*>(part.iov_base) + skip;
-      remaining[count].iov_len = part.iov_len - skip;
-      skip = 0;
-      ++count;
-    }
+    int count = PartsAfter(parts, part_count, sent, remaining);
     ssize_t n = stream_->Write(remaining, count);
     if (n < 0) return false;
     if (n == 0) return true;

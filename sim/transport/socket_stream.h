@@ -48,6 +48,7 @@ class SocketStream : public ByteStream {
   ssize_t TryRead(uint8_t* data, size_t size) override;
   // A recv(2) per frame's header and body would be two system calls per small frame.
   size_t ReadAheadBytes() const override { return 16 << 10; }
+  bool WritesAreSystemCalls() const override { return true; }
 
  private:
   boost::asio::ip::tcp::socket socket_;

@@ -18,6 +18,7 @@
 #include <mutex>
 
 #include "sim/common/thread_annotations.h"
+#include "sim/transport/send_batch.h"
 
 namespace rpma_sim {
 
@@ -53,6 +54,8 @@ class SCOPED_CAPABILITY ExecutionDomainLock {
   ExecutionDomainLock& operator=(const ExecutionDomainLock&) = delete;
 
  private:
+  // Frames sent under the lock leave after it was given back (send_batch.h).
+  SendBatch batch_;
   std::lock_guard<std::mutex> lock_;
 };
 

@@ -101,6 +101,8 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
     ExecutionScope& operator=(const ExecutionScope&) = delete;
 
    private:
+    // Frames sent under the lock leave after it was given back (send_batch.h).
+    SendBatch batch_;
     ExecutionLock lock_;
   };
 

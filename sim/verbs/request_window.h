@@ -44,6 +44,8 @@ class RequestWindow {
   // Whether nothing submitted is still under way: a later request may then execute
   // directly without overtaking one (RC order).
   bool Idle();
+  // How many requests are under way (submitted, not answered).
+  uint64_t Unanswered() const { return unanswered_.load(std::memory_order_relaxed); }
 
   // `request` is under way from now on. Returns it if it is to be sent now (the caller
   // sends it), or keeps it until the window has room (TakeFitting).

@@ -20,6 +20,10 @@ namespace {
 constexpr uint64_t kMaxQueuedBytes = 2 * std::max<uint64_t>(kWindowBytes, kMaxFrameBody) +
                                      2 * uint64_t{kMaxQueuePairWorkRequests} * 64;
 
+// Requests under way (this one included) that leave at once; more wait for the wire's
+// next write.
+constexpr uint64_t kRequestsSentAtOnce = 8;
+
 }  // namespace
 
 void WireLink::BindQueuePair(const std::shared_ptr<QueuePair>& qp) {
@@ -136,7 +140,14 @@ void WireLink::OnResponse(const Frame& frame) {
 }
 
 void WireLink::Send(EncodedRequest request) {
-  wire()->Send(FrameType::kRequest, std::move(request.body), std::move(request.payload));
+  // Deep in a stream of requests, a small one goes with the next write (a poll, or the
+  // turn that reads an answer): many in one system call. The first few leave at once, so
+  // that a short chain (a write and its flush) is not held back by an answer; a large one
+  // is worth its system call alone.
+  const FrameWire::Urgency urgency = !request.payload && window_.Unanswered() > kRequestsSentAtOnce
+                                         ? FrameWire::Urgency::kWithNextWrite
+                                         : FrameWire::Urgency::kNow;
+  wire()->Send(FrameType::kRequest, std::move(request.body), std::move(request.payload), urgency);
 }
 
 void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {

@@ -1,8 +1,10 @@
 // ordering_test.cc -- RC ordering on one connection: writes before reads and sends, completions in
-// posting order, sends before disconnect.
+// posting order, sends before disconnect; a deep stream of requests (sent several per system
+// call) before a sleep, behind a waiting send, and before disconnect.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <librpma.h>
+#include <poll.h>
 
 #include <chrono>
 #include <cstdint>
@@ -200,6 +202,96 @@ TEST_F(OrderingTest, WriteAndSendWithImmBeforeDisconnect) {
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.client, RPMA_CONN_CLOSED));
   ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_SUCCESS, IBV_WC_SEND));
   ExpectNoCompletion(client_cq_);
+  ASSERT_EQ(0, rpma_conn_disconnect(pair_.server));
+  ASSERT_EQ(0, rpma_conn_delete(&pair_.client));
+  ASSERT_EQ(0, rpma_conn_delete(&pair_.server));
+}
+
+// Takes the next completion of `cq` as an application that sleeps until it comes does: it
+// waits on the completion fd (30 s at most), then rpma_cq_wait and rpma_cq_get_wc, without
+// polling before. (The queue must be empty and armed.)
+void WaitOnFd(rpma_cq* cq, ibv_wc* wc) {
+  int fd = -1;
+  ASSERT_EQ(0, rpma_cq_get_fd(cq, &fd));
+  for (;;) {
+    pollfd ready{fd, POLLIN, 0};
+    ASSERT_EQ(1, poll(&ready, 1, 30000)) << "no completion event in 30 s";
+    ASSERT_EQ(0, rpma_cq_wait(cq));
+    memset(wc, 0, sizeof(*wc));
+    // (An event may announce a completion taken already.)
+    if (rpma_cq_get_wc(cq, 1, wc, nullptr) == 0) return;
+  }
+}
+
+// Deep in a stream of requests the requester sends several per system call, when it next
+// writes or reads the connection: an application that posts 60 and then sleeps on the
+// completion fd still gets all of them executed, in order.
+TEST_F(OrderingTest, ADeepStreamCompletesForAnApplicationThatSleeps) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer* target = Register(480, kTargetUsage, 0);
+  rpma_mr_remote* remote = RemoteOf(target);
+  Buffer* src = Register(480, RPMA_MR_USAGE_WRITE_SRC, 0);
+  for (size_t i = 0; i < src->bytes.size(); ++i) src->bytes[i] = static_cast<uint8_t>(i * 7 + 1);
+  Buffer* readback = Register(480, RPMA_MR_USAGE_READ_DST, 0);
+  for (size_t k = 0; k < 60; ++k)
+    ASSERT_EQ(0, rpma_write(pair_.client, remote, k * 8, src->mr, k * 8, 8,
+                            RPMA_F_COMPLETION_ON_ERROR, Ctx(k)));
+  ASSERT_EQ(0, rpma_read(pair_.client, readback->mr, 0, remote, 0, 480, RPMA_F_COMPLETION_ALWAYS,
+                         Ctx(100)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(WaitOnFd(client_cq_, &wc));
+  EXPECT_EQ(100u, wc.wr_id);
+  EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+  EXPECT_EQ(src->bytes, readback->bytes);
+  ExpectNoCompletion(client_cq_);
+}
+
+// The same 30 writes behind a send that waits for a receive (RNR): they go once it did.
+TEST_F(OrderingTest, ADeepStreamBehindAWaitingSendGoesOnceItDid) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer* target = Register(240, kTargetUsage, 0);
+  rpma_mr_remote* remote = RemoteOf(target);
+  Buffer* src = Register(240, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, 0x3C);
+  Buffer* inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  for (size_t k = 0; k < 30; ++k)
+    ASSERT_EQ(
+        0, rpma_write(pair_.client, remote, k * 8, src->mr, k * 8, 8,
+                      k == 29 ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR, Ctx(k + 2)));
+  ExpectNoCompletion(client_cq_);
+  ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 8, Ctx(50)));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(WaitOnFd(client_cq_, &wc));
+  EXPECT_EQ(1u, wc.wr_id);
+  EXPECT_EQ(IBV_WC_SEND, wc.opcode);
+  // (It may have come with the first event: taken as an application does after a wait.)
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 31, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE));
+  EXPECT_EQ(src->bytes, target->bytes);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(server_cq_, 50, IBV_WC_SUCCESS, IBV_WC_RECV));
+}
+
+// 40 unsignalled writes and a send right before rpma_conn_disconnect: the receiver sees
+// every written byte with the send, before CLOSED.
+TEST_F(OrderingTest, ADeepStreamBeforeDisconnectArrivesWhole) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  Buffer* target = Register(320, kTargetUsage, 0);
+  rpma_mr_remote* remote = RemoteOf(target);
+  Buffer* src = Register(320, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, 0);
+  for (size_t i = 0; i < src->bytes.size(); ++i) src->bytes[i] = static_cast<uint8_t>(i + 9);
+  Buffer* inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 8, Ctx(1)));
+  for (size_t k = 0; k < 40; ++k)
+    ASSERT_EQ(0, rpma_write(pair_.client, remote, k * 8, src->mr, k * 8, 8,
+                            RPMA_F_COMPLETION_ON_ERROR, Ctx(k + 2)));
+  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR, Ctx(50)));
+  ASSERT_EQ(0, rpma_conn_disconnect(pair_.client));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.server, RPMA_CONN_CLOSED));
+  ibv_wc wc;
+  memset(&wc, 0, sizeof(wc));
+  ASSERT_EQ(0, rpma_cq_get_wc(server_cq_, 1, &wc, nullptr));  // there already
+  EXPECT_EQ(1u, wc.wr_id);
+  EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+  EXPECT_EQ(src->bytes, target->bytes);
   ASSERT_EQ(0, rpma_conn_disconnect(pair_.server));
   ASSERT_EQ(0, rpma_conn_delete(&pair_.client));
   ASSERT_EQ(0, rpma_conn_delete(&pair_.server));
