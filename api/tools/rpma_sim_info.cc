@@ -238,22 +238,24 @@ std::string ProbeProcessVm() {
 
 // How a peer process on this host reaches a registered heap region, probed as a peer
 // would: a child opens and maps a memfd of this process through /proc (what it does with a
-// region whose whole pages moved into one; docs/transports.md).
+// region whose whole pages moved into one; docs/transports.md). Opening it needs only
+// ptrace's read mode, which Yama does not restrict, so it may work where process_vm does not.
 std::string ProbeHeapRegions(bool process_vm_works) {
-  if (!process_vm_works) return "through the target's threads (direct access needs process_vm)";
+  const std::string otherwise =
+      process_vm_works ? "process_vm, a system call per operation" : "through the target's threads";
   if (!rpma_sim::ShmShareHeapEnabled()) {
     std::string why =
         !rpma_sim::ShmShareHeapSetting() ? "RPMA_SIM_SHM_SHARE_HEAP=0"
         : !rpma_sim::ShmDirectEnabled()
             ? "RPMA_SIM_SHM_DIRECT=0"
             : "RPMA_SIM_TRANSPORT=" + std::string(TransportName(rpma_sim::GetTransport()));
-    return "process_vm, a system call per operation (" + why + ")";
+    return otherwise + " (" + why + ")";
   }
   int fd = memfd_create("rpma-sim-info", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, 4096) != 0) {
     std::string why = strerror(errno);
     if (fd >= 0) close(fd);
-    return "process_vm, a system call per operation (memfd_create: " + why + ")";
+    return otherwise + " (memfd_create: " + why + ")";
   }
   const std::string path = "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(fd);
   pid_t child = fork();
@@ -268,14 +270,13 @@ std::string ProbeHeapRegions(bool process_vm_works) {
   }
   close(fd);
   if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    return "memcpy: a region's whole pages move into a shared mapping its peer maps "
-           "(a partial first or last page by process_vm)";
+    return "memcpy: a region's whole pages move into a shared mapping its peer maps (a "
+           "partial first or last page " +
+           std::string(process_vm_works ? "by process_vm" : "through the target's threads") + ")";
   std::string why = child < 0           ? std::string("fork: ") + strerror(errno)
                     : WIFEXITED(status) ? strerror(WEXITSTATUS(status))
                                         : "the probe died";
-  return "process_vm, a system call per operation (another process cannot map this one's "
-         "memfd: " +
-         why + ")";
+  return otherwise + " (another process cannot map this one's memfd: " + why + ")";
 }
 
 void PrintUsage(FILE* out) {

@@ -102,8 +102,8 @@ bool ShmShareHeapSetting() {
 
 bool ShmShareHeapEnabled() {
   const TransportKind transport = GetTransport();
-  return ShmShareHeapSetting() && ShmDirectEnabled() && ShmProcessVmEnabled() &&
-         transport != TransportKind::kTcp && transport != TransportKind::kInproc;
+  return ShmShareHeapSetting() && ShmDirectEnabled() && transport != TransportKind::kTcp &&
+         transport != TransportKind::kInproc;
 }
 
 bool PersistenceReportEnabled() {

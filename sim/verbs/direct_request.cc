@@ -80,6 +80,8 @@ class PeerMemory final : public TargetMemory {
     // file holds.
     mapped_ =
         mappings_.Get(area_, grant_, request.remote_addr - grant_.region_addr, request.length);
+    // Where process_vm may not reach the peer, the target's threads do.
+    if (mapped_ == nullptr && !segment_.WeReachPeer()) return false;
     if (request.opcode == SendOpcode::kAtomicWrite &&
         (mapped_ == nullptr || reinterpret_cast<uintptr_t>(mapped_) % 8 != 0))
       return false;

@@ -55,7 +55,8 @@ class PeerMappings {
 // room. Everything else, errors included, goes the usual way (false), so the responder
 // reports it exactly as before. A write whose copy the kernel refused half-way returns false
 // too; the usual path then places all of it. Requires the execution lock (which also guards
-// `mappings`) and ShmSegment::WeReachPeer().
+// `mappings`). Without ShmSegment::WeReachPeer() (no process_vm), only a range this side
+// maps (a file of the peer's holds it) goes directly.
 // *tell_target is set when the target should be told to take the placement records (a
 // PLACED frame).
 bool ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const SendRequest& request,

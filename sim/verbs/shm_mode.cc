@@ -16,8 +16,11 @@ void ShmMode::Use(std::shared_ptr<ShmSegment> segment, const std::shared_ptr<Que
     MutexLock lock(&mutex_);
     segment_ = segment;
   }
-  if (!ShmProcessVmEnabled() || !ShmDirectEnabled() || !qp) return;
-  if (segment->WeReachPeer()) direct_peer_.store(segment.get());
+  if (!ShmDirectEnabled() || !qp) return;
+  // Without process_vm (RPMA_SIM_SHM_PROCESS_VM=0, or Yama's ptrace_scope), direct access
+  // still reaches the regions the peer's files hold (file-backed, or heap pages moved into
+  // a memfd): opening /proc/<pid>/fd needs only ptrace's read mode.
+  direct_peer_.store(segment.get());
   // Started with no lock held: it takes the region table's.
   std::shared_ptr<DirectTarget> target = DirectTarget::Start(segment, qp->pd(), qp->qp_num());
   bool connected;

@@ -46,6 +46,11 @@ expect "heap sharing turned off" "$out" '^	RPMA_SIM_SHM_SHARE_HEAP=0 +environmen
 expect "heap regions by process_vm when turned off" "$out" \
   $'^\theap regions:\t(process_vm, a system call per operation \\(RPMA_SIM_SHM_SHARE_HEAP=0\\)|through the target)'
 
+# Without process_vm (as under Yama's ptrace_scope), moved heap pages are still mapped.
+out=$("${clean_env[@]}" RPMA_SIM_SHM_PROCESS_VM=0 "$info")
+expect "heap regions by memcpy without process_vm" "$out" \
+  $'^\theap regions:\tmemcpy: .*partial first or last page through the target\'s threads\\)'
+
 out=$("${clean_env[@]}" RPMA_SIM_PMEM=0 RPMA_SIM_TRANSPORT=tcp RPMA_SIM_SEED=42 \
       RPMA_SIM_FLUSH_SCOPE=qp RPMA_SIM_FAULTS='delay:op=send,us=5' RPMA_FAULT_INJECTION=7 \
       RPMA_SIM_SHM_PROCESS_VM=0 RPMA_SIM_TRACE_MAX_MB=3 RPMA_SIM_SHM_DIRECT=no "$info")
