@@ -1,7 +1,8 @@
 // copy_floor.cc -- what this machine charges for moving bytes into another process: a bare
 // system call, process_vm_writev (what rpma-sim's direct access to a heap region costs per
-// operation) and memcpy into shared memory (what it costs for a region that maps a file),
-// at the sizes compare_ucx.sh measures. Prints a Markdown table.
+// operation, and per range of a batch of them) and memcpy into shared memory (what it costs
+// for a region that maps a file), at the sizes compare_ucx.sh measures. Prints a Markdown
+// table.
 //
 //   bazel run -c opt //bench:copy_floor
 #include <stdio.h>
@@ -65,6 +66,23 @@ int main() {
            size / vm_us / 1e3);
     printf("| memcpy into shared memory | %zu B | %.3f | %.2f |\n", size, copy_us,
            size / copy_us / 1e3);
+  }
+  // What a batch of deferred 64 B copies costs (ProcessVmBatch): 64 ranges in one call.
+  {
+    constexpr int kRanges = 64;
+    iovec local[kRanges], remote[kRanges];
+    for (int i = 0; i < kRanges; ++i) {
+      local[i] = iovec{source.data() + 64 * i, 64};
+      remote[i] = iovec{target, 64};  // the same 64 B, as a stream of writes to one region
+    }
+    bool failed = false;
+    double vm_us = Time(20000, [&] {
+      failed |= process_vm_writev(child, local, kRanges, remote, kRanges, 0) != 64 * kRanges;
+    });
+    if (failed) printf("| process_vm_writev failed (ptrace rules?) | | | |\n");
+    printf("| process_vm_writev, %d ranges of 64 B in one call | %d B | %.3f | %.2f |\n", kRanges,
+           64 * kRanges, vm_us, 64 * kRanges / vm_us / 1e3);
+    printf("| the same, per 64 B range | 64 B | %.3f | - |\n", vm_us / kRanges);
   }
   if (write(pipe_fds[1], "x", 1) != 1) return 1;
   waitpid(child, nullptr, 0);

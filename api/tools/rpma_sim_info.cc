@@ -241,8 +241,9 @@ std::string ProbeProcessVm() {
 // region whose whole pages moved into one; docs/transports.md). Opening it needs only
 // ptrace's read mode, which Yama does not restrict, so it may work where process_vm does not.
 std::string ProbeHeapRegions(bool process_vm_works) {
-  const std::string otherwise =
-      process_vm_works ? "process_vm, a system call per operation" : "through the target's threads";
+  const std::string otherwise = process_vm_works
+                                    ? "process_vm, a system call per operation or per 64 under way"
+                                    : "through the target's threads";
   if (!rpma_sim::ShmShareHeapEnabled()) {
     std::string why =
         !rpma_sim::ShmShareHeapSetting() ? "RPMA_SIM_SHM_SHARE_HEAP=0"
@@ -272,7 +273,9 @@ std::string ProbeHeapRegions(bool process_vm_works) {
   if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return "memcpy: a region's whole pages move into a shared mapping its peer maps (a "
            "partial first or last page " +
-           std::string(process_vm_works ? "by process_vm" : "through the target's threads") + ")";
+           std::string(process_vm_works ? "by process_vm, up to 64 operations a call"
+                                        : "through the target's threads") +
+           ")";
   std::string why = child < 0           ? std::string("fork: ") + strerror(errno)
                     : WIFEXITED(status) ? strerror(WEXITSTATUS(status))
                                         : "the probe died";

@@ -280,7 +280,9 @@ void CmId::Disconnect() {
   MutexLock lock(&CmMutex());
   if (state_ != State::kConnected || !peer_) return;
   // DREQ: the peer answers after the responses to everything it received before; only
-  // then does this queue pair go to the error state (in process: at once).
+  // then does this queue pair go to the error state (in process: at once). What waits to
+  // execute with others goes first, as a NIC's send queue would have.
+  if (qp_) qp_->RunDeferred();
   state_ = State::kDisconnecting;
   peer_->Disconnect(*this);
   const auto deadline =

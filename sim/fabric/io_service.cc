@@ -210,4 +210,9 @@ void RunAt(std::chrono::steady_clock::time_point deadline, std::function<void()>
   timer->async_wait([timer, task = std::move(task)](const boost::system::error_code&) { task(); });
 }
 
+void RunSoon(std::function<void()> task) {
+  EnsureProgressEngine();
+  boost::asio::post(IoContext(), std::move(task));
+}
+
 }  // namespace rpma_sim

@@ -30,6 +30,10 @@ void EnsureProgressEngine();
 // caller acts for a connection or a work request, which came after a peer.
 void RunAt(std::chrono::steady_clock::time_point deadline, std::function<void()> task);
 
+// Runs `task` once on the progress engine as soon as it gets to it (started if need be), as
+// RunAt does.
+void RunSoon(std::function<void()> task);
+
 }  // namespace rpma_sim
 
 #endif  // RPMA_SIM_FABRIC_IO_SERVICE_H_

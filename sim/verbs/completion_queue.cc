@@ -85,12 +85,26 @@ int CompletionQueue::TakeLocked(int max, ibv_wc* out) {
 }
 
 void CompletionQueue::Arm() {
+  std::shared_ptr<const Sources> sources;
+  bool armed;
   {
     MutexLock lock(&mutex_);
     armed_ = lost_ == 0;
-    if (armed_) return;
+    armed = armed_;
+    sources = sources_;
   }
-  if (channel_) channel_->Notify(this);
+  if (!armed) {
+    if (channel_) channel_->Notify(this);
+    return;
+  }
+  if (sources)
+    for (const auto& source : *sources)
+      if (std::shared_ptr<ProgressSource> live = source.lock()) live->OnArmed();
+}
+
+bool CompletionQueue::armed() {
+  MutexLock lock(&mutex_);
+  return armed_;
 }
 
 }  // namespace rpma_sim

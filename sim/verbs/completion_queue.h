@@ -79,8 +79,11 @@ class CompletionQueue {
   void AddProgressSource(std::weak_ptr<ProgressSource> source);
 
   // Requests one event for the next completion (ibv_req_notify_cq). An overflowed queue
-  // raises it at once: a waiter learns of the overflow from the next Poll.
+  // raises it at once: a waiter learns of the overflow from the next Poll. The progress
+  // sources hear of it (ProgressSource::OnArmed).
   void Arm();
+  // Whether an event is requested: the application may sleep until the next completion.
+  bool armed();
 
  private:
   struct Entry {

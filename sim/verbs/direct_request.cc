@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "sim/common/mutex.h"
 #include "sim/common/ranges.h"
 #include "sim/transport/file_backing.h"
 #include "sim/transport/process_vm.h"
@@ -60,16 +61,20 @@ namespace {
 // The peer's registered memory as its direct area publishes it. The range is found, and its
 // region mapped once, before the executor runs (Prepare: mapping may take system calls);
 // the access is announced to the peer (Enter) while the bytes move, and what is placed is
-// recorded in the area for the peer's persistence model.
+// recorded in the area for the peer's persistence model. One object may serve several
+// requests in turn (Prepare each), its access announced until the last one's bytes moved;
+// with a `batch`, the copies through process_vm are gathered there instead of made at once.
 class PeerMemory final : public TargetMemory {
  public:
-  PeerMemory(ShmSegment& segment, PeerMappings& mappings)
-      : segment_(segment), area_(segment.peer_direct()), mappings_(mappings) {}
+  PeerMemory(ShmSegment& segment, PeerMappings& mappings, ProcessVmBatch* batch = nullptr)
+      : segment_(segment), area_(segment.peer_direct()), mappings_(mappings), batch_(batch) {}
   ~PeerMemory() override { Leave(); }
 
   // Whether the peer grants `request`'s range now, with room for its placement records; an
   // atomic write also needs the region mapped here, aligned (one 8-byte store).
   bool Prepare(const SendRequest& request) {
+    prepared_ = false;
+    mapped_ = nullptr;
     const bool places = request.opcode != SendOpcode::kRead;
     if (area_.open.load(std::memory_order_relaxed) == 0) return false;
     if (places && !area_.HasPlacementRoom()) return false;  // the request's execution makes room
@@ -89,10 +94,13 @@ class PeerMemory final : public TargetMemory {
     return true;
   }
 
+  // Where the range Prepare found is in this process (null: reached through process_vm).
+  uint8_t* mapped() const { return mapped_; }
+
   // The range Prepare found, if the peer still grants it.
   bool Find(const SendRequest& request, uint64_t length, int access, uint8_t** mapped) override {
     if (!prepared_) return false;
-    area_.Enter();
+    if (!entered_) area_.Enter();
     entered_ = true;
     if (!area_.StillGranted(grant_)) return false;
     *mapped = mapped_;
@@ -101,14 +109,19 @@ class PeerMemory final : public TargetMemory {
 
   void NotePlacement(uint64_t address, uint64_t length, const SendRequest& request,
                      uint64_t sequence) override {
-    tell_target_ =
-        area_.RecordPlacement(request.rkey, address - grant_.region_addr, length, sequence + 1);
+    if (area_.RecordPlacement(request.rkey, address - grant_.region_addr, length, sequence + 1))
+      tell_target_ = true;
   }
 
   bool WriteUnmapped(uint64_t address, const uint8_t* bytes, uint64_t length) override {
+    if (batch_ != nullptr)
+      return batch_->Add(ProcessVmBatch::Direction::kToProcess, address,
+                         const_cast<uint8_t*>(bytes), length);
     return WriteToProcess(segment_.peer_pid(), address, bytes, length);
   }
   bool ReadUnmapped(uint64_t address, uint8_t* bytes, uint64_t length) override {
+    if (batch_ != nullptr)
+      return batch_->Add(ProcessVmBatch::Direction::kFromProcess, address, bytes, length);
     return ReadFromProcess(segment_.peer_pid(), address, bytes, length);
   }
 
@@ -130,6 +143,7 @@ class PeerMemory final : public TargetMemory {
   ShmSegment& segment_;
   DirectArea& area_;
   PeerMappings& mappings_;
+  ProcessVmBatch* const batch_;
   DirectGrant grant_;
   uint8_t* mapped_ = nullptr;
   bool prepared_ = false;
@@ -139,17 +153,26 @@ class PeerMemory final : public TargetMemory {
 
 }  // namespace
 
-bool ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const SendRequest& request,
-                   uint64_t sequence, bool* tell_target) {
-  if (!RunsWithoutResponder(request, AtomicWrites::kAligned)) return false;
+DirectStep ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const SendRequest& request,
+                         uint64_t sequence, Batching batching,
+                         std::vector<DeferredRequest>* deferred, bool* tell_target) {
+  if (!RunsWithoutResponder(request, AtomicWrites::kAligned)) return DirectStep::kDeclined;
   PeerMemory peer(segment, mappings);
-  if (!peer.Prepare(request)) return false;
+  if (!peer.Prepare(request)) return DirectStep::kDeclined;
+  // A copy through process_vm may wait for others, to move with them in one system call.
+  if (peer.mapped() == nullptr && batching == Batching::kMayWait &&
+      request.opcode != SendOpcode::kAtomicWrite) {
+    if (deferred->size() >= ProcessVmBatch::kCopies) return DirectStep::kBehindDeferred;
+    deferred->push_back(DeferredRequest{request, sequence});
+    return deferred->size() == 1 ? DirectStep::kDeferredFirst : DirectStep::kDeferred;
+  }
+  if (!deferred->empty()) return DirectStep::kBehindDeferred;
   bool done = false;
   {
     ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
     // None for an atomic write (its value is inline).
     uint8_t* local = RegisteredLocalBytes(request);
-    if (request.local && local == nullptr) return false;  // the usual path reports it
+    if (request.local && local == nullptr) return DirectStep::kDeclined;  // the usual path
     HeldLocalBuffer initiator(local);
     std::vector<uint8_t> no_read_data;  // a local buffer takes a read's bytes itself
     done = ExecuteOneSided(request, sequence, peer, local ? &initiator : nullptr, DeviceModel{},
@@ -159,8 +182,42 @@ bool ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const SendReques
   }
   // A truncated region: the target executes the request instead, as it would any request,
   // and answers for its own memory.
-  if (peer.LeaveTruncated()) return false;
-  return done;
+  if (peer.LeaveTruncated()) return DirectStep::kDeclined;
+  return done ? DirectStep::kExecuted : DirectStep::kDeclined;
+}
+
+size_t ExecuteBatchOnPeer(ShmSegment& segment, PeerMappings& mappings,
+                          const std::vector<DeferredRequest>& requests, bool* tell_target) {
+  ProcessVmBatch copies(segment.peer_pid());
+  PeerMemory peer(segment, mappings, &copies);  // its access announced until the copies moved
+  size_t executed = 0;                          // from the first, moved whole
+  size_t gathered = 0;  // from the first, executed or with their copies in `copies`
+  ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
+  for (const DeferredRequest& deferred : requests) {
+    const SendRequest& request = deferred.request;
+    // Only what ExecuteOnPeer would copy through process_vm; the rest goes one at a time.
+    if (!RunsWithoutResponder(request, AtomicWrites::kNone) || !peer.Prepare(request) ||
+        peer.mapped() != nullptr)
+      break;
+    const auto direction = request.opcode == SendOpcode::kRead
+                               ? ProcessVmBatch::Direction::kFromProcess
+                               : ProcessVmBatch::Direction::kToProcess;
+    if (copies.Refuses(direction)) {
+      executed += copies.Move();
+      if (executed < gathered) break;  // the rest waits for those the kernel refused
+    }
+    uint8_t* local = RegisteredLocalBytes(request);
+    if (local == nullptr) break;  // the usual path reports it
+    HeldLocalBuffer initiator(local);
+    std::vector<uint8_t> no_read_data;  // the local buffer takes a read's bytes itself
+    if (ExecuteOneSided(request, deferred.sequence, peer, &initiator, DeviceModel{}, &no_read_data)
+            .status != IBV_WC_SUCCESS)
+      break;
+    ++gathered;
+  }
+  if (executed == gathered - copies.size()) executed += copies.Move();
+  *tell_target = peer.tell_target();
+  return executed;
 }
 
 }  // namespace rpma_sim

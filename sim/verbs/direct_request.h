@@ -3,14 +3,18 @@
 // direct access (the target's is direct_target.h, the shared layout transport/direct_area.h).
 //
 // A region that is a shared mapping of a file (persistent memory, /dev/shm) is mapped into
-// this process on first use and reached with plain copies; any other through process_vm
-// (a system call per request).
+// this process on first use and reached with plain copies; any other through process_vm: a
+// system call per request, or one for many (ExecuteBatchOnPeer).
 #ifndef RPMA_SIM_VERBS_DIRECT_REQUEST_H_
 #define RPMA_SIM_VERBS_DIRECT_REQUEST_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include <vector>
+
 #include "sim/transport/shm_segment.h"
+#include "sim/verbs/remote_link.h"
 #include "sim/verbs/send_request.h"
 
 namespace rpma_sim {
@@ -48,19 +52,48 @@ class PeerMappings {
   Mapping mappings_[DirectArea::kRegions];
 };
 
+// A write or read kept to be executed on the peer's memory with others (ExecuteBatchOnPeer).
+struct DeferredRequest {
+  SendRequest request;
+  uint64_t sequence = 0;
+};
+
+// What ExecuteOnPeer did with a request.
+enum class DirectStep {
+  kDeclined,        // nothing: it goes the usual way (through the responder)
+  kExecuted,        // its bytes moved
+  kDeferred,        // kept to move with others (ExecuteBatchOnPeer)
+  kDeferredFirst,   // the same, and none was kept before it
+  kBehindDeferred,  // nothing yet: the kept ones go first (or too many are kept); then ask again
+};
+
 // Executes `request`, the requester's work request `sequence`, on the memory of `segment`'s
 // peer if it succeeds there now: a write or read (no immediate data, at least a byte), or an
 // aligned atomic write to a mapped region, whose key the peer published with the bounds and
 // access it needs, while the peer keeps direct access open and its placement records have
-// room. Everything else, errors included, goes the usual way (false), so the responder
-// reports it exactly as before. A write whose copy the kernel refused half-way returns false
-// too; the usual path then places all of it. Requires the execution lock (which also guards
-// `mappings`). Without ShmSegment::WeReachPeer() (no process_vm), only a range this side
-// maps (a file of the peer's holds it) goes directly.
-// *tell_target is set when the target should be told to take the placement records (a
-// PLACED frame).
-bool ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const SendRequest& request,
-                   uint64_t sequence, bool* tell_target);
+// room. Everything else, errors included, goes the usual way (kDeclined), so the responder
+// reports it exactly as before. A write whose copy the kernel refused half-way is declined
+// too; the usual path then places all of it. Without ShmSegment::WeReachPeer() (no
+// process_vm), only a range this side maps (a file of the peer's holds it) goes directly.
+//
+// With Batching::kMayWait, a write or read that would copy through process_vm (a range no
+// file of the peer's holds here: a heap region's partial first or last page) is kept in
+// *deferred instead, up to ProcessVmBatch::kCopies. Nothing executes while *deferred keeps
+// any (kBehindDeferred). Requires the execution lock (which also guards `mappings` and
+// *deferred). *tell_target is set when the target should be told to take the placement
+// records (a PLACED frame).
+DirectStep ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const SendRequest& request,
+                         uint64_t sequence, Batching batching,
+                         std::vector<DeferredRequest>* deferred, bool* tell_target);
+
+// Executes `requests` in order as ExecuteOnPeer would, with their copies gathered: one
+// process_vm_writev for a run of writes, one process_vm_readv for a run of reads, at most
+// ProcessVmBatch::kCopies to a call. Returns how many of them, from the first, executed;
+// the caller submits the rest as it would have without the batch (the first of them may
+// have placed part of its bytes, as ExecuteOnPeer's refused copy does). Requires the
+// execution lock; *tell_target as ExecuteOnPeer's.
+size_t ExecuteBatchOnPeer(ShmSegment& segment, PeerMappings& mappings,
+                          const std::vector<DeferredRequest>& requests, bool* tell_target);
 
 }  // namespace rpma_sim
 

@@ -73,6 +73,15 @@ class ExecutionLock {
     std::lock(first_, second_);
   }
 
+  // Takes them only if no other thread holds either now: owns() says whether it did.
+  ExecutionLock(ExecutionDomain* first, ExecutionDomain* second, std::try_to_lock_t)
+      : first_(first->mutex, std::try_to_lock) {
+    if (!first_ || second == nullptr || second == first) return;
+    second_ = std::unique_lock<std::mutex>(second->mutex, std::try_to_lock);
+    if (!second_) first_.unlock();
+  }
+  bool owns() const { return first_.owns_lock() && (!second_.mutex() || second_.owns_lock()); }
+
   ExecutionLock(ExecutionLock&&) = default;
   ExecutionLock& operator=(ExecutionLock&&) = default;
 

@@ -31,12 +31,14 @@ InprocLink::InprocLink(const std::shared_ptr<QueuePair>& requester,
                        const std::shared_ptr<QueuePair>& responder)
     : responder_(responder), reply_(std::make_shared<RequesterSink>(requester)) {}
 
-bool InprocLink::ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence) {
+DirectExecution InprocLink::ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence,
+                                                  Batching batching) {
   std::shared_ptr<QueuePair> responder = responder_.lock();
-  if (!responder) return false;
+  if (!responder) return DirectExecution::kSubmit;
   // The requester's execution lock covers its in-process responder's (ConnectInProcess).
   responder->execution().AssertHeld();
-  return responder->ExecuteFromPeerLocked(request, sequence);
+  return responder->ExecuteFromPeerLocked(request, sequence) ? DirectExecution::kExecuted
+                                                             : DirectExecution::kSubmit;
 }
 
 void InprocLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {

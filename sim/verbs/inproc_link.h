@@ -21,7 +21,8 @@ class InprocLink : public RemoteLink {
   void SubmitLocked(const SendRequest& request, uint64_t sequence) override;
   // A write or read that succeeds at the responder is executed there at once, without the
   // delivery's bookkeeping (QueuePair::ExecuteFromPeerLocked).
-  bool ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence) override;
+  DirectExecution ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence,
+                                        Batching batching) override;
 
  private:
   std::weak_ptr<QueuePair> responder_;

@@ -16,6 +16,10 @@ class ProgressSource {
   // Handles what arrived and sends what waits, as far as it can without waiting; never
   // blocks. Called with no simulator lock held.
   virtual void Progress() = 0;
+  // The completion queue was armed: the application may now sleep on its fd until a
+  // completion comes, so nothing it posted may wait for its next poll. Never blocks; called
+  // with no simulator lock held.
+  virtual void OnArmed() {}
 };
 
 }  // namespace rpma_sim

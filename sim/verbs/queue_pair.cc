@@ -46,6 +46,24 @@ ExecutionLock QueuePair::LockExecution() {
   }
 }
 
+void QueuePair::RunDeferred() {
+  ExecutionScope lock(this);
+  if (std::shared_ptr<RemoteLink> link = link_) link->RunDeferredLocked();
+}
+
+bool QueuePair::TryRunExecuting(const std::function<void()>& body) {
+  SendBatch batch;  // closed after the locks are given back, as ExecutionScope's
+  ExecutionDomain* own = domain_seen_.load(std::memory_order_acquire);
+  ExecutionDomain* peer = peer_domain_seen_.load(std::memory_order_acquire);
+  ExecutionLock lock(own, peer, std::try_to_lock);
+  // The domains change only under the locks: if they did meanwhile, another thread had them.
+  if (!lock.owns() || domain_seen_.load(std::memory_order_relaxed) != own ||
+      peer_domain_seen_.load(std::memory_order_relaxed) != peer)
+    return false;
+  body();
+  return true;
+}
+
 void QueuePair::Destroy() {
   ExecutionScope lock(this);
   EnterErrorLocked();
@@ -164,6 +182,10 @@ void QueuePair::CompletionLostLocked(const CompletionQueue& cq) {
 
 void QueuePair::EnterErrorLocked(ibv_wc_status first) {
   if (state_ == State::kError) return;
+  // What the link kept to execute with others was posted before the error: it executes
+  // (or is submitted) as it would have at its post.
+  if (std::shared_ptr<RemoteLink> link = link_) link->RunDeferredLocked();
+  if (state_ == State::kError) return;  // one of them failed meanwhile
   state_ = State::kError;
   // The responder may still be working through requests it received: from now on it must
   // leave this side's buffers alone, since they are reported done below. And the remote

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -62,6 +63,9 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   ProtectionDomain* pd() const { return pd_.get(); }
   // The deeper of the send and receive queues: how many work requests may be under way.
   uint32_t queue_depth() const { return std::max(config_.sq_size, config_.rq_size); }
+  // Whether the application may be asleep until a send completion comes (its send CQ is
+  // armed), rather than polling for it.
+  bool SendCompletionAwaited() const { return config_.send_cq->armed(); }
   State state();
 
   // Posts a receive buffer. kProvider when the queue pair uses an SRQ or its receive queue
@@ -105,6 +109,15 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
     SendBatch batch_;
     ExecutionLock lock_;
   };
+
+  // Executes what the link kept to execute with others (RemoteLink::RunDeferredLocked):
+  // before the connection manager asks the peer to disconnect, which answers only after
+  // what it received before.
+  void RunDeferred();
+
+  // Runs `body` under the execution lock (as in an ExecutionScope) if no other thread holds
+  // it now, and returns true; false, with nothing run, if one does.
+  bool TryRunExecuting(const std::function<void()>& body);
 
   // Polling any completion queue of this queue pair may drive `source` (progress_source.h).
   void AddProgressSource(const std::weak_ptr<ProgressSource>& source);

@@ -82,6 +82,11 @@ struct InboundRequest {
   ibv_wc_status receive_fails = IBV_WC_SUCCESS;
 };
 
+// Whether a work request executed directly may wait to execute with others.
+enum class Batching { kNow, kMayWait };
+// What RemoteLink::ExecuteDirectlyLocked did with a work request.
+enum class DirectExecution { kSubmit, kExecuted, kKept };
+
 // The requester's end of the path to its responder.
 class RemoteLink {
  public:
@@ -91,12 +96,24 @@ class RemoteLink {
   virtual void SubmitLocked(const SendRequest& request, uint64_t sequence) = 0;
 
   // Executes `request` on the responder's memory itself, at once, if that is possible and
-  // it succeeds there (a link that reaches the responder's memory: direct_target.h); false
-  // if it must be submitted. Requires the execution lock.
-  virtual bool ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence) {
-    return false;
+  // it succeeds there (a link that reaches the responder's memory: direct_target.h):
+  // kExecuted; kSubmit if it must be submitted. Requires the execution lock.
+  //
+  // With kMayWait (the queue pair offers it for a request posted while an earlier one's
+  // completion is not polled yet: the application has more than one under way) the link
+  // may instead keep it to execute later with others, where that saves a system call per
+  // request (kKept); the queue pair then hears of its outcome as of a submitted one. What is kept
+  // executes in order, before anything submitted or executed after it: when the application polls,
+  // on the link's turn of the progress engine (at once if the application may sleep on its
+  // completion fd, otherwise soon), or when a request cannot wait (RunDeferredLocked).
+  virtual DirectExecution ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence,
+                                                Batching batching) {
+    return DirectExecution::kSubmit;
   }
 
+  // Executes what ExecuteDirectlyLocked kept (Batching::kMayWait), answering the queue
+  // pair as for any request. Requires the execution lock.
+  virtual void RunDeferredLocked() {}
   // The queue pair is connected over this link (RTS). Requires the execution lock.
   virtual void ConnectedLocked() {}
 

@@ -65,6 +65,8 @@ Status QueuePair::PostSend(const SendRequest& request) {
   }
   ibv_wc_status local_status = CheckLocal(request, pd());
   if (local_status != IBV_WC_SUCCESS) {
+    // Their completions come first.
+    if (std::shared_ptr<RemoteLink> link = link_) link->RunDeferredLocked();
     CompleteSendLocked(request, sequence, local_status);
     EnterErrorLocked();
     return Status::kOk;
@@ -84,15 +86,16 @@ Status QueuePair::PostSend(const SendRequest& request) {
 
 void QueuePair::SubmitLocked(const SendRequest& request, uint64_t sequence,
                              ibv_wc_status injected) {
+  // Held here: an error outcome delivered during the call resets link_.
+  std::shared_ptr<RemoteLink> link = link_;
   if (IsLocalRequesterStatus(injected)) {
+    if (link) link->RunDeferredLocked();  // its turn comes after theirs
     // It never leaves: it is the last request submitted, and completes in its turn.
     in_flight_[in_flight_.size() - unsubmitted_ - 1].fails_locally = injected;
     failing_locally_ = true;
     CompleteFailedLocallyLocked();
     return;
   }
-  // Held here: an error outcome delivered during the call resets link_.
-  std::shared_ptr<RemoteLink> link = link_;
   if (injected == IBV_WC_REM_ACCESS_ERR) {
     SendRequest bad_key = request;
     bad_key.rkey = 0;  // no region has it (memory_region.cc)
@@ -105,11 +108,19 @@ void QueuePair::SubmitLocked(const SendRequest& request, uint64_t sequence,
     link->SubmitLocked(failing, sequence);
     return;
   }
-  if (link->ExecuteDirectlyLocked(request, sequence)) {
-    OnResponseLocked(sequence, Outcome{}, nullptr, 0);  // its bytes moved already
-    return;
+  // Where the application has others under way, the link may gather it with them.
+  const Batching batching =
+      send_slots_->EarlierOutstanding(sequence) ? Batching::kMayWait : Batching::kNow;
+  switch (link->ExecuteDirectlyLocked(request, sequence, batching)) {
+    case DirectExecution::kExecuted:
+      OnResponseLocked(sequence, Outcome{}, nullptr, 0);  // its bytes moved already
+      return;
+    case DirectExecution::kKept:
+      return;
+    case DirectExecution::kSubmit:
+      link->SubmitLocked(request, sequence);
+      return;
   }
-  link->SubmitLocked(request, sequence);
 }
 
 void QueuePair::CompleteFailedLocallyLocked() {

@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include <atomic>
+
 #include "sim/common/mutex.h"
 
 namespace rpma_sim {
@@ -20,7 +22,7 @@ class SendQueueSlots {
   // Takes a slot; returns false when the queue is full. `*sequence` numbers the request.
   bool Acquire(uint64_t* sequence) {
     MutexLock lock(&mutex_);
-    if (next_ - retired_ >= capacity_) return false;
+    if (next_ - retired_.load(std::memory_order_relaxed) >= capacity_) return false;
     *sequence = next_++;
     return true;
   }
@@ -28,19 +30,27 @@ class SendQueueSlots {
   // Gives back the slots of every request up to and including `sequence`.
   void RetireThrough(uint64_t sequence) {
     MutexLock lock(&mutex_);
-    if (sequence + 1 > retired_) retired_ = sequence + 1;
+    if (sequence + 1 > retired_.load(std::memory_order_relaxed))
+      retired_.store(sequence + 1, std::memory_order_relaxed);
   }
 
   uint32_t in_use() {
     MutexLock lock(&mutex_);
-    return static_cast<uint32_t>(next_ - retired_);
+    return static_cast<uint32_t>(next_ - retired_.load(std::memory_order_relaxed));
+  }
+
+  // Whether a request posted before `sequence` still holds its slot: its completion (or a
+  // later one's) was not polled yet. Without a lock: a hint that may come late by a poll.
+  bool EarlierOutstanding(uint64_t sequence) const {
+    return retired_.load(std::memory_order_relaxed) < sequence;
   }
 
  private:
   const uint32_t capacity_;
   Mutex mutex_;
   uint64_t next_ GUARDED_BY(mutex_) = 0;
-  uint64_t retired_ GUARDED_BY(mutex_) = 0;
+  // Written under mutex_; read without it by EarlierOutstanding.
+  std::atomic<uint64_t> retired_{0};
 };
 
 }  // namespace rpma_sim

@@ -2,6 +2,7 @@
 #include "sim/verbs/shm_mode.h"
 
 #include "sim/fabric/config.h"
+#include "sim/transport/process_vm.h"
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
@@ -42,11 +43,29 @@ void ShmMode::SetConnected() {
   if (target) target->SetConnected();
 }
 
-bool ShmMode::TryExecute(const SendRequest& request, uint64_t sequence, bool* tell_target) {
+DirectStep ShmMode::TryExecute(const SendRequest& request, uint64_t sequence, Batching batching,
+                               bool* tell_target) {
   ShmSegment* peer = direct_peer_.load(std::memory_order_acquire);
-  if (peer == nullptr) return false;
+  if (peer == nullptr) return DirectStep::kDeclined;
   MutexLock lock(&mappings_mutex_);
-  return ExecuteOnPeer(*peer, mappings_, request, sequence, tell_target);
+  DirectStep step =
+      ExecuteOnPeer(*peer, mappings_, request, sequence, batching, &deferred_, tell_target);
+  deferred_count_.store(deferred_.size(), std::memory_order_release);
+  return step;
+}
+
+std::vector<DeferredRequest> ShmMode::ExecuteDeferred(size_t* executed, bool* tell_target) {
+  std::vector<DeferredRequest> requests;
+  *executed = 0;
+  *tell_target = false;
+  ShmSegment* peer = direct_peer_.load(std::memory_order_acquire);
+  MutexLock lock(&mappings_mutex_);
+  requests.swap(deferred_);
+  deferred_count_.store(0, std::memory_order_release);
+  // Revoked meanwhile (no peer): none executes here; the caller submits them all.
+  if (peer != nullptr && !requests.empty())
+    *executed = ExecuteBatchOnPeer(*peer, mappings_, requests, tell_target);
+  return requests;
 }
 
 std::shared_ptr<ShmSegment> ShmMode::ReferencePeer() {

@@ -4,6 +4,9 @@
 // address; as responder, the peer may execute on this side's memory (direct_target.h) and
 // a request may name the requester's memory by address. Before the switch (and over TCP)
 // none of it applies. Thread-safe on its own.
+//
+// A requester's write or read that would copy through process_vm (a range the peer's files
+// do not hold) may also wait, with others, for one system call (TryExecute, ExecuteDeferred).
 #ifndef RPMA_SIM_VERBS_SHM_MODE_H_
 #define RPMA_SIM_VERBS_SHM_MODE_H_
 
@@ -11,6 +14,7 @@
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "sim/common/mutex.h"
 #include "sim/transport/shm_segment.h"
@@ -37,9 +41,17 @@ class ShmMode {
   void SetConnected();
 
   // Executes `request`, the requester's work request `sequence`, on the peer's memory if
-  // that succeeds now (ExecuteOnPeer); *tell_target as there. Called by one requester at a
-  // time (its queue pair's execution lock).
-  bool TryExecute(const SendRequest& request, uint64_t sequence, bool* tell_target);
+  // that succeeds now, or keeps it to execute with others (ExecuteOnPeer, with what this
+  // object keeps); *tell_target as there. Called by one requester at a time (its queue
+  // pair's execution lock).
+  DirectStep TryExecute(const SendRequest& request, uint64_t sequence, Batching batching,
+                        bool* tell_target);
+
+  // Whether requests wait for ExecuteDeferred (a hint, without the lock).
+  bool HasDeferred() const { return deferred_count_.load(std::memory_order_acquire) > 0; }
+  // Takes the requests TryExecute kept, in order, and executes them (ExecuteBatchOnPeer): the
+  // first *executed of them did; the caller submits the rest. *tell_target as TryExecute's.
+  std::vector<DeferredRequest> ExecuteDeferred(size_t* executed, bool* tell_target);
 
   // The segment through which a REQUEST may name the requester's memory by address (when
   // this side reaches the peer's memory), or null: then such a request is malformed.
@@ -66,6 +78,9 @@ class ShmMode {
   // across its direct copies (mapping_guard.h is a leaf, the region table comes after).
   Mutex mappings_mutex_;
   PeerMappings mappings_ GUARDED_BY(mappings_mutex_);
+  // The requests TryExecute kept, and how many (read without the lock by HasDeferred).
+  std::vector<DeferredRequest> deferred_ GUARDED_BY(mappings_mutex_);
+  std::atomic<size_t> deferred_count_{0};
 };
 
 }  // namespace rpma_sim

@@ -4,8 +4,10 @@
 #include "sim/verbs/wire_link.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "sim/fabric/device.h"
+#include "sim/fabric/io_service.h"
 #include "sim/verbs/queue_pair.h"
 #include "sim/verbs/region_payload.h"
 #include "sim/verbs/wire_codec.h"
@@ -23,6 +25,10 @@ constexpr uint64_t kMaxQueuedBytes = 2 * std::max<uint64_t>(kWindowBytes, kMaxFr
 // Requests under way (this one included) that leave at once; more wait for the wire's
 // next write.
 constexpr uint64_t kRequestsSentAtOnce = 8;
+
+// The longest requests kept to execute with others wait for a poll before the progress
+// engine executes them (an application that polls rarely, and sleeps on no fd).
+constexpr std::chrono::microseconds kDeferredWait{50};
 
 }  // namespace
 
@@ -45,6 +51,7 @@ std::shared_ptr<FrameWire> WireLink::wire() {
 }
 
 void WireLink::Progress() {
+  if (shm_.HasDeferred()) RunDeferred();
   std::shared_ptr<FrameWire> wire = this->wire();
   wire->DeliverArrived();
   wire->SendQueued();
@@ -151,6 +158,7 @@ void WireLink::Send(EncodedRequest request) {
 }
 
 void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
+  RunDeferredLocked();  // posted before it, so executed before it
   const PayloadRoute route = MayGoByReference(request) && shm_.PeerReachesUs()
                                  ? PayloadRoute::kByReference
                                  : PayloadRoute::kCarried;
@@ -158,12 +166,89 @@ void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
     Send(std::move(*now));
 }
 
-bool WireLink::ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence) {
-  if (!window_.Idle()) return false;  // RC order: one under way must not be overtaken
+DirectExecution WireLink::ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence,
+                                                Batching batching) {
+  // RC order: one under way must not be overtaken. (Nothing kept waits while one is: the
+  // link runs what it kept before it submits anything.)
+  if (!window_.Idle()) return DirectExecution::kSubmit;
   bool tell_target = false;
-  if (!shm_.TryExecute(request, sequence, &tell_target)) return false;
+  switch (shm_.TryExecute(request, sequence, batching, &tell_target)) {
+    case DirectStep::kDeclined:
+      return DirectExecution::kSubmit;
+    case DirectStep::kExecuted:
+      if (tell_target) wire()->Send(FrameType::kPlaced, {});
+      return DirectExecution::kExecuted;
+    case DirectStep::kDeferredFirst:
+      ScheduleDeferredRun();
+      return DirectExecution::kKept;
+    case DirectStep::kDeferred:
+      return DirectExecution::kKept;
+    case DirectStep::kBehindDeferred:
+      break;
+  }
+  RunDeferredLocked();
+  return ExecuteDirectlyLocked(request, sequence, batching);  // nothing is kept now
+}
+
+void WireLink::ScheduleDeferredRun() {
+  std::shared_ptr<QueuePair> qp = this->qp();
+  // An application asleep on its completion fd hears of them from the engine's turn at
+  // once; one that polls runs them itself, and the engine's later turn is for one that
+  // does neither for a while (it waits for the peer's answer to a write, say). One such
+  // turn waits at a time.
+  if (qp && qp->SendCompletionAwaited()) return OnArmed();
+  if (!deferred_turn_waits_.exchange(true)) ScheduleDeferredTurn();
+}
+
+void WireLink::ScheduleDeferredTurn() {
+  RunAt(std::chrono::steady_clock::now() + kDeferredWait, [weak = weak_from_this()] {
+    std::shared_ptr<WireLink> link = weak.lock();
+    if (!link) return;
+    std::shared_ptr<QueuePair> qp = link->qp();
+    // A thread that holds the lock is the application's, posting or polling: it runs them
+    // itself, or the next turn does. The engine does not queue behind it.
+    if (qp && link->shm_.HasDeferred() &&
+        !qp->TryRunExecuting([&link] { link->RunDeferredLocked(); }))
+      return link->ScheduleDeferredTurn();
+    link->deferred_turn_waits_.store(false);
+    if (link->shm_.HasDeferred()) link->ScheduleDeferredRun();  // kept since
+  });
+}
+
+void WireLink::OnArmed() {
+  if (!shm_.HasDeferred()) return;
+  RunSoon([weak = weak_from_this()] {
+    if (std::shared_ptr<WireLink> link = weak.lock()) link->RunDeferred();
+  });
+}
+
+void WireLink::RunDeferred() {
+  if (!shm_.HasDeferred()) return;
+  std::shared_ptr<QueuePair> qp = this->qp();
+  if (!qp) return;
+  QueuePair::ExecutionScope lock(qp.get());
+  RunDeferredLocked();
+}
+
+void WireLink::RunDeferredLocked() {
+  if (!shm_.HasDeferred()) return;
+  size_t executed;
+  bool tell_target;
+  std::vector<DeferredRequest> requests = shm_.ExecuteDeferred(&executed, &tell_target);
   if (tell_target) wire()->Send(FrameType::kPlaced, {});
-  return true;
+  std::shared_ptr<QueuePair> qp = this->qp();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const DeferredRequest& deferred = requests[i];
+    // The rest go as they would have at their post: directly one at a time, or submitted.
+    if (i < executed || ExecuteDirectlyLocked(deferred.request, deferred.sequence,
+                                              Batching::kNow) == DirectExecution::kExecuted) {
+      if (!qp) continue;
+      qp->execution().AssertHeld();  // the caller's (RemoteLink)
+      qp->OnResponseLocked(deferred.sequence, Outcome{}, nullptr, 0);
+    } else {
+      SubmitLocked(deferred.request, deferred.sequence);
+    }
+  }
 }
 
 void WireLink::ConnectedLocked() { shm_.SetConnected(); }

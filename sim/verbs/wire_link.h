@@ -10,6 +10,7 @@
 #ifndef RPMA_SIM_VERBS_WIRE_LINK_H_
 #define RPMA_SIM_VERBS_WIRE_LINK_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,9 @@ class WireLink : public RemoteLink,
   // ProgressSource: takes what arrived on the wire the connection uses now, and sends what
   // waits to be sent on it.
   void Progress() override;
+  // The application may sleep on its completion fd: what waits to execute with others
+  // (DeferLocked) runs on the engine's next turn.
+  void OnArmed() override;
 
   // Queues any frame (connection management too) on the wire the connection uses now.
   bool SendFrame(FrameType type, std::vector<uint8_t> body);
@@ -65,7 +69,15 @@ class WireLink : public RemoteLink,
   void SubmitLocked(const SendRequest& request, uint64_t sequence) override;
   // A write or read straight to the peer's memory, when the connection runs over shared
   // memory and nothing submitted before it is still under way.
-  bool ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence) override;
+  // With kMayWait, a write or read that would copy through process_vm waits for others
+  // (ShmMode::TryExecute), and the link's turn on the progress engine is asked for when the
+  // first does.
+  DirectExecution ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence,
+                                        Batching batching) override;
+  void RunDeferredLocked() override;
+  // RunDeferredLocked under the bound queue pair's execution lock (the engine's turn, a
+  // poll).
+  void RunDeferred();
   void ConnectedLocked() override;
   // The peer may no longer reach this side's buffers (shared memory) nor its memory, what
   // it placed directly is told to the persistence model, and what waits is dropped.
@@ -85,6 +97,10 @@ class WireLink : public RemoteLink,
   void OnPlaced(const Frame& frame);
   void OnRequest(Frame frame);
   void OnResponse(const Frame& frame);
+  // Asks for a turn of the engine that runs what DeferLocked kept.
+  void ScheduleDeferredRun();
+  // The engine's turn kDeferredWait from now (one waits at a time).
+  void ScheduleDeferredTurn();
   // Hands REQUEST frames to the wire, in order.
   void Send(EncodedRequest request);
 
@@ -94,6 +110,7 @@ class WireLink : public RemoteLink,
   RequestWindow window_;
   ResponderAdmission admission_;
   ShmMode shm_;
+  std::atomic<bool> deferred_turn_waits_{false};  // ScheduleDeferredRun's timer is set
 };
 
 }  // namespace rpma_sim

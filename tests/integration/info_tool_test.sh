@@ -44,7 +44,7 @@ expect "heap regions say how a peer reaches them" "$out" \
 out=$("${clean_env[@]}" RPMA_SIM_SHM_SHARE_HEAP=0 "$info")
 expect "heap sharing turned off" "$out" '^	RPMA_SIM_SHM_SHARE_HEAP=0 +environment;'
 expect "heap regions by process_vm when turned off" "$out" \
-  $'^\theap regions:\t(process_vm, a system call per operation \\(RPMA_SIM_SHM_SHARE_HEAP=0\\)|through the target)'
+  $'^\theap regions:\t(process_vm, a system call per operation or per 64 under way \\(RPMA_SIM_SHM_SHARE_HEAP=0\\)|through the target)'
 
 # Without process_vm (as under Yama's ptrace_scope), moved heap pages are still mapped.
 out=$("${clean_env[@]}" RPMA_SIM_SHM_PROCESS_VM=0 "$info")
