@@ -37,6 +37,7 @@ std::shared_ptr<MemoryRegion> MemoryRegionTable::Register(
   next_key_ += 0x100;
   region->lkey = key | 0x11;
   region->rkey = key | 0x22;
+  region->registered_in.table = this;
   regions_[region->rkey] = region;
   return region;
 }
@@ -47,13 +48,15 @@ const MemoryRegion* MemoryRegionTable::FindLocked(uint32_t rkey) const {
 }
 
 bool MemoryRegionTable::IsRegisteredLocked(const MemoryRegion& region) const {
-  const MemoryRegion* found = FindLocked(region.rkey);
-  return found == &region;
+  return region.registered_in.table == this;
 }
 
 void MemoryRegionTable::Deregister(const std::shared_ptr<MemoryRegion>& region) {
   WriterLock lock(&mutex_);
-  regions_.erase(region->rkey);
+  auto it = regions_.find(region->rkey);
+  if (it == regions_.end() || it->second != region) return;  // not this table's
+  region->registered_in.table = nullptr;
+  regions_.erase(it);
 }
 
 }  // namespace rpma_sim

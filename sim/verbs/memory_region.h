@@ -23,6 +23,7 @@ namespace rpma_sim {
 template <typename T>
 class PerProcess;
 
+class MemoryRegionTable;
 class ProtectionDomain;
 
 struct MemoryRegion {
@@ -39,6 +40,19 @@ struct MemoryRegion {
   // for peers on this host, and moved pages of other regions it touches; or null. Set
   // before the region is in the table; dropped by its deregistration.
   std::shared_ptr<SharedPages> shared_pages;
+  // The table it is registered in, while it is (null after its deregistration); written
+  // under that table's lock held exclusively, read under it held shared. In a fork child it
+  // names the parent's table, so the child's (IsRegisteredLocked) does not count it. A copy
+  // of the region is not registered anywhere.
+  struct RegisteredIn {
+    RegisteredIn() = default;
+    RegisteredIn(const RegisteredIn&) {}
+    RegisteredIn& operator=(const RegisteredIn&) {
+      table = nullptr;
+      return *this;
+    }
+    const MemoryRegionTable* table = nullptr;
+  } registered_in;
 
   // True if [address, address + len) lies inside the region (overflow-safe).
   bool Contains(uint64_t address, uint64_t len) const;
@@ -90,7 +104,7 @@ class MemoryRegionTable {
   // The region with `rkey`, or nullptr.
   const MemoryRegion* FindLocked(uint32_t rkey) const REQUIRES_SHARED(mutex_);
 
-  // True if `region` is still registered.
+  // True if `region` is still registered in this table: no lookup.
   bool IsRegisteredLocked(const MemoryRegion& region) const REQUIRES_SHARED(mutex_);
 
  private:

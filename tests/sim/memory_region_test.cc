@@ -3,6 +3,8 @@
 
 #include <stdint.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -177,6 +179,40 @@ TEST_F(MemoryRegionTableTest, IsRegisteredLockedMeansThisVeryRegion) {
   EXPECT_FALSE(table_.IsRegisteredLocked(copy));
   table_.mutex().UnlockShared();
   table_.Deregister(region);
+}
+
+// A fork child has a table of its own: a region the parent registered is not registered
+// there, and deregistering it there leaves the child's own regions alone, even one with the
+// same key (each table numbers its keys from the same start).
+TEST_F(MemoryRegionTableTest, AForkChildsTableHasNoneOfTheParentsRegions) {
+  auto parent_region = table_.Register(nullptr, buffer_, 16, 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    MemoryRegionTable& own = MemoryRegionTable::Get();
+    int failures = &own == &table_ ? 1 : 0;
+    std::shared_ptr<MemoryRegion> child_region;
+    do {  // until one has the parent's region's key
+      child_region = own.Register(nullptr, buffer_, 16, 0);
+    } while (child_region->rkey < parent_region->rkey);
+    own.mutex().LockShared();
+    failures += own.IsRegisteredLocked(*parent_region) ? 2 : 0;
+    own.mutex().UnlockShared();
+    own.Deregister(parent_region);
+    own.mutex().LockShared();
+    failures += own.FindLocked(child_region->rkey) != child_region.get() ? 4 : 0;
+    own.mutex().UnlockShared();
+    _exit(failures);
+  }
+  int status = 0;
+  ASSERT_EQ(child, waitpid(child, &status, 0));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(0, WEXITSTATUS(status)) << "1: one table; 2: registered in the child; 4: the "
+                                       "child's own region deregistered";
+  table_.mutex().LockShared();
+  EXPECT_TRUE(table_.IsRegisteredLocked(*parent_region));
+  table_.mutex().UnlockShared();
+  table_.Deregister(parent_region);
 }
 
 TEST_F(MemoryRegionTableTest, DeregisteredRegionStaysAliveWhileReferenced) {
