@@ -37,7 +37,7 @@ std::shared_ptr<MemoryRegion> MemoryRegionTable::Register(
   next_key_ += 0x100;
   region->lkey = key | 0x11;
   region->rkey = key | 0x22;
-  region->registered_in.table = this;
+  region->registered_in.table.store(this, std::memory_order_relaxed);  // before it is found
   regions_[region->rkey] = region;
   return region;
 }
@@ -47,15 +47,11 @@ const MemoryRegion* MemoryRegionTable::FindLocked(uint32_t rkey) const {
   return it == regions_.end() ? nullptr : it->second.get();
 }
 
-bool MemoryRegionTable::IsRegisteredLocked(const MemoryRegion& region) const {
-  return region.registered_in.table == this;
-}
-
 void MemoryRegionTable::Deregister(const std::shared_ptr<MemoryRegion>& region) {
   WriterLock lock(&mutex_);
   auto it = regions_.find(region->rkey);
   if (it == regions_.end() || it->second != region) return;  // not this table's
-  region->registered_in.table = nullptr;
+  region->registered_in.table.store(nullptr, std::memory_order_release);
   regions_.erase(it);
 }
 

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -41,17 +42,17 @@ struct MemoryRegion {
   // before the region is in the table; dropped by its deregistration.
   std::shared_ptr<SharedPages> shared_pages;
   // The table it is registered in, while it is (null after its deregistration); written
-  // under that table's lock held exclusively, read under it held shared. In a fork child it
-  // names the parent's table, so the child's (IsRegisteredLocked) does not count it. A copy
-  // of the region is not registered anywhere.
+  // under that table's lock held exclusively. In a fork child it names the parent's table,
+  // so the child's (IsRegisteredLocked) does not count it. A copy of the region is not
+  // registered anywhere.
   struct RegisteredIn {
     RegisteredIn() = default;
     RegisteredIn(const RegisteredIn&) {}
     RegisteredIn& operator=(const RegisteredIn&) {
-      table = nullptr;
+      table.store(nullptr, std::memory_order_relaxed);
       return *this;
     }
-    const MemoryRegionTable* table = nullptr;
+    std::atomic<const MemoryRegionTable*> table{nullptr};
   } registered_in;
 
   // True if [address, address + len) lies inside the region (overflow-safe).
@@ -104,8 +105,16 @@ class MemoryRegionTable {
   // The region with `rkey`, or nullptr.
   const MemoryRegion* FindLocked(uint32_t rkey) const REQUIRES_SHARED(mutex_);
 
-  // True if `region` is still registered in this table: no lookup.
-  bool IsRegisteredLocked(const MemoryRegion& region) const REQUIRES_SHARED(mutex_);
+  // True if `region` is still registered in this table: no lookup. Under the lock held
+  // shared it stays so while the lock is held.
+  bool IsRegisteredLocked(const MemoryRegion& region) const REQUIRES_SHARED(mutex_) {
+    return IsRegistered(region);
+  }
+  // The same without the lock: it was registered at some moment of the call (a check that
+  // needs no copy to follow, such as a post's local checks).
+  bool IsRegistered(const MemoryRegion& region) const {
+    return region.registered_in.table.load(std::memory_order_acquire) == this;
+  }
 
  private:
   friend class PerProcess<MemoryRegionTable>;

@@ -14,9 +14,8 @@ namespace {
 ibv_wc_status CheckLocal(const SendRequest& request, const ProtectionDomain* pd) {
   if (!request.local || request.length == 0) return IBV_WC_SUCCESS;
   const MemoryRegion& local = *request.local;
-  ReaderLock lock(&MemoryRegionTable::Get().mutex());
-  if (!MemoryRegionTable::Get().IsRegisteredLocked(local) || local.pd != pd)
-    return IBV_WC_LOC_PROT_ERR;
+  // No lock: what copies from or to the buffer later checks again under the table's lock.
+  if (!MemoryRegionTable::Get().IsRegistered(local) || local.pd != pd) return IBV_WC_LOC_PROT_ERR;
   if (!local.ContainsOffset(request.local_offset, request.length)) return IBV_WC_LOC_PROT_ERR;
   int required = request.opcode == SendOpcode::kRead ? IBV_ACCESS_LOCAL_WRITE : 0;
   if ((local.access & required) != required) return IBV_WC_LOC_PROT_ERR;
@@ -34,7 +33,10 @@ inline void QueuePair::FinishInlineLocked(const SendRequest& request, uint64_t s
     if (length != request.length) status = IBV_WC_BAD_RESP_ERR;  // a peer's malformed answer
     if (status == IBV_WC_SUCCESS) {
       ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
-      memcpy(request.local->addr + request.local_offset, read_data, length);
+      if (MemoryRegionTable::Get().IsRegisteredLocked(*request.local))  // still, now
+        memcpy(request.local->addr + request.local_offset, read_data, length);
+      else
+        status = IBV_WC_LOC_PROT_ERR;
     }
   }
   CompleteSendLocked(request, sequence, status);

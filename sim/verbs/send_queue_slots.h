@@ -11,46 +11,47 @@
 
 #include <atomic>
 
-#include "sim/common/mutex.h"
-
 namespace rpma_sim {
 
+// Lock-free: two counters, each moved forward with a compare-and-swap (a post takes a slot
+// under its queue pair's execution lock, a poll gives slots back under its CQ's lock).
 class SendQueueSlots {
  public:
   explicit SendQueueSlots(uint32_t capacity) : capacity_(capacity) {}
 
   // Takes a slot; returns false when the queue is full. `*sequence` numbers the request.
   bool Acquire(uint64_t* sequence) {
-    MutexLock lock(&mutex_);
-    if (next_ - retired_.load(std::memory_order_relaxed) >= capacity_) return false;
-    *sequence = next_++;
+    uint64_t next = next_.load(std::memory_order_relaxed);
+    do {
+      if (next - retired_.load(std::memory_order_acquire) >= capacity_) return false;
+    } while (!next_.compare_exchange_weak(next, next + 1, std::memory_order_relaxed));
+    *sequence = next;
     return true;
   }
 
   // Gives back the slots of every request up to and including `sequence`.
   void RetireThrough(uint64_t sequence) {
-    MutexLock lock(&mutex_);
-    if (sequence + 1 > retired_.load(std::memory_order_relaxed))
-      retired_.store(sequence + 1, std::memory_order_relaxed);
+    uint64_t retired = retired_.load(std::memory_order_relaxed);
+    while (sequence + 1 > retired &&
+           !retired_.compare_exchange_weak(retired, sequence + 1, std::memory_order_release)) {
+    }
   }
 
-  uint32_t in_use() {
-    MutexLock lock(&mutex_);
-    return static_cast<uint32_t>(next_ - retired_.load(std::memory_order_relaxed));
+  uint32_t in_use() const {
+    const uint64_t retired = retired_.load(std::memory_order_acquire);
+    return static_cast<uint32_t>(next_.load(std::memory_order_relaxed) - retired);
   }
 
   // Whether a request posted before `sequence` still holds its slot: its completion (or a
-  // later one's) was not polled yet. Without a lock: a hint that may come late by a poll.
+  // later one's) was not polled yet. A hint that may come late by a poll.
   bool EarlierOutstanding(uint64_t sequence) const {
     return retired_.load(std::memory_order_relaxed) < sequence;
   }
 
  private:
   const uint32_t capacity_;
-  Mutex mutex_;
-  uint64_t next_ GUARDED_BY(mutex_) = 0;
-  // Written under mutex_; read without it by EarlierOutstanding.
-  std::atomic<uint64_t> retired_{0};
+  std::atomic<uint64_t> next_{0};     // the next request's sequence
+  std::atomic<uint64_t> retired_{0};  // every request before it has its slot back
 };
 
 }  // namespace rpma_sim
