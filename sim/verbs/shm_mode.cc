@@ -61,6 +61,7 @@ std::vector<DeferredRequest> ShmMode::ExecuteDeferred(size_t* executed, bool* te
   ShmSegment* peer = direct_peer_.load(std::memory_order_acquire);
   MutexLock lock(&mappings_mutex_);
   requests.swap(deferred_);
+  deferred_.reserve(ProcessVmBatch::kCopies);  // the next batch's, in one allocation
   deferred_count_.store(0, std::memory_order_release);
   // Revoked meanwhile (no peer): none executes here; the caller submits them all.
   if (peer != nullptr && !requests.empty())
