@@ -56,7 +56,7 @@ class WireLink : public RemoteLink,
   // waits to be sent on it.
   void Progress() override;
   // The application may sleep on its completion fd: what waits to execute with others
-  // (DeferLocked) runs on the engine's next turn.
+  // (ExecuteDirectlyLocked with kMayWait) runs on the engine's next turn.
   void OnArmed() override;
 
   // Queues any frame (connection management too) on the wire the connection uses now.
@@ -97,7 +97,7 @@ class WireLink : public RemoteLink,
   void OnPlaced(const Frame& frame);
   void OnRequest(Frame frame);
   void OnResponse(const Frame& frame);
-  // Asks for a turn of the engine that runs what DeferLocked kept.
+  // Asks for a turn of the engine that runs what ExecuteDirectlyLocked kept.
   void ScheduleDeferredRun();
   // The engine's turn kDeferredWait from now (one waits at a time).
   void ScheduleDeferredTurn();
