@@ -215,7 +215,7 @@ size_t ExecuteBatchOnPeer(ShmSegment& segment, PeerMappings& mappings,
       break;
     ++gathered;
   }
-  if (executed == gathered - copies.size()) executed += copies.Move();
+  executed += copies.Move();  // none left if the kernel refused one above
   *tell_target = peer.tell_target();
   return executed;
 }

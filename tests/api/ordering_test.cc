@@ -32,11 +32,32 @@ class OrderingTest : public PairFixture {
   // Registers a server-side target and hands it to the client through its descriptor.
   rpma_mr_remote* RemoteOf(Buffer* target) { return regs_.RemoteOf(target); }
 
+  // Posts a send (id 1) that waits, since the server posted no receive (RNR), then `writes`
+  // writes behind it that fill a `size`-byte target from a source of `fill` bytes, the last
+  // signalled (ids 2, 3, ...). Registers the target, the source and a server-side inbox for
+  // the receive that lets the send go.
+  void PostWritesBehindAWaitingSend(size_t size, size_t writes, uint8_t fill, Buffer** target,
+                                    Buffer** src, Buffer** inbox);
+
   rpma_conn_cfg* cfg_ = nullptr;
 };
 
 constexpr int kTargetUsage =
     RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+
+void OrderingTest::PostWritesBehindAWaitingSend(size_t size, size_t writes, uint8_t fill,
+                                                Buffer** target, Buffer** src, Buffer** inbox) {
+  *target = Register(size, kTargetUsage, 0);
+  rpma_mr_remote* remote = RemoteOf(*target);
+  *src = Register(size, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, fill);
+  *inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
+  ASSERT_EQ(0, rpma_send(pair_.client, (*src)->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
+  const size_t each = size / writes;
+  for (size_t k = 0; k < writes; ++k)
+    ASSERT_EQ(0, rpma_write(pair_.client, remote, k * each, (*src)->mr, k * each, each,
+                            k + 1 == writes ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR,
+                            Ctx(k + 2)));
+}
 
 // Unsignalled, overlapping writes, then a read of the whole range: the read returns the
 // bytes of every write, applied in posting order.
@@ -132,13 +153,8 @@ TEST_F(OrderingTest, SendAfterWritesSeesWrittenBytes) {
 // executed, and does not complete, until the send went through.
 TEST_F(OrderingTest, WriteBehindWaitingSendWaitsToo) {
   ASSERT_NO_FATAL_FAILURE(Connect());
-  Buffer* target = Register(64, kTargetUsage, 0);
-  rpma_mr_remote* remote = RemoteOf(target);
-  Buffer* src = Register(64, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, 0x6B);
-  Buffer* inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
-  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
-  ASSERT_EQ(0,
-            rpma_write(pair_.client, remote, 0, src->mr, 0, 64, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  Buffer *target, *src, *inbox;
+  ASSERT_NO_FATAL_FAILURE(PostWritesBehindAWaitingSend(64, 1, 0x6B, &target, &src, &inbox));
   ExpectNoCompletion(client_cq_);
   EXPECT_EQ(std::vector<uint8_t>(64, 0), target->bytes);
   ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 8, Ctx(3)));
@@ -249,15 +265,8 @@ TEST_F(OrderingTest, ADeepStreamCompletesForAnApplicationThatSleeps) {
 // The same 30 writes behind a send that waits for a receive (RNR): they go once it did.
 TEST_F(OrderingTest, ADeepStreamBehindAWaitingSendGoesOnceItDid) {
   ASSERT_NO_FATAL_FAILURE(Connect());
-  Buffer* target = Register(240, kTargetUsage, 0);
-  rpma_mr_remote* remote = RemoteOf(target);
-  Buffer* src = Register(240, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND, 0x3C);
-  Buffer* inbox = Register(8, RPMA_MR_USAGE_RECV, 0);
-  ASSERT_EQ(0, rpma_send(pair_.client, src->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(1)));
-  for (size_t k = 0; k < 30; ++k)
-    ASSERT_EQ(
-        0, rpma_write(pair_.client, remote, k * 8, src->mr, k * 8, 8,
-                      k == 29 ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR, Ctx(k + 2)));
+  Buffer *target, *src, *inbox;
+  ASSERT_NO_FATAL_FAILURE(PostWritesBehindAWaitingSend(240, 30, 0x3C, &target, &src, &inbox));
   ExpectNoCompletion(client_cq_);
   ASSERT_EQ(0, rpma_recv(pair_.server, inbox->mr, 0, 8, Ctx(50)));
   ibv_wc wc;
