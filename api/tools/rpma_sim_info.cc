@@ -31,6 +31,7 @@
 #include "sim/fault/fault_rule.h"
 #include "sim/fault/librpma_points.h"
 #include "sim/transport/process_vm.h"
+#include "sim/transport/ptrace_permit.h"
 
 namespace {
 
@@ -206,34 +207,50 @@ std::string ProbeShm() {
 }
 
 // process_vm_readv by a child of this process, into this process: the direction ptrace
-// rules restrict (Yama's ptrace_scope 1 allows only descendants to be read).
+// rules restrict (Yama's ptrace_scope 1 allows only descendants to be read, and processes
+// named with PR_SET_PTRACER). As a connection does, this process first names the child
+// (ptrace_permit.h); the child reads once it has.
 std::string ProbeProcessVm() {
   if (!rpma_sim::ShmProcessVmEnabled()) return "no: RPMA_SIM_SHM_PROCESS_VM=0";
   static volatile uint64_t marker = 0x5250'4d41'5349'4dULL;  // what the child must read
+  int go[2];
+  if (pipe2(go, O_CLOEXEC) != 0) return std::string("unknown: pipe: ") + strerror(errno);
   int parent = getpid();
   pid_t child = fork();
-  if (child < 0) return std::string("unknown: fork: ") + strerror(errno);
   if (child == 0) {
+    char named;
+    close(go[1]);
+    if (read(go[0], &named, 1) != 1) _exit(255);
     uint64_t seen = 0;
-    bool read = rpma_sim::ReadFromProcess(parent, reinterpret_cast<uintptr_t>(&marker), &seen,
-                                          sizeof(seen));
-    _exit(!read ? (errno != 0 ? errno : 255) : seen == marker ? 0 : 254);
+    bool copied = rpma_sim::ReadFromProcess(parent, reinterpret_cast<uintptr_t>(&marker), &seen,
+                                            sizeof(seen));
+    _exit(!copied ? (errno != 0 ? errno : 255) : seen == marker ? 0 : 254);
   }
+  close(go[0]);
+  rpma_sim::PermitOutcome permit = rpma_sim::PermitOutcome::kNotNeeded;
+  if (child > 0) {
+    permit = rpma_sim::PtracePermits::Get().Grant(child);
+    (void)!write(go[1], "n", 1);
+  }
+  close(go[1]);
+  if (child < 0) return std::string("unknown: fork: ") + strerror(errno);
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  if (permit == rpma_sim::PermitOutcome::kGranted) rpma_sim::PtracePermits::Get().Release(child);
+  const int scope = rpma_sim::PtracePermits::YamaScope();
+  const std::string yama = scope <= 0
+                               ? ""
+                               : " (Yama ptrace_scope=" + std::to_string(scope) + ": the peer " +
+                                     rpma_sim::PermitOutcomeText(permit) +
+                                     (permit == rpma_sim::PermitOutcome::kGranted
+                                          ? ", which a process does for one peer process at a time)"
+                                          : ")");
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    return "yes: another process of this user can read this one's memory";
+    return "yes: another process of this user can read this one's memory" + yama;
   std::string why = WIFEXITED(status) ? strerror(WEXITSTATUS(status)) : "the probe died";
-  std::string result = "no: process_vm_readv from another process: " + why;
-  FILE* scope = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-  int value = -1;
-  if (scope != nullptr) {
-    if (fscanf(scope, "%d", &value) != 1) value = -1;
-    fclose(scope);
-  }
-  if (value > 0) result += " (Yama ptrace_scope=" + std::to_string(value) + ")";
-  return result + "; payloads travel through the segment's rings instead";
+  return "no: process_vm_readv from another process: " + why + yama +
+         "; payloads travel through the segment's rings instead";
 }
 
 // How a peer process on this host reaches a registered heap region, probed as a peer

@@ -61,9 +61,12 @@ std::shared_ptr<FrameWire> ShmSwitch::MoveTo(std::shared_ptr<ShmSegment> segment
   }
   link->UseSharedMemory(shm_wire, segment);
   if (tcp_closed) raw_stream->PeerGone();
-  SIM_LOG_INFO("connection with %s moved to shared memory (payloads %s)", tcp->peer().c_str(),
-               segment->PeerReachesUs() || segment->WeReachPeer() ? "by process_vm where large"
-                                                                  : "through the segment");
+  const bool process_vm = segment->PeerReachesUs() || segment->WeReachPeer();
+  const PermitOutcome permit = segment->permit();
+  SIM_LOG_INFO("connection with %s moved to shared memory (payloads %s%s%s)", tcp->peer().c_str(),
+               process_vm ? "by process_vm where large" : "through the segment",
+               permit != PermitOutcome::kNotNeeded ? "; Yama: peer " : "",
+               permit != PermitOutcome::kNotNeeded ? PermitOutcomeText(permit) : "");
   return shm_wire;
 }
 

@@ -29,7 +29,7 @@ namespace rpma_sim {
 namespace bip = boost::interprocess;
 
 constexpr uint64_t kSegmentMagic = 0x314d48534d535052;  // "RPSMSHM1"
-constexpr uint32_t kSegmentVersion = 4;
+constexpr uint32_t kSegmentVersion = 5;
 // Room for every request of a full queue carrying a 4 KiB payload inline (its frame's
 // header included). More only lets a sender run further ahead of its peer; a ring smaller
 // than what is under way makes the sender wait for room, never fail, and every page of it
@@ -44,6 +44,7 @@ struct SegmentHeader {
   std::atomic<int32_t> pid[2];                 // indexed by ShmSegment::Side
   std::atomic<uint64_t> base[2];               // where each side mapped the segment
   std::atomic<uint32_t> reaches_peer[2];       // side i may move bytes in and out of the other
+  std::atomic<uint32_t> named_peer[2];         // side i named the other its ptracer (Yama)
   std::atomic<uint32_t> references_open[2];    // side i's buffers may be named (1 at first)
   std::atomic<uint32_t> references_in_use[2];  // copies to or from side i's buffers under way
   RingControl ring[2];                         // ring[kClient] carries client -> server
@@ -204,6 +205,7 @@ ShmSegment::~ShmSegment() {
   outbound_.CloseAsProducer();
   inbound_.CloseAsConsumer();
   Unlink();
+  if (permit_ == PermitOutcome::kGranted) PtracePermits::Get().Release(peer_pid_);
 }
 
 Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out) {
@@ -349,27 +351,45 @@ uint64_t ShmSegment::nonce() const { return header_->nonce; }
 
 bool ShmSegment::ProbePeer() {
   int pid = header_->pid[1 - side_].load();
-  uint64_t base = header_->base[1 - side_].load();
-  bool reaches = false;
   bool believable = pid > 0;
   if (pid == getpid()) {
     OpenSegmentTable& open = g_open.Get();
     MutexLock lock(&open.mutex);
     believable = open.segments.count({name_, 1 - side_}) != 0;
   }
-  if (believable && ShmProcessVmEnabled()) {
-    uint64_t magic = 0;
-    reaches = ReadFromProcess(pid, base, &magic, sizeof(magic)) && magic == kSegmentMagic;
+  bool other_process = believable && pid != getpid();
+  if (other_process && ShmProcessVmEnabled() && permit_ == PermitOutcome::kNotNeeded) {
+    permit_ = PtracePermits::Get().Grant(pid);
+    if (permit_ == PermitOutcome::kGranted) header_->named_peer[side_].store(1);
   }
   peer_pid_ = believable ? pid : 0;
-  we_reach_peer_ = reaches;
+  return ProbeReach();
+}
+
+bool ShmSegment::ProbeReach() {
+  bool reaches = false;
+  if (peer_pid_ != 0 && ShmProcessVmEnabled()) {
+    uint64_t magic = 0;
+    uint64_t base = header_->base[1 - side_].load();
+    reaches = ReadFromProcess(peer_pid_, base, &magic, sizeof(magic)) && magic == kSegmentMagic;
+  }
+  we_reach_peer_.store(reaches, std::memory_order_release);
   header_->reaches_peer[side_].store(reaches ? 1 : 0);
+  return reaches;
+}
+
+bool ShmSegment::ProbeAgainIfNamed() {
+  if (header_->named_peer[1 - side_].load(std::memory_order_acquire) == 0) return false;
+  if (probed_again_.exchange(true)) return we_reach_peer_.load(std::memory_order_acquire);
+  bool reaches = ProbeReach();
+  if (reaches)
+    SIM_LOG_INFO("process %d named this one under Yama: process_vm reaches it now", peer_pid_);
   return reaches;
 }
 
 template <typename Copy>
 bool ShmSegment::WithPeerReferences(Copy copy) {
-  if (!we_reach_peer_) return false;
+  if (!WeReachPeer()) return false;
   std::atomic<uint32_t>& in_use = header_->references_in_use[1 - side_];
   in_use.fetch_add(1);  // before the check: RevokeReferences then waits for this copy
   bool done = header_->references_open[1 - side_].load() != 0 && copy();

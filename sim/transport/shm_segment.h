@@ -30,6 +30,7 @@
 #include "sim/common/status.h"
 #include "sim/transport/direct_area.h"
 #include "sim/transport/mapping_guard.h"
+#include "sim/transport/ptrace_permit.h"
 #include "sim/transport/shm_ring.h"
 
 namespace rpma_sim {
@@ -112,11 +113,19 @@ class ShmSegment {
   // Checks whether this process may move bytes in and out of the peer's memory
   // (process_vm_readv/writev; the kernel's ptrace rules decide) and records the answer,
   // here and in the header for the peer to read. A peer naming this very process is
-  // believed only if the other side of the segment is open in this process too.
+  // believed only if the other side of the segment is open in this process too. Under
+  // Yama, first names the peer as the process that may reach this one (ptrace_permit.h),
+  // and says so in the header.
   bool ProbePeer();
-  // Whether this side's probe succeeded (kept here), and whether the peer says its did.
-  bool WeReachPeer() const { return we_reach_peer_; }
+  // Whether this side's probe succeeded, and whether the peer says its did. A probe that
+  // failed is made once more when the peer has named this process since (under Yama the
+  // server probes before its client can name it): the first call after that makes it.
+  bool WeReachPeer() {
+    return we_reach_peer_.load(std::memory_order_acquire) || ProbeAgainIfNamed();
+  }
   bool PeerReachesUs() const;
+  // What naming the peer under Yama gave (kNotNeeded before ProbePeer).
+  PermitOutcome permit() const { return permit_; }
 
   // Copies between the peer's memory at `address` and `local` (process_vm), unless the peer
   // revoked references to its buffers (RevokeReferences) or the kernel refuses. Only after
@@ -146,8 +155,15 @@ class ShmSegment {
 
   std::string name_;
   Side side_;
+  // Probes the peer again if it named this process after this side's probe failed (once).
+  bool ProbeAgainIfNamed();
+  // Whether process_vm reaches the peer; records the answer in the header too.
+  bool ProbeReach();
+
   int peer_pid_ = 0;
-  bool we_reach_peer_ = false;
+  std::atomic<bool> we_reach_peer_{false};
+  std::atomic<bool> probed_again_{false};
+  PermitOutcome permit_ = PermitOutcome::kNotNeeded;
   // Shared by both sides when both are in this process.
   std::shared_ptr<boost::interprocess::mapped_region> region_;
   // Declared after region_: it stops guarding before the mapping can go.

@@ -22,11 +22,15 @@
 
 #include <rpma_sim/testing.h>
 
+#include "tests/common/peer_process.h"
+
 namespace {
 
 using rpma_sim::testing::ConnectedPair;
 using rpma_sim::testing::PairOptions;
 using rpma_sim::testing::Side;
+using rpma_sim::tests::OwnPid;
+using rpma_sim::tests::Stopped;
 
 constexpr size_t kRegion = 256 << 10;
 
@@ -34,43 +38,6 @@ constexpr size_t kRegion = 256 << 10;
 void Fill(uint8_t* bytes, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<uint8_t>(i * 31 + seed);
 }
-
-// The server process's pid: it puts its own in the accept's private data (the test's code
-// before Connect runs in the child too, where getpid() is the child's).
-std::string OwnPid() { return std::to_string(getpid()); }
-
-int ServerPid(rpma_conn* conn) {
-  rpma_conn_private_data pdata;
-  if (rpma_conn_get_private_data(conn, &pdata) != 0 || pdata.len == 0) return 0;
-  return atoi(std::string(static_cast<const char*>(pdata.ptr), pdata.len).c_str());
-}
-
-// Stops a process for its life; continues it when it ends, whatever happened meanwhile.
-class Stopped {
- public:
-  explicit Stopped(int pid) : pid_(pid) { stopped_ = kill(pid_, SIGSTOP) == 0 && WaitStopped(); }
-  ~Stopped() { kill(pid_, SIGCONT); }
-  bool ok() const { return stopped_; }
-
- private:
-  // Until /proc says the process is stopped ('T'): the signal is asynchronous.
-  bool WaitStopped() {
-    for (int i = 0; i < 100000; ++i) {
-      char path[64], state = 0;
-      snprintf(path, sizeof(path), "/proc/%d/stat", pid_);
-      FILE* stat = fopen(path, "r");
-      if (stat == nullptr) return false;
-      int matched = fscanf(stat, "%*d %*s %c", &state);
-      fclose(stat);
-      if (matched == 1 && state == 'T') return true;
-      sched_yield();
-    }
-    return false;
-  }
-
-  int pid_;
-  bool stopped_ = false;
-};
 
 class DirectAccessTest : public ::testing::Test {
  protected:
@@ -99,7 +66,7 @@ TEST_F(DirectAccessTest, WritesAndReadsCompleteWhileTheTargetProcessIsStopped) {
   };
   ASSERT_NO_FATAL_FAILURE(pair_.Connect(options));
   Side& client = pair_.client();
-  int server_pid = ServerPid(client.conn);
+  int server_pid = rpma_sim::tests::PeerPid(client.conn);
   ASSERT_GT(server_pid, 0);
   Fill(client.memory, kRegion / 2, 7);
   {
@@ -155,7 +122,7 @@ TEST_F(DirectAccessTest, RegionsWithoutRemoteAccessLeaveTheDirectAreaToOthers) {
   };
   ASSERT_NO_FATAL_FAILURE(pair_.Connect(options));
   Side& client = pair_.client();
-  int server_pid = ServerPid(client.conn);
+  int server_pid = rpma_sim::tests::PeerPid(client.conn);
   ASSERT_GT(server_pid, 0);
   ASSERT_EQ(0, rpma_recv(client.conn, client.mr, 0, client.size, nullptr));
   ibv_wc wc;
@@ -330,7 +297,7 @@ TEST_F(DirectAccessTest, GatheredWritesToAPartialPageLandInOrderWithTheTargetSto
   constexpr size_t kWrites = 300;  // more than one system call's worth, slots written twice
   ASSERT_NO_FATAL_FAILURE(ConnectForWrites(kWrites, ServerSeesWrites(kWrites)));
   Side& client = pair_.client();
-  const int server_pid = ServerPid(client.conn);
+  const int server_pid = rpma_sim::tests::PeerPid(client.conn);
   ASSERT_GT(server_pid, 0);
   uint8_t* copy = client.memory + kWrites * sizeof(uint64_t);
   {

@@ -1,0 +1,147 @@
+// Tests for PtracePermits: which peer process is named under Yama, and when a name is
+// given and taken back. The kernel here has no Yama, so the tests replace it
+// (SetSystemForTest) with one that records each prctl(PR_SET_PTRACER).
+#include "sim/transport/ptrace_permit.h"
+
+#include <errno.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace rpma_sim {
+namespace {
+
+// The replaced kernel: its ptrace_scope, the pids named (0: the name taken back), and the
+// error the next prctl returns.
+std::atomic<int> g_scope{1};
+std::atomic<int> g_next_error{0};
+std::mutex g_calls_mutex;
+std::vector<int> g_calls;
+
+int FakeScope() { return g_scope.load(); }
+
+int FakeSetPtracer(int pid) {
+  std::lock_guard<std::mutex> lock(g_calls_mutex);
+  g_calls.push_back(pid);
+  return g_next_error.exchange(0);
+}
+
+const PtracePermits::System kFake{FakeScope, FakeSetPtracer};
+
+class PtracePermitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_scope = 1;
+    g_next_error = 0;
+    g_calls.clear();
+    PtracePermits::SetSystemForTest(&kFake);
+  }
+  void TearDown() override { PtracePermits::SetSystemForTest(nullptr); }
+
+  std::vector<int> Calls() {
+    std::lock_guard<std::mutex> lock(g_calls_mutex);
+    return g_calls;
+  }
+
+  PtracePermits permits_;
+};
+
+TEST_F(PtracePermitTest, WithoutYamaOrAtScopeZeroNothingIsNamed) {
+  g_scope = -1;
+  EXPECT_EQ(PermitOutcome::kNotNeeded, permits_.Grant(100));
+  g_scope = 0;
+  EXPECT_EQ(PermitOutcome::kNotNeeded, permits_.Grant(100));
+  EXPECT_TRUE(Calls().empty());
+  EXPECT_EQ(0, permits_.named());
+}
+
+TEST_F(PtracePermitTest, AtScopeTwoOrThreeNamingCannotHelp) {
+  for (int scope : {2, 3}) {
+    g_scope = scope;
+    EXPECT_EQ(PermitOutcome::kRefused, permits_.Grant(100)) << "scope " << scope;
+  }
+  EXPECT_TRUE(Calls().empty());
+}
+
+TEST_F(PtracePermitTest, TheFirstPeerIsNamedOnceAndKeepsItWhileHeld) {
+  EXPECT_EQ(PermitOutcome::kGranted, permits_.Grant(100));
+  EXPECT_EQ(PermitOutcome::kGranted, permits_.Grant(100));  // a second connection to it
+  EXPECT_EQ(PermitOutcome::kHeldByAnother, permits_.Grant(200));
+  EXPECT_EQ(std::vector<int>{100}, Calls());
+  EXPECT_EQ(100, permits_.named());
+
+  permits_.Release(100);
+  EXPECT_EQ(PermitOutcome::kHeldByAnother, permits_.Grant(200));  // still one hold
+  permits_.Release(200);                                          // not named: no effect
+  EXPECT_EQ(100, permits_.named());
+  permits_.Release(100);  // the last: the name is taken back
+  EXPECT_EQ(0, permits_.named());
+  EXPECT_EQ(PermitOutcome::kGranted, permits_.Grant(200));
+  EXPECT_EQ((std::vector<int>{100, 0, 200}), Calls());
+}
+
+TEST_F(PtracePermitTest, AFailedPrctlNamesNoOneAndTheNextGrantTriesAgain) {
+  g_next_error = EINVAL;
+  EXPECT_EQ(PermitOutcome::kRefused, permits_.Grant(100));
+  EXPECT_EQ(0, permits_.named());
+  EXPECT_EQ(PermitOutcome::kGranted, permits_.Grant(200));
+  EXPECT_EQ((std::vector<int>{100, 200}), Calls());
+  permits_.Release(100);  // refused: held nothing
+  EXPECT_EQ(200, permits_.named());
+}
+
+TEST_F(PtracePermitTest, OnTheRealKernelThePrctlIsMadeOnlyUnderYama) {
+  PtracePermits::SetSystemForTest(nullptr);
+  PermitOutcome outcome = permits_.Grant(getppid());
+  if (access("/proc/sys/kernel/yama/ptrace_scope", F_OK) != 0) {
+    EXPECT_EQ(PermitOutcome::kNotNeeded, outcome);  // this machine
+  } else {
+    EXPECT_NE(PermitOutcome::kHeldByAnother, outcome);
+  }
+  if (outcome == PermitOutcome::kGranted) permits_.Release(getppid());
+  EXPECT_EQ(0, permits_.named());
+}
+
+TEST_F(PtracePermitTest, ThreadsGrantingOnePeerAtOnceNameItOnce) {
+  constexpr int kThreads = 8;
+  std::atomic<int> granted{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&] { granted += permits_.Grant(100) == PermitOutcome::kGranted; });
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(kThreads, granted.load());
+  threads.clear();
+  for (int i = 0; i < kThreads; ++i) threads.emplace_back([&] { permits_.Release(100); });
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ((std::vector<int>{100, 0}), Calls());
+}
+
+// The kernel's name is not inherited: a fork child starts with no one named and names its
+// own peer, without taking the parent's name back.
+TEST_F(PtracePermitTest, AForkChildStartsWithNoOneNamed) {
+  ASSERT_EQ(PermitOutcome::kGranted, PtracePermits::Get().Grant(100));
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    PtracePermits& own = PtracePermits::Get();
+    bool ok = own.named() == 0 && own.Grant(200) == PermitOutcome::kGranted &&
+              Calls() == std::vector<int>({100, 200});
+    own.Release(100);  // the parent's: not the child's to take back
+    _exit(ok && own.named() == 200 && Calls().size() == 2 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(child, waitpid(child, &status, 0));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(100, PtracePermits::Get().named());
+  PtracePermits::Get().Release(100);
+  EXPECT_EQ(0, PtracePermits::Get().named());
+}
+
+}  // namespace
+}  // namespace rpma_sim
