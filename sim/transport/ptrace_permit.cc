@@ -57,9 +57,10 @@ PermitOutcome PtracePermits::Grant(int peer) {
   }
   if (named == peer) return PermitOutcome::kGranted;
   if (named != 0) {
-    SIM_LOG_INFO("Yama: process %d may use process_vm on this process; process %d may not "
-                 "while it does (a process names one)",
-                 named, peer);
+    SIM_LOG_INFO(
+        "Yama: process %d may use process_vm on this process; process %d may not "
+        "while it does (a process names one)",
+        named, peer);
     return PermitOutcome::kHeldByAnother;
   }
   int error = system.set_ptracer(peer);
@@ -73,9 +74,10 @@ PermitOutcome PtracePermits::Grant(int peer) {
   }
   changed_.SignalAll();
   if (error == 0) return PermitOutcome::kGranted;
-  SIM_LOG_NOTICE("Yama: prctl(PR_SET_PTRACER, %d): %s; that process may not use process_vm "
-                 "on this one",
-                 peer, strerror(error));
+  SIM_LOG_NOTICE(
+      "Yama: prctl(PR_SET_PTRACER, %d): %s; that process may not use process_vm "
+      "on this one",
+      peer, strerror(error));
   return PermitOutcome::kRefused;
 }
 

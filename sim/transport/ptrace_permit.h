@@ -20,10 +20,10 @@
 namespace rpma_sim {
 
 enum class PermitOutcome {
-  kNotNeeded,       // no Yama, or ptrace_scope 0: the kernel's usual rules decide
-  kGranted,         // the peer is named (now, or already for another connection)
-  kHeldByAnother,   // another peer process is named: this one may not use process_vm here
-  kRefused,         // naming cannot help (scope 2 or 3), or prctl failed
+  kNotNeeded,      // no Yama, or ptrace_scope 0: the kernel's usual rules decide
+  kGranted,        // the peer is named (now, or already for another connection)
+  kHeldByAnother,  // another peer process is named: this one may not use process_vm here
+  kRefused,        // naming cannot help (scope 2 or 3), or prctl failed
 };
 
 class PtracePermits {

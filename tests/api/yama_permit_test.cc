@@ -108,9 +108,7 @@ void ExpectBytes(const Side& side, uint8_t value) {
 void Signal(Side& side) {
   ASSERT_EQ(0, rpma_send(side.conn, nullptr, 0, 0, RPMA_F_COMPLETION_ON_ERROR, nullptr));
 }
-void AwaitSignal(Side& side) {
-  ASSERT_COMPLETION(side.cq, IBV_WC_RECV, IBV_WC_SUCCESS);
-}
+void AwaitSignal(Side& side) { ASSERT_COMPLETION(side.cq, IBV_WC_RECV, IBV_WC_SUCCESS); }
 
 class YamaPermitTest : public ::testing::Test {
  protected:
