@@ -6,7 +6,8 @@
 // It reads the settings exactly as the library does when a program starts, through the
 // same functions, and probes the host: a loopback TCP connection, a shared-memory object,
 // and process_vm_readv from a child process into this one (what the kernel's ptrace rules
-// allow between two processes of one user).
+// allow between two processes of one user). Last, the shared-memory connections of this
+// user's processes, and which way each side reaches the other.
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -32,6 +33,7 @@
 #include "sim/fault/librpma_points.h"
 #include "sim/transport/process_vm.h"
 #include "sim/transport/ptrace_permit.h"
+#include "sim/transport/segment_census.h"
 
 namespace {
 
@@ -350,5 +352,12 @@ int main(int argc, char** argv) {
   const std::string process_vm = ProbeProcessVm();
   printf("\tprocess_vm:\t%s\n", process_vm.c_str());
   printf("\theap regions:\t%s\n", ProbeHeapRegions(process_vm.compare(0, 4, "yes:") == 0).c_str());
+
+  // What the connections under way use, as their segments say (segment_census.h).
+  const std::vector<rpma_sim::ShmConnection> connections = rpma_sim::FindShmConnections();
+  printf("\nshared-memory connections of this user on this host: %zu\n", connections.size());
+  for (const rpma_sim::ShmConnection& connection : connections)
+    for (const std::string& line : rpma_sim::DescribeShmConnection(connection))
+      printf("\t%s\n", line.c_str());
   return 0;
 }

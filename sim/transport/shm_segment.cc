@@ -162,6 +162,18 @@ size_t ShmSegment::CheckHeader(const void* mapping, size_t size, uint64_t nonce)
   return ring_capacity;
 }
 
+bool ShmSegment::ReadHeader(const void* bytes, HeaderView* view) {
+  const auto* header = static_cast<const SegmentHeader*>(bytes);
+  if (header->magic != kSegmentMagic || header->version != kSegmentVersion) return false;
+  view->nonce = header->nonce;
+  for (int side : {kClient, kServer}) {
+    view->pid[side] = header->pid[side].load();
+    view->reaches_peer[side] = header->reaches_peer[side].load() != 0;
+    view->named_peer[side] = header->named_peer[side].load() != 0;
+  }
+  return true;
+}
+
 ShmRing ShmSegment::RingOf(void* mapping, size_t ring_capacity, Side from) {
   auto* header = static_cast<SegmentHeader*>(mapping);
   uint8_t* data = static_cast<uint8_t*>(mapping) + kDataOffset + from * ring_capacity;

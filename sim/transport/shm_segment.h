@@ -80,6 +80,17 @@ class ShmSegment {
   // valid ring capacity and a size that fits it. Returns the ring capacity, read once (the
   // peer could change it after the check), or 0 if it is not the segment offered.
   static size_t CheckHeader(const void* mapping, size_t size, uint64_t nonce);
+  // What a header says of the segment's two sides (indexed by Side): rpma-sim-info lists
+  // the host's connections so (segment_census.h).
+  struct HeaderView {
+    uint64_t nonce = 0;
+    int pid[2] = {0, 0};
+    bool reaches_peer[2] = {false, false};  // side i reaches the other by process_vm
+    bool named_peer[2] = {false, false};    // side i named the other its ptracer (Yama)
+  };
+  // Reads a header (HeaderSize() bytes at `bytes`, a copy or a mapping, aligned as a
+  // mapping is). False if it is not a header of this version.
+  static bool ReadHeader(const void* bytes, HeaderView* view);
   // The ring that carries `from`'s frames in a segment at `mapping` whose rings hold
   // `ring_capacity` bytes each (as InitHeader or CheckHeader gave it).
   static ShmRing RingOf(void* mapping, size_t ring_capacity, Side from);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # info_tool_test.sh -- rpma-sim-info prints the simulated device, every setting with the value
 # in effect and where it came from (default, environment, or a value it did not understand),
-# and this host's transports.
+# this host's transports, and the shared-memory connections under way.
 #
 # usage: info_tool_test.sh RPMA_SIM_INFO
 set -u
@@ -40,6 +40,9 @@ expect "shm says whether it works" "$out" $'^\tshm:\t+(yes|no): '
 expect "process_vm says whether it works" "$out" $'^\tprocess_vm:\t(yes|no): '
 expect "heap regions say how a peer reaches them" "$out" \
   $'^\theap regions:\t(memcpy: |process_vm, |through the target)'
+# The connections under way (tests/sim:segment_census_test checks what each line says).
+expect "the shared-memory connections under way" "$out" \
+  '^shared-memory connections of this user on this host: [0-9]+$'
 
 out=$("${clean_env[@]}" RPMA_SIM_SHM_SHARE_HEAP=0 "$info")
 expect "heap sharing turned off" "$out" '^	RPMA_SIM_SHM_SHARE_HEAP=0 +environment;'

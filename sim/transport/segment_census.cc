@@ -1,0 +1,140 @@
+// segment_census.cc -- the shared-memory connections of this user's processes on this host.
+#include "sim/transport/segment_census.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <memory>
+#include <set>
+
+#include "sim/transport/process_vm.h"
+
+namespace rpma_sim {
+namespace {
+
+// A segment's first mapping as /proc/<pid>/maps shows it: its address range (as map_files
+// names it), its start, and the segment's name.
+struct SegmentMapping {
+  std::string range;
+  uint64_t start;
+  std::string name;
+};
+
+std::vector<SegmentMapping> SegmentMappingsOf(const std::string& pid) {
+  std::vector<SegmentMapping> found;
+  FILE* maps = fopen(("/proc/" + pid + "/maps").c_str(), "re");
+  if (maps == nullptr) return found;  // gone, or not ours to look into
+  const std::string marker = std::string("/dev/shm/") + ShmSegment::kNamePrefix;
+  char line[1024];
+  while (fgets(line, sizeof(line), maps) != nullptr) {
+    char range[64];
+    unsigned long long start = 0, offset = 0;
+    if (sscanf(line, "%63s %*s %llx", range, &offset) != 2 || offset != 0 ||
+        sscanf(range, "%llx", &start) != 1)
+      continue;
+    const char* path = strstr(line, marker.c_str());
+    if (path == nullptr) continue;
+    std::string name(path + strlen("/dev/shm/"));
+    found.push_back({range, start, name.substr(0, name.find_first_of(" \n"))});
+  }
+  fclose(maps);
+  return found;
+}
+
+// A page-aligned copy of a segment's header, as a mapping of it would be aligned.
+struct HeaderCopy {
+  HeaderCopy() : size((ShmSegment::HeaderSize() + 4095) / 4096 * 4096) {
+    bytes.reset(aligned_alloc(4096, size));
+  }
+  struct Free {
+    void operator()(void* bytes) const { free(bytes); }
+  };
+  const size_t size;
+  std::unique_ptr<void, Free> bytes;
+};
+
+// Reads the header of the segment mapped at `mapping` in process `pid`: by process_vm, or
+// where ptrace's rules refuse that (Yama), through /proc/<pid>/map_files (which only a
+// process with CAP_CHECKPOINT_RESTORE may open).
+bool ReadMappedHeader(const std::string& pid, const SegmentMapping& mapping,
+                      ShmSegment::HeaderView* view) {
+  HeaderCopy copy;
+  if (copy.bytes == nullptr) return false;
+  if (ReadFromProcess(atoi(pid.c_str()), mapping.start, copy.bytes.get(), copy.size))
+    return ShmSegment::ReadHeader(copy.bytes.get(), view);
+  int fd = open(("/proc/" + pid + "/map_files/" + mapping.range).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  void* header = mmap(nullptr, copy.size, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (header == MAP_FAILED) return false;
+  bool read = ShmSegment::ReadHeader(header, view);
+  munmap(header, copy.size);
+  return read;
+}
+
+bool IsPid(const char* name) {
+  for (const char* c = name; *c != '\0'; ++c)
+    if (!isdigit(static_cast<unsigned char>(*c))) return false;
+  return *name != '\0';
+}
+
+std::string Direction(const ShmConnection& connection, ShmSegment::Side from) {
+  static const char* const kSideNames[] = {"client", "server"};
+  const ShmSegment::Side to =
+      from == ShmSegment::kClient ? ShmSegment::kServer : ShmSegment::kClient;
+  const ShmSegment::HeaderView& header = connection.header;
+  std::string line = std::string(kSideNames[from]) + " " + std::to_string(header.pid[from]) +
+                     " -> " + kSideNames[to] + " " + std::to_string(header.pid[to]) + ": ";
+  if (header.reaches_peer[from])
+    line += "by process_vm";
+  else
+    line += "no process_vm (mapped regions by memcpy, the rest through the " +
+            std::string(kSideNames[to]) + "'s threads)";
+  if (header.named_peer[to]) line += "; the " + std::string(kSideNames[to]) + " named it (Yama)";
+  return line;
+}
+
+}  // namespace
+
+std::vector<ShmConnection> FindShmConnections() {
+  std::vector<ShmConnection> connections;
+  std::set<std::string> seen;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return connections;
+  while (dirent* entry = readdir(proc)) {
+    if (!IsPid(entry->d_name)) continue;
+    for (const SegmentMapping& mapping : SegmentMappingsOf(entry->d_name)) {
+      if (seen.count(mapping.name) != 0) continue;
+      ShmConnection connection{mapping.name, atoi(entry->d_name), false, {}};
+      connection.readable = ReadMappedHeader(entry->d_name, mapping, &connection.header);
+      // One that could not be read here may be read through its other side.
+      if (connection.readable) seen.insert(mapping.name);
+      connections.push_back(connection);
+    }
+  }
+  closedir(proc);
+  // Drop the unreadable sightings of a segment read through its other side.
+  std::vector<ShmConnection> listed;
+  for (ShmConnection& connection : connections)
+    if (connection.readable || seen.insert(connection.name).second)
+      listed.push_back(std::move(connection));
+  return listed;
+}
+
+std::vector<std::string> DescribeShmConnection(const ShmConnection& connection) {
+  if (!connection.readable)
+    return {"process " + std::to_string(connection.seen_in) + " maps segment " + connection.name +
+            ", which this process may not read (ptrace rules)"};
+  if (connection.header.pid[ShmSegment::kServer] == 0)
+    return {"client " + std::to_string(connection.header.pid[ShmSegment::kClient]) +
+            ": offered, no server yet"};
+  return {Direction(connection, ShmSegment::kClient), Direction(connection, ShmSegment::kServer)};
+}
+
+}  // namespace rpma_sim
