@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@
 #include "sim/transport/process_vm.h"
 #include "sim/transport/ptrace_permit.h"
 #include "sim/transport/segment_census.h"
+#include "sim/transport/shm_segment.h"
 
 namespace {
 
@@ -210,31 +212,40 @@ std::string ProbeShm() {
 
 // process_vm_readv by a child of this process, into this process: the direction ptrace
 // rules restrict (Yama's ptrace_scope 1 allows only descendants to be read, and processes
-// named with PR_SET_PTRACER). As a connection does, this process first names the child
-// (ptrace_permit.h); the child reads once it has.
+// named with PR_SET_PTRACER). As a connection does, the child maps a segment this process
+// made, this process names it (ptrace_permit.h), and then the child reads.
 std::string ProbeProcessVm() {
   if (!rpma_sim::ShmProcessVmEnabled()) return "no: RPMA_SIM_SHM_PROCESS_VM=0";
   static volatile uint64_t marker = 0x5250'4d41'5349'4dULL;  // what the child must read
-  int go[2];
-  if (pipe2(go, O_CLOEXEC) != 0) return std::string("unknown: pipe: ") + strerror(errno);
+  std::shared_ptr<rpma_sim::ShmSegment> segment;             // without one, nothing can be named
+  rpma_sim::ShmSegment::Create(rpma_sim::ShmSegment::kMinRingCapacity, &segment);
+  const std::string name = segment ? segment->name() : "";
+  const uint64_t nonce = segment ? segment->nonce() : 0;
+  int opened[2], named[2];
+  if (pipe2(opened, O_CLOEXEC) != 0 || pipe2(named, O_CLOEXEC) != 0)
+    return std::string("unknown: pipe: ") + strerror(errno);
   int parent = getpid();
   pid_t child = fork();
   if (child == 0) {
-    char named;
-    close(go[1]);
-    if (read(go[0], &named, 1) != 1) _exit(255);
+    std::shared_ptr<rpma_sim::ShmSegment> mapped;
+    if (segment) rpma_sim::ShmSegment::Open(name, nonce, &mapped);
+    char byte = 0;
+    if (write(opened[1], &byte, 1) != 1 || read(named[0], &byte, 1) != 1) _exit(255);
     uint64_t seen = 0;
     bool copied = rpma_sim::ReadFromProcess(parent, reinterpret_cast<uintptr_t>(&marker), &seen,
                                             sizeof(seen));
     _exit(!copied ? (errno != 0 ? errno : 255) : seen == marker ? 0 : 254);
   }
-  close(go[0]);
+  close(opened[1]);
+  close(named[0]);
   rpma_sim::PermitOutcome permit = rpma_sim::PermitOutcome::kNotNeeded;
-  if (child > 0) {
-    permit = rpma_sim::PtracePermits::Get().Grant(child);
-    (void)!write(go[1], "n", 1);
+  char byte;
+  if (child > 0 && read(opened[0], &byte, 1) == 1) {
+    if (segment) permit = rpma_sim::PtracePermits::Get().Grant(child, name);
+    (void)!write(named[1], "n", 1);
   }
-  close(go[1]);
+  close(opened[0]);
+  close(named[1]);
   if (child < 0) return std::string("unknown: fork: ") + strerror(errno);
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {

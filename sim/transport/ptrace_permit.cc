@@ -10,6 +10,7 @@
 
 #include "sim/common/log.h"
 #include "sim/common/per_process.h"
+#include "sim/transport/proc_maps.h"
 
 namespace rpma_sim {
 namespace {
@@ -27,7 +28,7 @@ int KernelSetPtracer(int pid) {
   return prctl(PR_SET_PTRACER, static_cast<unsigned long>(pid), 0, 0, 0) == 0 ? 0 : errno;
 }
 
-constexpr PtracePermits::System kKernel{KernelYamaScope, KernelSetPtracer};
+constexpr PtracePermits::System kKernel{KernelYamaScope, MapsSegment, KernelSetPtracer};
 
 std::atomic<const PtracePermits::System*> g_system{&kKernel};
 PerProcess<PtracePermits> g_permits;
@@ -42,11 +43,18 @@ void PtracePermits::SetSystemForTest(const System* system) {
 
 int PtracePermits::YamaScope() { return g_system.load()->yama_scope(); }
 
-PermitOutcome PtracePermits::Grant(int peer) {
+PermitOutcome PtracePermits::Grant(int peer, const std::string& segment) {
   const System& system = *g_system.load();
   int scope = system.yama_scope();
   if (scope <= 0) return PermitOutcome::kNotNeeded;
   if (scope >= 2) return PermitOutcome::kRefused;
+  // Never pid 0 (no one), nor init (every process descends from it), nor a process that
+  // does not map the segment (a peer that lies in the header).
+  if (peer <= 1 || !system.maps_segment(peer, segment)) {
+    SIM_LOG_NOTICE("Yama: process %d does not map segment %s; it is not named", peer,
+                   segment.c_str());
+    return PermitOutcome::kRefused;
+  }
   int named;
   {
     MutexLock lock(&mutex_);

@@ -15,6 +15,8 @@
 #ifndef RPMA_SIM_TRANSPORT_PTRACE_PERMIT_H_
 #define RPMA_SIM_TRANSPORT_PTRACE_PERMIT_H_
 
+#include <string>
+
 #include "sim/common/mutex.h"
 
 namespace rpma_sim {
@@ -30,7 +32,9 @@ class PtracePermits {
  public:
   // What the permits ask of the kernel; tests replace it (SetSystemForTest).
   struct System {
-    int (*yama_scope)();          // Yama's ptrace_scope, or -1 without Yama
+    int (*yama_scope)();  // Yama's ptrace_scope, or -1 without Yama
+    // Whether process `pid` maps the segment `name` (proc_maps.h).
+    bool (*maps_segment)(int pid, const std::string& name);
     int (*set_ptracer)(int pid);  // prctl(PR_SET_PTRACER, pid): 0, or an errno value
   };
 
@@ -46,9 +50,12 @@ class PtracePermits {
   PtracePermits(const PtracePermits&) = delete;
   PtracePermits& operator=(const PtracePermits&) = delete;
 
-  // Names `peer` (a pid) as the process that may use process_vm on this one, if Yama needs
-  // it and no other peer holds the permit. Each kGranted is one hold, ended by Release.
-  PermitOutcome Grant(int peer);
+  // Names `peer` (a pid, read from the header of `segment`, which the peer writes) as the
+  // process that may use process_vm on this one, if Yama needs it, the peer maps that
+  // segment, and no other peer holds the permit. A name lets the named process's
+  // descendants in too, so a pid that is not the peer's is refused. Each kGranted is one
+  // hold, ended by Release.
+  PermitOutcome Grant(int peer, const std::string& segment);
   // Ends one hold of `peer`'s permit; the last one takes the name back.
   void Release(int peer);
   // The peer named now, or 0.

@@ -4,48 +4,17 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <memory>
 #include <set>
 
+#include "sim/transport/proc_maps.h"
 #include "sim/transport/process_vm.h"
 
 namespace rpma_sim {
 namespace {
-
-// A segment's first mapping as /proc/<pid>/maps shows it: its address range (as map_files
-// names it), its start, and the segment's name.
-struct SegmentMapping {
-  std::string range;
-  uint64_t start;
-  std::string name;
-};
-
-std::vector<SegmentMapping> SegmentMappingsOf(const std::string& pid) {
-  std::vector<SegmentMapping> found;
-  FILE* maps = fopen(("/proc/" + pid + "/maps").c_str(), "re");
-  if (maps == nullptr) return found;  // gone, or not ours to look into
-  const std::string marker = std::string("/dev/shm/") + ShmSegment::kNamePrefix;
-  char line[1024];
-  while (fgets(line, sizeof(line), maps) != nullptr) {
-    char range[64];
-    unsigned long long start = 0, offset = 0;
-    if (sscanf(line, "%63s %*s %llx", range, &offset) != 2 || offset != 0 ||
-        sscanf(range, "%llx", &start) != 1)
-      continue;
-    const char* path = strstr(line, marker.c_str());
-    if (path == nullptr) continue;
-    std::string name(path + strlen("/dev/shm/"));
-    found.push_back({range, start, name.substr(0, name.find_first_of(" \n"))});
-  }
-  fclose(maps);
-  return found;
-}
 
 // A page-aligned copy of a segment's header, as a mapping of it would be aligned.
 struct HeaderCopy {
@@ -61,21 +30,20 @@ struct HeaderCopy {
 
 // Reads the header of the segment mapped at `mapping` in process `pid`: by process_vm, or
 // where ptrace's rules refuse that (Yama), through /proc/<pid>/map_files (which only a
-// process with CAP_CHECKPOINT_RESTORE may open).
-bool ReadMappedHeader(const std::string& pid, const SegmentMapping& mapping,
-                      ShmSegment::HeaderView* view) {
+// process with CAP_CHECKPOINT_RESTORE may open), with pread: a segment its peer truncated
+// reads short instead of faulting.
+bool ReadMappedHeader(int pid, const SegmentMapping& mapping, ShmSegment::HeaderView* view) {
   HeaderCopy copy;
   if (copy.bytes == nullptr) return false;
-  if (ReadFromProcess(atoi(pid.c_str()), mapping.start, copy.bytes.get(), copy.size))
+  const size_t size = ShmSegment::HeaderSize();
+  if (ReadFromProcess(pid, mapping.start, copy.bytes.get(), size))
     return ShmSegment::ReadHeader(copy.bytes.get(), view);
-  int fd = open(("/proc/" + pid + "/map_files/" + mapping.range).c_str(), O_RDONLY | O_CLOEXEC);
+  const std::string path = "/proc/" + std::to_string(pid) + "/map_files/" + mapping.range;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  void* header = mmap(nullptr, copy.size, PROT_READ, MAP_SHARED, fd, 0);
+  ssize_t read = pread(fd, copy.bytes.get(), size, 0);
   close(fd);
-  if (header == MAP_FAILED) return false;
-  bool read = ShmSegment::ReadHeader(header, view);
-  munmap(header, copy.size);
-  return read;
+  return read == static_cast<ssize_t>(size) && ShmSegment::ReadHeader(copy.bytes.get(), view);
 }
 
 bool IsPid(const char* name) {
@@ -109,10 +77,11 @@ std::vector<ShmConnection> FindShmConnections() {
   if (proc == nullptr) return connections;
   while (dirent* entry = readdir(proc)) {
     if (!IsPid(entry->d_name)) continue;
-    for (const SegmentMapping& mapping : SegmentMappingsOf(entry->d_name)) {
+    const int pid = atoi(entry->d_name);
+    for (const SegmentMapping& mapping : SegmentMappingsOf(pid)) {
       if (seen.count(mapping.name) != 0) continue;
-      ShmConnection connection{mapping.name, atoi(entry->d_name), false, {}};
-      connection.readable = ReadMappedHeader(entry->d_name, mapping, &connection.header);
+      ShmConnection connection{mapping.name, pid, false, {}};
+      connection.readable = ReadMappedHeader(pid, mapping, &connection.header);
       // One that could not be read here may be read through its other side.
       if (connection.readable) seen.insert(mapping.name);
       connections.push_back(connection);
@@ -130,7 +99,7 @@ std::vector<ShmConnection> FindShmConnections() {
 std::vector<std::string> DescribeShmConnection(const ShmConnection& connection) {
   if (!connection.readable)
     return {"process " + std::to_string(connection.seen_in) + " maps segment " + connection.name +
-            ", which this process may not read (ptrace rules)"};
+            ": its header could not be read here (ptrace rules, or another version)"};
   if (connection.header.pid[ShmSegment::kServer] == 0)
     return {"client " + std::to_string(connection.header.pid[ShmSegment::kClient]) +
             ": offered, no server yet"};

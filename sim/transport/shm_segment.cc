@@ -217,7 +217,7 @@ ShmSegment::~ShmSegment() {
   outbound_.CloseAsProducer();
   inbound_.CloseAsConsumer();
   Unlink();
-  if (permit_ == PermitOutcome::kGranted) PtracePermits::Get().Release(peer_pid_);
+  if (permit_ == PermitOutcome::kGranted) PtracePermits::Get().Release(permit_pid_);
 }
 
 Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out) {
@@ -369,10 +369,14 @@ bool ShmSegment::ProbePeer() {
     MutexLock lock(&open.mutex);
     believable = open.segments.count({name_, 1 - side_}) != 0;
   }
+  // Named under Yama once (Grant checks that the pid, which the peer wrote, is the peer's).
   bool other_process = believable && pid != getpid();
   if (other_process && ShmProcessVmEnabled() && permit_ == PermitOutcome::kNotNeeded) {
-    permit_ = PtracePermits::Get().Grant(pid);
-    if (permit_ == PermitOutcome::kGranted) header_->named_peer[side_].store(1);
+    permit_ = PtracePermits::Get().Grant(pid, name_);
+    if (permit_ == PermitOutcome::kGranted) {
+      permit_pid_ = pid;
+      header_->named_peer[side_].store(1);
+    }
   }
   peer_pid_ = believable ? pid : 0;
   return ProbeReach();

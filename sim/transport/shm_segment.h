@@ -175,6 +175,7 @@ class ShmSegment {
   std::atomic<bool> we_reach_peer_{false};
   std::atomic<bool> probed_again_{false};
   PermitOutcome permit_ = PermitOutcome::kNotNeeded;
+  int permit_pid_ = 0;  // the process named, while permit_ is kGranted
   // Shared by both sides when both are in this process.
   std::shared_ptr<boost::interprocess::mapped_region> region_;
   // Declared after region_: it stops guarding before the mapping can go.

@@ -70,8 +70,13 @@ std::vector<DeferredRequest> ShmMode::ExecuteDeferred(size_t* executed, bool* te
 }
 
 std::shared_ptr<ShmSegment> ShmMode::ReferencePeer() {
-  MutexLock lock(&mutex_);
-  return segment_ && segment_->WeReachPeer() ? segment_ : nullptr;
+  std::shared_ptr<ShmSegment> segment;
+  {
+    MutexLock lock(&mutex_);
+    segment = segment_;
+  }
+  // After the lock: it may probe the peer (a system call) the first time.
+  return segment && segment->WeReachPeer() ? segment : nullptr;
 }
 
 bool ShmMode::PeerReachesUs() {

@@ -19,6 +19,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <string>
+
 #include <rpma_sim/testing.h>
 
 #include "sim/transport/ptrace_permit.h"
@@ -49,17 +52,29 @@ bool DropPtraceCapability() {
 }
 const bool g_without_ptrace_capability = DropPtraceCapability();
 
+// The process this one named last (0: none yet).
+std::atomic<int> g_named{0};
+
+// Naming makes the process dumpable again, and names the peer for a real Yama too (where
+// there is one; without Yama the prctl fails, and is not needed).
 int NamingMakesDumpable(int pid) {
-  if (pid != 0) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  if (pid != 0) {
+    g_named = pid;
+    prctl(PR_SET_PTRACER, static_cast<unsigned long>(pid), 0, 0, 0);
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  }
   return 0;  // taking the name back leaves the process dumpable (leak checkers need it)
 }
 int NamingFails(int) { return EPERM; }
 int ScopeOne() { return 1; }
+// A process that is not dumpable hides its maps from other processes, so the emulation
+// cannot check that the peer maps the segment; proc_maps_test checks that check.
+bool MapsAnySegment(int, const std::string&) { return true; }
 
 // Yama at ptrace_scope 1, emulated for this process, with `set_ptracer` as its prctl.
 class EmulatedYama {
  public:
-  explicit EmulatedYama(int (*set_ptracer)(int)) : system_{ScopeOne, set_ptracer} {
+  explicit EmulatedYama(int (*set_ptracer)(int)) : system_{ScopeOne, MapsAnySegment, set_ptracer} {
     PtracePermits::SetSystemForTest(&system_);
     ok_ = g_without_ptrace_capability && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0;
   }
@@ -125,6 +140,7 @@ TEST_F(YamaPermitTest, TheTwoProcessesNameEachOtherAndReachEachOtherByProcessVm)
   ASSERT_TRUE(yama.ok()) << strerror(errno);
   PairOptions options = PartialPages();
   options.server_main = [](Side& server) {
+    EXPECT_EQ(PeerPid(server.conn), g_named.load()) << "the server named another process";
     ASSERT_EQ(0, rpma_recv(server.conn, server.mr, 0, 0, nullptr));
     ASSERT_NO_FATAL_FAILURE(AwaitSignal(server));  // the client wrote
     ExpectBytes(server, 0xc1);
@@ -135,6 +151,7 @@ TEST_F(YamaPermitTest, TheTwoProcessesNameEachOtherAndReachEachOtherByProcessVm)
   };
   ASSERT_NO_FATAL_FAILURE(pair_.Connect(options));
   Side& client = pair_.client();
+  EXPECT_EQ(PeerPid(client.conn), g_named.load()) << "the client named another process";
   ASSERT_EQ(0, rpma_recv(client.conn, client.mr, kBytes, 0, nullptr));
   ASSERT_NO_FATAL_FAILURE(WriteWhileThePeerIsStopped(client, 0xc1));
   ASSERT_NO_FATAL_FAILURE(Signal(client));

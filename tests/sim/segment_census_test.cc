@@ -4,6 +4,7 @@
 // test looks only for its own (by nonce).
 #include "sim/transport/segment_census.h"
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/transport/proc_maps.h"
 #include "sim/transport/ptrace_permit.h"
 
 namespace rpma_sim {
@@ -28,7 +30,13 @@ std::vector<ShmConnection> Found(uint64_t nonce) {
   return found;
 }
 
-TEST(SegmentCensusTest, AnOfferedSegmentIsFoundByItsNameWithNoServerYet) {
+// The Yama a test replaced is put back after it, whatever happened.
+class SegmentCensusTest : public ::testing::Test {
+ protected:
+  void TearDown() override { PtracePermits::SetSystemForTest(nullptr); }
+};
+
+TEST_F(SegmentCensusTest, AnOfferedSegmentIsFoundByItsNameWithNoServerYet) {
   std::shared_ptr<ShmSegment> client;
   ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
   std::vector<ShmConnection> found = Found(client->nonce());
@@ -41,7 +49,7 @@ TEST(SegmentCensusTest, AnOfferedSegmentIsFoundByItsNameWithNoServerYet) {
       DescribeShmConnection(found[0]));
 }
 
-TEST(SegmentCensusTest, AGoneSegmentIsNotFound) {
+TEST_F(SegmentCensusTest, AGoneSegmentIsNotFound) {
   std::shared_ptr<ShmSegment> client;
   ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
   const uint64_t nonce = client->nonce();
@@ -49,14 +57,18 @@ TEST(SegmentCensusTest, AGoneSegmentIsNotFound) {
   EXPECT_TRUE(Found(nonce).empty());
 }
 
-// A Yama that names with success (this kernel has none): the header then says so too.
+// A Yama at scope 1 (this kernel has none): the real check that the peer maps the segment,
+// and the real prctl too, where there is a Yama to take it; the header then says so.
 int ScopeOne() { return 1; }
-int Named(int) { return 0; }
-const PtracePermits::System kYamaNaming{ScopeOne, Named};
+int Named(int pid) {
+  prctl(PR_SET_PTRACER, static_cast<unsigned long>(pid), 0, 0, 0);
+  return 0;
+}
+const PtracePermits::System kYamaNaming{ScopeOne, MapsSegment, Named};
 
 // The server side in a child process, its name unlinked when it opened it: found once (both
 // processes map it), each way described from the header. Under Yama each names the other.
-TEST(SegmentCensusTest, AConnectionBetweenTwoProcessesIsFoundOnceWithBothWays) {
+TEST_F(SegmentCensusTest, AConnectionBetweenTwoProcessesIsFoundOnceWithBothWays) {
   PtracePermits::SetSystemForTest(&kYamaNaming);
   std::shared_ptr<ShmSegment> client;
   ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
@@ -87,7 +99,6 @@ TEST(SegmentCensusTest, AConnectionBetweenTwoProcessesIsFoundOnceWithBothWays) {
   ASSERT_EQ(child, waitpid(child, &status, 0));
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   client.reset();  // its name given back to the Yama that gave it
-  PtracePermits::SetSystemForTest(nullptr);
   EXPECT_TRUE(Found(nonce).empty());
 
   ASSERT_EQ(1u, found.size());
@@ -105,7 +116,7 @@ TEST(SegmentCensusTest, AConnectionBetweenTwoProcessesIsFoundOnceWithBothWays) {
 }
 
 // Without process_vm, or before a probe, the header says neither side reaches the other.
-TEST(SegmentCensusTest, ASideThatDoesNotReachItsPeerIsDescribedSo) {
+TEST_F(SegmentCensusTest, ASideThatDoesNotReachItsPeerIsDescribedSo) {
   std::shared_ptr<ShmSegment> client, server;
   ASSERT_EQ(ShmSegment::Create(kRingCapacity, &client), Status::kOk);
   ASSERT_EQ(ShmSegment::Open(client->name(), client->nonce(), &server), Status::kOk);
@@ -123,12 +134,12 @@ TEST(SegmentCensusTest, ASideThatDoesNotReachItsPeerIsDescribedSo) {
 
 // Under Yama a process of this user may read the other's maps but not its memory: the
 // segment is listed by its name and the process it was seen in.
-TEST(SegmentCensusTest, ASegmentWhoseHeaderCannotBeReadIsListedSo) {
+TEST_F(SegmentCensusTest, ASegmentWhoseHeaderCannotBeReadIsListedSo) {
   ShmConnection unreadable;
   unreadable.name = "rpma-sim-12-0-abcdef01";
   unreadable.seen_in = 12;
-  EXPECT_EQ(std::vector<std::string>{"process 12 maps segment rpma-sim-12-0-abcdef01, which "
-                                     "this process may not read (ptrace rules)"},
+  EXPECT_EQ(std::vector<std::string>{"process 12 maps segment rpma-sim-12-0-abcdef01: its header "
+                                     "could not be read here (ptrace rules, or another version)"},
             DescribeShmConnection(unreadable));
 }
 
