@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <map>
 #include <memory>
-#include <set>
 
 #include "sim/transport/proc_maps.h"
 #include "sim/transport/process_vm.h"
@@ -72,28 +72,27 @@ std::string Direction(const ShmConnection& connection, ShmSegment::Side from) {
 
 std::vector<ShmConnection> FindShmConnections() {
   std::vector<ShmConnection> connections;
-  std::set<std::string> seen;
+  std::map<std::string, size_t> listed;  // segment name -> its place in connections
   DIR* proc = opendir("/proc");
   if (proc == nullptr) return connections;
   while (dirent* entry = readdir(proc)) {
     if (!IsPid(entry->d_name)) continue;
     const int pid = atoi(entry->d_name);
     for (const SegmentMapping& mapping : SegmentMappingsOf(pid)) {
-      if (seen.count(mapping.name) != 0) continue;
+      auto found = listed.find(mapping.name);
+      if (found != listed.end() && connections[found->second].readable) continue;
       ShmConnection connection{mapping.name, pid, false, {}};
       connection.readable = ReadMappedHeader(pid, mapping, &connection.header);
-      // One that could not be read here may be read through its other side.
-      if (connection.readable) seen.insert(mapping.name);
-      connections.push_back(connection);
+      if (found == listed.end()) {
+        listed.emplace(mapping.name, connections.size());
+        connections.push_back(connection);
+      } else if (connection.readable) {
+        connections[found->second] = connection;  // read through its other side
+      }
     }
   }
   closedir(proc);
-  // Drop the unreadable sightings of a segment read through its other side.
-  std::vector<ShmConnection> listed;
-  for (ShmConnection& connection : connections)
-    if (connection.readable || seen.insert(connection.name).second)
-      listed.push_back(std::move(connection));
-  return listed;
+  return connections;
 }
 
 std::vector<std::string> DescribeShmConnection(const ShmConnection& connection) {
