@@ -136,6 +136,11 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   void OnResponseLocked(uint64_t sequence, const Outcome& outcome, const uint8_t* read_data,
                         size_t length) REQUIRES(execution_);
 
+  // requester.cc: the submitted request `sequence` fails with the requester's own `status`
+  // (a local protection error) without leaving: it completes once those before it have,
+  // and nothing posted after it is submitted. Nothing if it was flushed already.
+  void FailLocallyLocked(uint64_t sequence, ibv_wc_status status) REQUIRES(execution_);
+
   // responder.cc: executes a work request from the remote queue pair, in arrival order; a
   // message that finds no receive posted waits (RNR), and so does everything after it.
   // False, with nothing done, if more are waiting than any send queue holds (max_qp_wr):

@@ -65,14 +65,6 @@ Status QueuePair::PostSend(const SendRequest& request) {
     CompleteSendLocked(request, sequence, IBV_WC_WR_FLUSH_ERR);
     return Status::kOk;
   }
-  ibv_wc_status local_status = CheckLocal(request, pd());
-  if (local_status != IBV_WC_SUCCESS) {
-    // Their completions come first.
-    if (std::shared_ptr<RemoteLink> link = link_) link->RunDeferredLocked();
-    CompleteSendLocked(request, sequence, local_status);
-    EnterErrorLocked();
-    return Status::kOk;
-  }
   in_flight_.push_back(InFlight{request, sequence});
   if (trace::On()) in_flight_.back().request.trace_post_ns = trace::NowNs();
   // Behind a held request, or held itself: it waits at kSubmit (pipeline.cc).
@@ -90,12 +82,13 @@ void QueuePair::SubmitLocked(const SendRequest& request, uint64_t sequence,
                              ibv_wc_status injected) {
   // Held here: an error outcome delivered during the call resets link_.
   std::shared_ptr<RemoteLink> link = link_;
+  // The requester's own checks come when the request's turn to leave comes, as a NIC makes
+  // them: a request that fails them completes after those before it.
+  const ibv_wc_status local_status = CheckLocal(request, pd());
+  if (local_status != IBV_WC_SUCCESS) injected = local_status;
   if (IsLocalRequesterStatus(injected)) {
     if (link) link->RunDeferredLocked();  // its turn comes after theirs
-    // It never leaves: it is the last request submitted, and completes in its turn.
-    in_flight_[in_flight_.size() - unsubmitted_ - 1].fails_locally = injected;
-    failing_locally_ = true;
-    CompleteFailedLocallyLocked();
+    FailLocallyLocked(sequence, injected);
     return;
   }
   if (injected == IBV_WC_REM_ACCESS_ERR) {
@@ -122,6 +115,18 @@ void QueuePair::SubmitLocked(const SendRequest& request, uint64_t sequence,
     case DirectExecution::kSubmit:
       link->SubmitLocked(request, sequence);
       return;
+  }
+}
+
+void QueuePair::FailLocallyLocked(uint64_t sequence, ibv_wc_status status) {
+  // Flushed already if one of those before it failed meanwhile (then it is not there).
+  for (size_t i = in_flight_.size(); i-- > 0;) {
+    if (in_flight_[i].sequence != sequence) continue;
+    // It never leaves: nothing after it is submitted, and it completes in its turn.
+    in_flight_[i].fails_locally = status;
+    failing_locally_ = true;
+    CompleteFailedLocallyLocked();
+    return;
   }
 }
 

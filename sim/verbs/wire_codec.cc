@@ -77,7 +77,8 @@ bool MayGoByReference(const SendRequest& request) {
          request.opcode != SendOpcode::kFlush;
 }
 
-EncodedRequest EncodeRequest(const SendRequest& request, uint64_t sequence, PayloadRoute route) {
+std::optional<EncodedRequest> EncodeRequest(const SendRequest& request, uint64_t sequence,
+                                            PayloadRoute route) {
   const bool by_reference = route == PayloadRoute::kByReference;
   const bool with_bytes = CarriesBytes(request.opcode) && !by_reference && request.length > 0;
   const bool in_place = with_bytes && request.length >= kPayloadInPlace;
@@ -108,8 +109,10 @@ EncodedRequest EncodeRequest(const SendRequest& request, uint64_t sequence, Payl
     encoded.payload =
         std::make_shared<RegionPayload>(request.local, request.local_offset, request.length);
   } else if (with_bytes) {
-    // The requester checked its buffer just now, under the same execution lock.
+    // Checked at the post, but a request kept to execute with others, or held, is encoded
+    // later: its region may have been deregistered (and its memory freed) since.
     ReaderLock lock(&MemoryRegionTable::Get().mutex());
+    if (!MemoryRegionTable::Get().IsRegisteredLocked(*request.local)) return std::nullopt;
     writer.Bytes(request.local->addr + request.local_offset, request.length);
   }
   encoded.window_bytes =

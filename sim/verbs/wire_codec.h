@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,9 +47,10 @@ struct EncodedRequest {
 };
 
 // Encodes `request`, the requester's work request `sequence`. A carried payload below
-// kPayloadInPlace is copied into the body now (the caller holds the execution lock under
-// which the requester checked its buffer).
-EncodedRequest EncodeRequest(const SendRequest& request, uint64_t sequence, PayloadRoute route);
+// kPayloadInPlace is copied into the body now, under the region table's lock; nullopt if
+// its region is no longer registered (the request fails locally: IBV_WC_LOC_PROT_ERR).
+std::optional<EncodedRequest> EncodeRequest(const SendRequest& request, uint64_t sequence,
+                                            PayloadRoute route);
 
 // What a request counts against the window (request_window.h): its frame's body of
 // `body_size` bytes, and a read's bytes unless they go straight to the requester's memory.

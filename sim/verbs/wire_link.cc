@@ -159,18 +159,31 @@ void WireLink::Send(EncodedRequest request) {
 
 void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
   RunDeferredLocked();  // posted before it, so executed before it
+  // One of them failed: the queue pair flushed this one, or it waits to be flushed.
+  if (stopped_) return;
   const PayloadRoute route = MayGoByReference(request) && shm_.PeerReachesUs()
                                  ? PayloadRoute::kByReference
                                  : PayloadRoute::kCarried;
-  if (std::optional<EncodedRequest> now = window_.Submit(EncodeRequest(request, sequence, route)))
+  std::optional<EncodedRequest> encoded = EncodeRequest(request, sequence, route);
+  if (!encoded) {
+    // Its buffer was deregistered since its post: it fails where it stands, and nothing
+    // after it leaves.
+    stopped_ = true;
+    std::shared_ptr<QueuePair> qp = this->qp();
+    if (!qp) return;
+    qp->execution().AssertHeld();  // the caller's (RemoteLink)
+    qp->FailLocallyLocked(sequence, IBV_WC_LOC_PROT_ERR);
+    return;
+  }
+  if (std::optional<EncodedRequest> now = window_.Submit(std::move(*encoded)))
     Send(std::move(*now));
 }
 
 DirectExecution WireLink::ExecuteDirectlyLocked(const SendRequest& request, uint64_t sequence,
                                                 Batching batching) {
   // RC order: one under way must not be overtaken. (Nothing kept waits while one is: the
-  // link runs what it kept before it submits anything.)
-  if (!window_.Idle()) return DirectExecution::kSubmit;
+  // link runs what it kept before it submits anything.) Stopped, SubmitLocked drops it.
+  if (stopped_ || !window_.Idle()) return DirectExecution::kSubmit;
   bool tell_target = false;
   switch (shm_.TryExecute(request, sequence, batching, &tell_target)) {
     case DirectStep::kDeclined:
@@ -237,7 +250,7 @@ void WireLink::RunDeferredLocked() {
   std::vector<DeferredRequest> requests = shm_.ExecuteDeferred(&executed, &tell_target);
   if (tell_target) wire()->Send(FrameType::kPlaced, {});
   std::shared_ptr<QueuePair> qp = this->qp();
-  for (size_t i = 0; i < requests.size(); ++i) {
+  for (size_t i = 0; i < requests.size() && !stopped_; ++i) {
     const DeferredRequest& deferred = requests[i];
     // The rest go as they would have at their post: directly one at a time, or submitted.
     if (i < executed || ExecuteDirectlyLocked(deferred.request, deferred.sequence,
@@ -254,6 +267,7 @@ void WireLink::RunDeferredLocked() {
 void WireLink::ConnectedLocked() { shm_.SetConnected(); }
 
 void WireLink::RevokeLocked() {
+  stopped_ = true;
   shm_.Revoke();
   window_.Revoke();
 }

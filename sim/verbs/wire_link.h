@@ -111,6 +111,11 @@ class WireLink : public RemoteLink,
   ResponderAdmission admission_;
   ShmMode shm_;
   std::atomic<bool> deferred_turn_waits_{false};  // ScheduleDeferredRun's timer is set
+  // A request of the queue pair failed while the link ran what it kept (the queue pair went
+  // to error and revoked the link, or one fails locally): what follows must not leave. Set
+  // and read under the queue pair's execution lock; never cleared (the queue pair submits
+  // nothing more here).
+  bool stopped_ = false;
 };
 
 }  // namespace rpma_sim

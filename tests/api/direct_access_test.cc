@@ -42,7 +42,10 @@ void Fill(uint8_t* bytes, size_t n, unsigned seed) {
 class DirectAccessTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_EQ(0, rpma_sim_set_transport(RPMA_SIM_TRANSPORT_SHM)); }
-  void TearDown() override { pair_.Teardown(); }
+  void TearDown() override {
+    pair_.Teardown();
+    EXPECT_EQ(0, rpma_sim_fault_clear());
+  }
 
   // Connects for `writes` writes to a region on part of a heap page (PartialPageOptions),
   // their values in the client's region, the server running `server_main`.
@@ -408,6 +411,50 @@ TEST_F(DirectAccessTest, AnErrorBehindGatheredWritesCompletesAfterThem) {
   for (size_t i = 0; i < kWrites; ++i)
     ASSERT_COMPLETION_ID(client.cq, i, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
   ASSERT_COMPLETION_ID(client.cq, kWrites, IBV_WC_RDMA_WRITE, IBV_WC_REM_ACCESS_ERR);
+}
+
+// A write kept to move with others that fails once it moved (here a fault rule at its
+// completion) puts the queue pair in error before anything posted after it leaves: an atomic
+// write posted behind it (an atomic write never waits) is flushed, and never reaches the target.
+TEST_F(DirectAccessTest, WhatFollowsAKeptWriteThatFailsIsFlushedUnsent) {
+  if (!ProcessVmUsed(getpid())) GTEST_SKIP() << "no process_vm: no write waits to move";
+  constexpr size_t kWrites = 3;  // the third waits to move
+  constexpr size_t kAtomicSlot = 100;
+  auto ended = [](Side& server) {
+    rpma_conn_event event;  // the client leaves
+    ASSERT_EQ(0, rpma_sim::testing::NextConnEvent(server.conn, &event));
+    uint64_t value;
+    memcpy(&value, server.memory + kAtomicSlot * sizeof(value), sizeof(value));
+    EXPECT_EQ(0u, value) << "the flushed atomic write reached the target";
+  };
+  ASSERT_NO_FATAL_FAILURE(ConnectForWrites(kWrites, ended));
+  ASSERT_EQ(0, rpma_sim_fault_add("wc:op=write,status=IBV_WC_RETRY_EXC_ERR,nth=3,side=client"));
+  Side& client = pair_.client();
+  ASSERT_NO_FATAL_FAILURE(PostWritesAfterAPoll(client, kWrites));
+  const char value[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  ASSERT_EQ(0, rpma_atomic_write(client.conn, client.remote, kAtomicSlot * sizeof(uint64_t), value,
+                                 RPMA_F_COMPLETION_ALWAYS, reinterpret_cast<const void*>(99)));
+  ASSERT_COMPLETION_ID(client.cq, kWrites - 1, IBV_WC_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR);
+  ASSERT_COMPLETION_ID(client.cq, 99, IBV_WC_RDMA_WRITE, IBV_WC_WR_FLUSH_ERR);
+}
+
+// A write failed at its submission by an injected local error, behind a kept write that fails
+// once it moved: the kept write's error comes first and flushes it.
+TEST_F(DirectAccessTest, ALocalErrorBehindAKeptWriteThatFailsIsFlushed) {
+  if (!ProcessVmUsed(getpid())) GTEST_SKIP() << "no process_vm: no write waits to move";
+  constexpr size_t kWrites = 4;  // the third waits to move; the fourth fails at submission
+  auto ended = [](Side& server) {
+    rpma_conn_event event;  // the client leaves
+    ASSERT_EQ(0, rpma_sim::testing::NextConnEvent(server.conn, &event));
+  };
+  ASSERT_NO_FATAL_FAILURE(ConnectForWrites(kWrites, ended));
+  ASSERT_EQ(0, rpma_sim_fault_add("wc:op=write,status=IBV_WC_RETRY_EXC_ERR,nth=3,side=client"));
+  ASSERT_EQ(0, rpma_sim_fault_add("wc:op=write,status=IBV_WC_LOC_PROT_ERR,nth=4,side=client"));
+  Side& client = pair_.client();
+  ASSERT_NO_FATAL_FAILURE(PostWritesAfterAPoll(client, kWrites - 1));
+  ASSERT_EQ(0, PostWrite(client, kWrites - 1, RPMA_F_COMPLETION_ALWAYS));
+  ASSERT_COMPLETION_ID(client.cq, kWrites - 2, IBV_WC_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR);
+  ASSERT_COMPLETION_ID(client.cq, kWrites - 1, IBV_WC_RDMA_WRITE, IBV_WC_WR_FLUSH_ERR);
 }
 
 // Writes posted right before a disconnect land before the peer hears of it.

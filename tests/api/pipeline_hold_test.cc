@@ -223,6 +223,42 @@ TEST_F(PipelineHoldTest, HeldErrorOutcomeStillErrorsTheQueuePair) {
   EXPECT_FALSE(Landed(1));  // the responder went to error with the first
 }
 
+// A request that fails the requester's own checks (a read into a region without local write
+// access) completes in its turn, after the request under way before it, as a NIC that checks
+// it when it takes it from the queue would; what is posted after it is flushed.
+TEST_F(PipelineHoldTest, LocalFailureCompletesAfterTheRequestUnderWayBeforeIt) {
+  Buffer* send_only = Register(8, RPMA_MR_USAGE_SEND, 0);
+  auto hold = StageHold::UntilReleased();
+  HoldOnce(Stage::kExecute, 0, hold);
+  ASSERT_NO_FATAL_FAILURE(Write(0));
+  ASSERT_EQ(0, rpma_read(pair_.client, send_only->mr, 0, remote_, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+                         Ctx(10)));
+  ExpectNoCompletion(client_cq_);  // not before the write it follows
+  hold->Release();
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 10, IBV_WC_LOC_PROT_ERR, IBV_WC_RDMA_READ));
+  ASSERT_NO_FATAL_FAILURE(Write(2));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
+  EXPECT_TRUE(Landed(0));
+  EXPECT_FALSE(Landed(2));
+}
+
+// A request whose source region is deregistered while it waits to be submitted fails
+// locally when its turn comes: none of its bytes (the buffer still holds them) leave.
+TEST_F(PipelineHoldTest, HeldRequestWhoseSourceWasDeregisteredFailsLocally) {
+  auto hold = StageHold::UntilReleased();
+  HoldOnce(Stage::kSubmit, 1, hold);
+  for (int k = 0; k < 3; ++k) ASSERT_NO_FATAL_FAILURE(Write(k));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(regs_.Deregister(&source_[1]->mr));
+  hold->Release();
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_LOC_PROT_ERR, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 3, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE));
+  EXPECT_TRUE(Landed(0));
+  EXPECT_FALSE(Landed(1));
+  EXPECT_FALSE(Landed(2));
+}
+
 // A node failure while requests wait at every stage: each completes, in posting order, with
 // IBV_WC_WR_FLUSH_ERR, and a hold released afterwards changes nothing.
 TEST_F(PipelineHoldTest, LostConnectionFlushesHeldRequestsInOrder) {

@@ -133,11 +133,11 @@ Bytes Concat(std::initializer_list<Bytes> parts) {
 void WriteFrames(CorpusWriter* out) {
   out->Target("frame");
   CapturedLink link;
-  // The initiator's buffer; its address never reaches the frame (the bytes do).
+  // The initiator's buffer, registered (a request's bytes are read only from a registered
+  // region); its address never reaches the frame (the bytes do).
   static uint8_t buffer[32] = "rpma-sim corpus, 32 bytes long.";
-  auto local = std::make_shared<MemoryRegion>();
-  local->addr = buffer;
-  local->length = sizeof(buffer);
+  std::shared_ptr<MemoryRegion> local =
+      MemoryRegionTable::Get().Register(nullptr, buffer, sizeof(buffer), 0);
   SendRequest write;
   write.opcode = SendOpcode::kWrite;
   write.local = local;
