@@ -111,6 +111,7 @@ void FrameWire::Abort() {
 void FrameWire::AbortMalformed(const std::string& what) {
   SIM_LOG_ERROR("malformed message from %s: %s; closing the connection", peer().c_str(),
                 what.c_str());
+  malformed_ = true;
   Abort();
 }
 

@@ -226,6 +226,8 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   bool writer_done_ GUARDED_BY(mutex_) = false;
   CondVar drained_;  // with mutex_
   std::atomic<bool> aborted_{false};
+  // AbortMalformed ran: frames read ahead after the bad one are not handed over.
+  std::atomic<bool> malformed_{false};
 };
 
 }  // namespace rpma_sim

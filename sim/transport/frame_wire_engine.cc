@@ -181,6 +181,10 @@ void FrameWire::HandOver() {
 }
 
 FrameWire::ReadResult FrameWire::ReadSome(ReadAhead ahead, size_t* budget, std::string* reason) {
+  if (malformed_) {  // what the peer sent after a malformed message is not read
+    *reason = "a malformed message";
+    return ReadResult::kEnd;
+  }
   Incoming& in = incoming_;
   while (in.header_got < kFrameHeaderSize) {
     ssize_t n = Pull(ahead, in.header + in.header_got, kFrameHeaderSize - in.header_got);

@@ -21,23 +21,19 @@ std::optional<EncodedRequest> RequestWindow::Submit(EncodedRequest request) {
 }
 
 void RequestWindow::SentLocked(const EncodedRequest& request) {
-  last_sent_sequence_ = request.sequence;
   sent_window_bytes_.emplace_back(request.sequence, request.window_bytes);
   bytes_under_way_ += request.window_bytes;
 }
 
 bool RequestWindow::TakeResponse(uint64_t sequence) {
   MutexLock lock(&mutex_);
-  if (unanswered_.load(std::memory_order_relaxed) == 0 || sequence < next_response_sequence_ ||
-      sequence > last_sent_sequence_)
+  // RC: the answers come in the order the requests were sent, one each.
+  if (unanswered_.load(std::memory_order_relaxed) == 0 || sent_window_bytes_.empty() ||
+      sent_window_bytes_.front().first != sequence)
     return false;
   unanswered_.fetch_sub(1, std::memory_order_release);
-  next_response_sequence_ = sequence + 1;
-  // Requests sent but executed directly have no RESPONSE: theirs are counted out too.
-  while (!sent_window_bytes_.empty() && sent_window_bytes_.front().first <= sequence) {
-    bytes_under_way_ -= sent_window_bytes_.front().second;
-    sent_window_bytes_.pop_front();
-  }
+  bytes_under_way_ -= sent_window_bytes_.front().second;
+  sent_window_bytes_.pop_front();
   while (!in_place_.empty() && in_place_.front().first <= sequence) in_place_.pop_front();
   return true;
 }

@@ -51,8 +51,8 @@ class RequestWindow {
   // sends it), or keeps it until the window has room (TakeFitting).
   std::optional<EncodedRequest> Submit(EncodedRequest request);
 
-  // A RESPONSE to `sequence` arrived: true if it answers a request under way, in order
-  // (then it and those before it are answered); false if no RC peer would send it.
+  // A RESPONSE to `sequence` arrived: true if it answers the first request sent and not
+  // answered (then that one is answered); false if no RC peer would send it.
   bool TakeResponse(uint64_t sequence);
 
   // The requests that waited and fit now, in order, counted as sent (the caller sends them).
@@ -74,11 +74,8 @@ class RequestWindow {
   // is under way at the responder. Changed under mutex_; Idle reads it without (a direct
   // execution asks on every request, and only its own requester adds to it).
   std::atomic<uint64_t> unanswered_{0};
-  // A RESPONSE's sequence lies after the last one answered and at most the last one sent.
-  uint64_t next_response_sequence_ GUARDED_BY(mutex_) = 0;
-  uint64_t last_sent_sequence_ GUARDED_BY(mutex_) = 0;
-  // The sequence and window bytes of each REQUEST sent and not answered, in order, and
-  // their sum; then the requests that wait for room.
+  // The sequence and window bytes of each REQUEST sent and not answered, in order (the
+  // next RESPONSE answers the first), and their sum; then the requests that wait for room.
   std::deque<std::pair<uint64_t, uint64_t>> sent_window_bytes_ GUARDED_BY(mutex_);
   uint64_t bytes_under_way_ GUARDED_BY(mutex_) = 0;
   std::deque<EncodedRequest> waiting_ GUARDED_BY(mutex_);

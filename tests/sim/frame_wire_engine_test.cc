@@ -129,6 +129,30 @@ TEST_F(EngineWireTest, AMalformedHeaderClosesTheWireWithTheReason) {
   EXPECT_TRUE(handler_->frames().empty());
 }
 
+// A frame its handler finds malformed ends the wire there: the frames read ahead behind it
+// in the same read are not handed over.
+TEST_F(EngineWireTest, NothingReadAheadIsHandedOverAfterAMalformedMessage) {
+  std::vector<uint8_t> bytes;
+  for (int i = 0; i < 10; ++i) {
+    std::vector<uint8_t> frame =
+        Encode(FrameType::kRequest, std::vector<uint8_t>(16, static_cast<uint8_t>(i)));
+    bytes.insert(bytes.end(), frame.begin(), frame.end());
+  }
+  auto seen = std::make_shared<std::atomic<int>>(0);
+  std::weak_ptr<FrameWire> weak_wire = wire_;
+  handler_->AnswerWith([seen, weak_wire] {
+    if (seen->fetch_add(1) + 1 != 3) return;
+    if (std::shared_ptr<FrameWire> wire = weak_wire.lock()) wire->AbortMalformed("the third frame");
+  });
+  {
+    EngineHold hold;  // all ten arrive before the engine reads any
+    ASSERT_NO_FATAL_FAILURE(SendAll(peer_, bytes.data(), bytes.size()));
+  }
+  ASSERT_TRUE(handler_->WaitForClose());
+  EXPECT_EQ(3u, handler_->frames().size());
+  EXPECT_NE(std::string::npos, handler_->reason().find("malformed")) << handler_->reason();
+}
+
 TEST_F(EngineWireTest, TheEndInsideAFrameClosesTheWire) {
   std::vector<uint8_t> bytes = Encode(FrameType::kRequest, std::vector<uint8_t>(64, 1));
   ASSERT_NO_FATAL_FAILURE(SendAll(peer_, bytes.data(), kFrameHeaderSize + 10));
