@@ -1,8 +1,9 @@
 // copy_floor.cc -- what this machine charges for moving bytes into another process: a bare
 // system call, process_vm_writev (what rpma-sim's direct access to a heap region costs per
 // operation, and per range of a batch of them) and memcpy into shared memory (what it costs
-// for a region that maps a file), at the sizes compare_ucx.sh measures. Prints a Markdown
-// table.
+// for a region that maps a file), at the sizes compare_ucx.sh measures, and the uncontended
+// synchronization every work request's path pays (an atomic, a lock, a shared reference).
+// Prints a Markdown table.
 //
 //   bazel run -c opt //bench:copy_floor
 #include <stdio.h>
@@ -13,7 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 namespace {
@@ -83,6 +87,23 @@ int main() {
     printf("| process_vm_writev, %d ranges of 64 B in one call | %d B | %.3f | %.2f |\n", kRanges,
            64 * kRanges, vm_us, 64 * kRanges / vm_us / 1e3);
     printf("| the same, per 64 B range | 64 B | %.3f | - |\n", vm_us / kRanges);
+  }
+  // The building blocks of a work request's path that are not copies, uncontended (one
+  // thread): what a post, its execution and its completion pay per lock and reference.
+  {
+    std::atomic<long> counter{0};
+    printf("| an atomic read-modify-write (fetch_add) | - | %.4f | - |\n",
+           Time(10000000, [&] { counter.fetch_add(1, std::memory_order_relaxed); }));
+    std::mutex mutex;
+    printf("| a mutex taken and given back | - | %.4f | - |\n", Time(10000000, [&] {
+             mutex.lock();
+             mutex.unlock();
+           }));
+    auto shared_value = std::make_shared<long>(0);
+    printf("| a shared_ptr copied and dropped | - | %.4f | - |\n", Time(10000000, [&] {
+             std::shared_ptr<long> copy = shared_value;
+             asm volatile("" : : "r"(copy.get()) : "memory");
+           }));
   }
   if (write(pipe_fds[1], "x", 1) != 1) return 1;
   waitpid(child, nullptr, 0);
