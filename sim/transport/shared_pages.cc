@@ -25,11 +25,10 @@
 #include "sim/common/log.h"
 #include "sim/common/mutex.h"
 #include "sim/common/signal_chain.h"
+#include "sim/transport/page_moves.h"
 
 namespace rpma_sim {
 namespace {
-
-constexpr int kProt = PROT_READ | PROT_WRITE;
 
 uintptr_t PageSize() {
   static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
@@ -44,10 +43,10 @@ uintptr_t PageSize() {
 // on the pages).
 //
 // A slot given back keeps its range for kRetryWindowNs (unless every other slot is taken
-// meanwhile): a store that faulted just before the move ended may reach the handler just
-// after, and is retried too. A store that faults there for another reason (the
-// application made the pages read-only) is retried for that long, then goes to the
-// handler before this one.
+// meanwhile): an access that faulted just before the move ended may reach the handler just
+// after, and is retried too. One that faults there for another reason (the application
+// made the pages read-only) is retried for that long, then goes to the handler before this
+// one.
 struct MovingSlot {
   std::atomic<uintptr_t> start{0};
   std::atomic<uintptr_t> end{0};
@@ -74,12 +73,25 @@ bool IsStore(void* context) {
 #endif
 }
 
-// A store into a range being moved found it read-only: it waits until the move is over and
-// is retried against the new mapping. Any other fault goes to the handler before this one.
+// Whether a byte at `address` can be read now (async-signal-safe). Where the system call is
+// not allowed, it is taken to be: a load that faults again comes back here.
+bool ReadableNow(uintptr_t address) {
+  char byte;
+  struct iovec local = {&byte, 1};
+  struct iovec remote = {reinterpret_cast<void*>(address), 1};
+  const int saved = errno;
+  const bool readable = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1 ||
+                        errno == ENOSYS || errno == EPERM;
+  errno = saved;
+  return readable;
+}
+
+// A store into a range being moved found it read-only (or a load found it inaccessible, for
+// the moment its pages are set aside): it waits until the move is over and is retried
+// against the new mapping. Any other fault goes to the handler before this one.
 void OnSegmentationFault(int signal, siginfo_t* info, void* context) {
-  const uintptr_t address = info->si_code == SEGV_ACCERR && IsStore(context)
-                                ? reinterpret_cast<uintptr_t>(info->si_addr)
-                                : 0;
+  const uintptr_t address =
+      info->si_code == SEGV_ACCERR ? reinterpret_cast<uintptr_t>(info->si_addr) : 0;
   for (MovingSlot& slot : g_moving) {
     if (address == 0) break;
     const uintptr_t start = slot.start.load(std::memory_order_acquire);
@@ -87,6 +99,8 @@ void OnSegmentationFault(int signal, siginfo_t* info, void* context) {
     if (start == 0 || address < start || address >= slot.end.load(std::memory_order_acquire))
       continue;
     if (finished != 0 && MonotonicNs() - finished > kRetryWindowNs) continue;
+    // After the move, a load the application's own protection refuses is its own fault.
+    if (finished != 0 && !IsStore(context) && !ReadableNow(address)) continue;
     while (slot.start.load(std::memory_order_acquire) == start &&
            slot.finished_ns.load(std::memory_order_acquire) == 0)
       sched_yield();
@@ -104,18 +118,20 @@ void InstallHandlerOnce() {
 
 // ---------------------------------------------------------------------------------------
 // The table.
+
 struct Extent {
   enum State { kMoving, kShared, kMovingBack };
   uint64_t id = 0;
   uintptr_t start = 0;
   uintptr_t end = 0;
-  int fd = -1;
-  uint64_t device = 0;
-  uint64_t inode = 0;
+  MovedRange moved;  // once kShared
   int holders = 0;
   State state = kMoving;
-  int slot = -1;                 // in g_moving while not kShared
-  void* fork_copy = MAP_FAILED;  // between BeforeFork and the handlers after the fork
+  int slot = -1;  // in g_moving while not kShared
+  // Between BeforeFork and the handlers after the fork: the child's copy, and the parts of
+  // the range still moved then, with their protections.
+  void* fork_copy = MAP_FAILED;
+  Protections fork_parts;
 };
 
 struct Table {
@@ -199,126 +215,6 @@ void ReleaseSlot(int slot) {
   if (slot >= 0) g_moving[slot].finished_ns.store(MonotonicNs(), std::memory_order_release);
 }
 
-// Whether [start, end) is private anonymous memory, readable and writable, throughout (the
-// only memory that moves: kProt is its protection before and after).
-bool IsPrivateAnonymous(uintptr_t start, uintptr_t end) {
-  return EveryMappingOf(start, end, [](const MapsEntry& entry) {
-    return entry.inode == 0 && strcmp(entry.perms, "rw-p") == 0 &&
-           (entry.path[0] == '\0' || strcmp(entry.path, "[heap]") == 0);
-  });
-}
-
-// Whether [start, end) is still the mapping of `inode` the move made.
-bool IsStillMoved(uintptr_t start, uintptr_t end, uint64_t inode) {
-  return EveryMappingOf(start, end, [start, inode](const MapsEntry& entry) {
-    const uint64_t from = std::max<uint64_t>(entry.start, start);
-    return entry.inode == inode && entry.perms[3] == 's' &&
-           entry.offset + (from - entry.start) == from - start;
-  });
-}
-
-// Copies `length` bytes from `from` to `to` in this process by the kernel
-// (process_vm_readv): the pages hold bytes a sanitizer's memcpy would report (a heap
-// object's redzones), and other threads' stores made before the copy, which
-// ThreadSanitizer cannot see ordered by a protection change.
-void KernelCopy(void* to, const void* from, size_t length) {
-  struct iovec local = {to, length};
-  struct iovec remote = {const_cast<void*>(from), length};
-  if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(length))
-    memcpy(to, from, length);
-}
-
-// Copies [start, end) into `to`, the range read-only from then on (so that no store lands
-// between the copy and the swap).
-void CopyOut(uintptr_t start, uintptr_t end, void* to) {
-  void* from = reinterpret_cast<void*>(start);
-  mprotect(from, end - start, PROT_READ);
-  KernelCopy(to, from, end - start);
-}
-
-// The mappings that replace a range in place, as system calls of their own: a sanitizer's
-// mmap and mremap take the range for new memory (ThreadSanitizer forgets who accessed it,
-// AddressSanitizer the redzones of the heap objects on it), but the bytes are the same.
-void* RawMapShared(uintptr_t start, size_t length, int fd) {
-  return reinterpret_cast<void*>(
-      syscall(SYS_mmap, start, length, kProt, MAP_SHARED | MAP_FIXED, fd, 0));
-}
-
-void* RawMremap(void* from, size_t length, uintptr_t to) {
-  return reinterpret_cast<void*>(
-      syscall(SYS_mremap, from, length, length, MREMAP_MAYMOVE | MREMAP_FIXED, to));
-}
-
-// A private anonymous copy of [start, end), or MAP_FAILED; the range
-// is read-only afterwards (CopyOut).
-void* PrivateCopy(uintptr_t start, uintptr_t end) {
-  const size_t length = end - start;
-  void* copy = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (copy == MAP_FAILED) return copy;
-  CopyOut(start, end, copy);
-  return copy;
-}
-
-// Puts the private `copy` in the place of [start, end). False (the copy unmapped) if the
-// kernel refuses.
-bool PutInPlace(void* copy, uintptr_t start, uintptr_t end) {
-  if (RawMremap(copy, end - start, start) != MAP_FAILED) return true;
-  munmap(copy, end - start);
-  return false;
-}
-
-// Moves [start, end) into `fd` (as long as the range) at offset 0: the bytes are copied
-// into the file and the file mapped shared over the range. False (the range as it was) if
-// the kernel refuses.
-bool MoveInto(int fd, uintptr_t start, uintptr_t end) {
-  const size_t length = end - start;
-  void* staging = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (staging == MAP_FAILED) return false;
-  void* range = reinterpret_cast<void*>(start);
-  CopyOut(start, end, staging);
-  const bool moved = RawMapShared(start, length, fd) != MAP_FAILED;
-  if (!moved) mprotect(range, length, kProt);  // still the old pages
-  munmap(staging, length);
-  return moved;
-}
-
-// The move: a memfd sealed against shrinking and growing, holding the range's bytes, mapped
-// over it. Fills extent's fd, device and inode; false (nothing changed) if the kernel
-// refuses a step.
-bool MoveToMemfd(Extent* extent) {
-  int fd = memfd_create("rpma-sim-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return false;
-  struct stat status;
-  if (ftruncate(fd, static_cast<off_t>(extent->end - extent->start)) != 0 ||
-      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
-      fstat(fd, &status) != 0 || !MoveInto(fd, extent->start, extent->end)) {
-    close(fd);
-    return false;
-  }
-  extent->fd = fd;
-  extent->device = status.st_dev;
-  extent->inode = status.st_ino;
-  return true;
-}
-
-// Puts private anonymous pages with the same bytes in place of [start, end); false (the
-// range as it was) if the kernel refuses.
-bool MakePrivate(uintptr_t start, uintptr_t end) {
-  void* copy = PrivateCopy(start, end);
-  if (copy != MAP_FAILED && PutInPlace(copy, start, end)) return true;
-  mprotect(reinterpret_cast<void*>(start), end - start, kProt);
-  return false;
-}
-
-// The way back: private anonymous pages with the same bytes, if the range is still ours.
-// False if the kernel refused (the pages stay shared).
-bool MoveBack(const Extent& extent) {
-  const bool back = !IsStillMoved(extent.start, extent.end, extent.inode) ||
-                    MakePrivate(extent.start, extent.end);
-  close(extent.fd);
-  return back;
-}
-
 std::string FdPath(int fd) {
   return "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(fd);
 }
@@ -351,7 +247,8 @@ std::unique_ptr<SharedPages> SharedPages::Share(const void* addr, size_t length,
       if (extent.end <= start || end <= extent.start) continue;
       whole_pages_free = false;
       if (extent.start <= start && end <= extent.end)
-        pages->SetFile(extent.start, extent.end, FdPath(extent.fd), extent.device, extent.inode);
+        pages->SetFile(extent.start, extent.end, FdPath(extent.moved.fd), extent.moved.device,
+                       extent.moved.inode);
     }
     if (whole_pages_free) moving.slot = ClaimSlotLocked(start, end);
     if (moving.slot < 0) return pages->extents_.empty() ? nullptr : std::move(pages);
@@ -362,7 +259,7 @@ std::unique_ptr<SharedPages> SharedPages::Share(const void* addr, size_t length,
     g_table.extents.push_back(moving);
   }
   // Outside the lock: the system calls and the copy.
-  bool moved = IsPrivateAnonymous(start, end) && MoveToMemfd(&moving);
+  bool moved = IsPrivateAnonymous(start, end) && MoveToMemfd(start, end, &moving.moved);
   // Before the lock: a thread that faulted on the pages may hold it (the table itself is
   // heap memory, and may be on them).
   ReleaseSlot(moving.slot);
@@ -372,13 +269,11 @@ std::unique_ptr<SharedPages> SharedPages::Share(const void* addr, size_t length,
     return pages->extents_.empty() ? nullptr : std::move(pages);
   }
   Extent* extent = FindLocked(moving.id);
-  extent->fd = moving.fd;
-  extent->device = moving.device;
-  extent->inode = moving.inode;
+  extent->moved = moving.moved;
   extent->slot = -1;
   extent->state = Extent::kShared;
   pages->extents_.push_back(moving.id);
-  pages->SetFile(start, end, FdPath(moving.fd), moving.device, moving.inode);
+  pages->SetFile(start, end, FdPath(moving.moved.fd), moving.moved.device, moving.moved.inode);
   return pages;
 }
 
@@ -399,14 +294,20 @@ void SharedPages::Release(uint64_t id) {
     extent->state = Extent::kMovingBack;
     leaving = *extent;
   }
-  const bool back = MoveBack(leaving);
+  const bool back = MoveBack(leaving.start, leaving.end, leaving.moved);
   ReleaseSlot(leaving.slot);  // before the lock and the log, as in Share
   if (!back)
     SIM_LOG_WARNING("cannot move [%p, %p) back to private memory: %s; it stays shared",
                     reinterpret_cast<void*>(leaving.start), reinterpret_cast<void*>(leaving.end),
                     strerror(errno));
   MutexLock lock(&g_table.mutex);
-  EraseLocked(id);
+  if (back) return EraseLocked(id);
+  // Still shared, so still in the table: a fork gives the child its own copy, and a region
+  // registered on the pages later holds them (its release tries again).
+  Extent* extent = FindLocked(id);
+  extent->state = Extent::kShared;
+  extent->slot = -1;
+  extent->moved.aside = MAP_FAILED;  // MoveBack gave it up
 }
 
 void SharedPages::SetFile(uintptr_t start, uintptr_t end, std::string path, uint64_t device,
@@ -424,11 +325,13 @@ void SharedPages::BeforeFork() NO_THREAD_SAFETY_ANALYSIS {
   // Not read-only meanwhile (the engine or the application may be writing to a region):
   // the copy is the region as a device's DMA under way would leave it.
   for (Extent& extent : g_table.extents) {
-    const size_t length = extent.end - extent.start;
-    extent.fork_copy =
-        mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (extent.fork_copy == MAP_FAILED) continue;
-    KernelCopy(extent.fork_copy, reinterpret_cast<void*>(extent.start), length);
+    // What the application left of the range (it may have unmapped some, or mapped
+    // something else there: the child keeps that), copied from the file (the range may
+    // not be readable, by the application's protection).
+    MovedParts(extent.start, extent.end, extent.moved, &extent.fork_parts);
+    extent.fork_copy = extent.fork_parts.empty()
+                           ? MAP_FAILED
+                           : CopyForChild(extent.start, extent.end, extent.moved);
   }
 }
 
@@ -442,12 +345,9 @@ void SharedPages::AfterForkInParent() NO_THREAD_SAFETY_ANALYSIS {
 
 void SharedPages::AfterForkInChild() NO_THREAD_SAFETY_ANALYSIS {
   for (Extent& extent : g_table.extents) {
-    // The child's own copy in place of the parent's shared pages; if the kernel refuses,
-    // nothing at all rather than the parent's memory.
-    if (extent.fork_copy == MAP_FAILED ||
-        RawMremap(extent.fork_copy, extent.end - extent.start, extent.start) == MAP_FAILED)
-      munmap(reinterpret_cast<void*>(extent.start), extent.end - extent.start);
-    close(extent.fd);
+    // The child's own copy in place of the parent's shared pages.
+    PutChildCopy(extent.start, extent.end, extent.fork_copy, extent.fork_parts, extent.moved);
+    close(extent.moved.fd);
   }
   g_table.extents.clear();
   for (MovingSlot& slot : g_moving) {

@@ -12,17 +12,25 @@
 // process_vm. What the application sees stays:
 // - A store by another thread while the pages move waits: they are read-only while they
 //   are copied, and a write fault there waits in a SIGSEGV handler until the move is over,
-//   then is retried. A system call that writes into the region itself during those
-//   microseconds (read(2) into it from another thread) fails with EFAULT. The handler is
-//   installed at the first move and passes every other fault to the one before it; an
-//   application that installs its own afterwards replaces it.
-// - fork(): the child gets private copies in place of the shared pages, taken as fork()
-//   begins (as a device's DMA under way would leave them; a store another thread makes
-//   between the copy and the fork is not in them). The child's stores never reach the
-//   parent, nor the parent's or its peers' the child.
+//   then is retried. For the two system calls that set the old mapping aside and put the
+//   new one in place, the range is inaccessible, and a load waits the same way. A system
+//   call that writes into the region itself during those microseconds (read(2) into it
+//   from another thread), or reads it during those two calls, fails with EFAULT. The
+//   handler is installed at the first move and passes every other fault to the one before
+//   it; an application that installs its own afterwards replaces it.
+// - The range's own mapping is set aside, emptied, while the pages are shared, and moves
+//   back into place with them: the heap's mapping is whole again, and moving pages in and
+//   back leaves the process no more mappings than before (where the kernel lacks
+//   MREMAP_DONTUNMAP, Linux before 5.7, each move leaves two).
+// - fork(): the child gets private copies in place of the shared pages, read from the file
+//   as fork() begins (as a device's DMA under way would leave them; a store another thread
+//   makes between the copy and the fork is not in them), with the protection the
+//   application gave them; pages it unmapped stay unmapped. The child's stores never reach
+//   the parent, nor the parent's or its peers' the child.
 // - When the last region on the pages is deregistered they become private anonymous memory
-//   again, with their contents, so madvise(MADV_DONTNEED) zero-fills them again (as malloc
-//   and calloc assume of memory they give back and take again).
+//   again, with their contents and protection, so madvise(MADV_DONTNEED) zero-fills them
+//   again (as malloc and calloc assume of memory they give back and take again). If the
+//   kernel refuses, they stay shared and in the table (a fork still copies them).
 // - madvise flags of the old pages (MADV_DONTFORK, MADV_HUGEPAGE) and mlock do not carry
 //   over to the new mapping.
 // Not moved (Share returns null; the peer then uses process_vm for all of the range):
@@ -53,8 +61,8 @@ enum class PageMoves { kAllowed, kOnlyIfMoved };
 // for a moment).
 class SharedPages {
  public:
-  // Moves (both ways) under way at once; a slot that ended less than a second ago is kept
-  // for a late fault while another is free (shared_pages.cc).
+  // Moves (both ways) under way at once, or ended less than a second ago (a slot is kept
+  // that long for a late fault; shared_pages.cc).
   static constexpr int kMaxMoving = 1024;
 
   // Moves the whole pages of [addr, addr + length) (kAllowed; or finds them moved for a

@@ -40,13 +40,16 @@ bool IsMapped(uintptr_t start, size_t length) {
   return true;
 }
 
-// The moved pages a region on [addr, addr + length) holds (shared_pages.h): for a region
-// a peer may write or read. Its whole pages move unless a region registered before is on
-// them (moved already, they are shared; not moved, its peers may be reaching it with
-// process_vm, which a move would make fail for a moment).
+// The moved pages a region on [addr, addr + length) holds (shared_pages.h). A region a peer
+// may write or read moves its whole pages, unless a region registered before is on them
+// (moved already, they are shared; not moved, its peers may be reaching it with
+// process_vm, which a move would make fail for a moment). One no peer reaches moves
+// nothing, but holds pages moved for another: moving them back while it is registered
+// would make a copy into it by process_vm (a read's bytes) fail for a moment.
 std::unique_ptr<SharedPages> ShareForPeers(void* addr, size_t length, int access) {
-  if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)) == 0 || !ShmShareHeapEnabled())
-    return nullptr;
+  if (!ShmShareHeapEnabled()) return nullptr;
+  if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)) == 0)
+    return SharedPages::Share(addr, length, PageMoves::kOnlyIfMoved);
   const uintptr_t page = PageSize();
   const uintptr_t first = (reinterpret_cast<uintptr_t>(addr) + page - 1) & ~(page - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(addr) + length) & ~(page - 1);

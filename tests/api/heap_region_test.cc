@@ -233,6 +233,30 @@ TEST_F(HeapRegionTest, OnlyWholePagesMoveAndRegionsShareThem) {
   free(buffer);
 }
 
+// A region no peer reaches moves nothing, but keeps pages moved for another region shared
+// while it is registered: moving them back would make a copy into it by process_vm (a
+// read's bytes) fail for a moment.
+TEST_F(HeapRegionTest, ALocalRegionKeepsThePagesItLiesOnShared) {
+  char* buffer = static_cast<char*>(aligned_alloc(kPage, 2 * kPage));
+  ASSERT_NE(nullptr, buffer);
+  Fill(buffer, 2 * kPage, 11);
+  rpma_mr_local* local_only = nullptr;
+  rpma_mr_local* remote = nullptr;
+  // Alone, a local region moves nothing.
+  ASSERT_EQ(0, rpma_mr_reg(peer_, buffer, 2 * kPage, RPMA_MR_USAGE_READ_DST, &local_only));
+  EXPECT_FALSE(Moved(buffer));
+  ASSERT_EQ(0, rpma_mr_dereg(&local_only));
+  ASSERT_EQ(0, rpma_mr_reg(peer_, buffer, 2 * kPage, kRemoteUsage, &remote));
+  ASSERT_EQ(0, rpma_mr_reg(peer_, buffer, 2 * kPage, RPMA_MR_USAGE_READ_DST, &local_only));
+  ASSERT_EQ(0, rpma_mr_dereg(&remote));
+  EXPECT_EQ(PagesMoveHere(), Moved(buffer)) << "the local region is still on them";
+  EXPECT_EQ(PagesMoveHere(), Moved(buffer + kPage));
+  ASSERT_EQ(0, rpma_mr_dereg(&local_only));
+  EXPECT_FALSE(Moved(buffer));
+  EXPECT_TRUE(Holds(buffer, 2 * kPage, 11));
+  free(buffer);
+}
+
 TEST_F(HeapRegionTest, StoresOfAnotherThreadDuringRegistrationAreKept) {
   // Another thread keeps incrementing a word on each page of the region: an increment lost
   // to a move (made on the old pages after they were copied) leaves a counter behind the
