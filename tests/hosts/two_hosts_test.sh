@@ -66,13 +66,20 @@ ip -n "$ns_a" addr add "$addr_a/24" dev "$veth_a" && ip -n "$ns_b" addr add "$ad
 for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
 ip -n "$ns_a" link set "$veth_a" up && ip -n "$ns_b" link set "$veth_b" up || fail "link up"
 
+# Waits (20 s at most, a safety net) until FILE has a line matching PATTERN or PID ends.
+# FILE must exist already: the background process's redirection may not have created it yet
+# (hence the ": >FILE" before each start; without it, tail once found no file and gave up).
+wait_line() {  # FILE PATTERN PID
+  timeout 20 tail -n +1 --pid="$3" -f "$1" | grep -q -m1 "$2"
+  grep -q "$2" "$1"
+}
+
 port=7204
+: >"$work/server.txt"
 ip netns exec "$ns_a" "$binary" server "$addr_a" "$port" >"$work/server.txt" 2>&1 &
 server_pid=$!
-# Wait for the server's "listening" line itself (tail -f follows the file as it grows);
-# 20 s is only a safety net.
-timeout 20 tail -n +1 --pid="$server_pid" -f "$work/server.txt" | grep -q -m1 "listening on"
-grep -q "listening on" "$work/server.txt" || { cat "$work/server.txt"; fail "the server did not listen"; }
+wait_line "$work/server.txt" "listening on" "$server_pid" ||
+  { cat "$work/server.txt"; fail "the server did not listen"; }
 
 timeout 60 ip netns exec "$ns_b" "$binary" client "$addr_a" "$port" >"$work/client.txt" 2>&1
 client_rc=$?
@@ -106,13 +113,6 @@ grep -q "^NOT ESTABLISHED: RPMA_CONN_UNREACHABLE" "$work/nobody.txt" ||
 echo "PASS: RPMA_CONN_UNREACHABLE after ${nobody_ms} ms"
 
 echo "--- the link between $ns_a and $ns_b goes down under an idle connection"
-# Waits (20 s at most, a safety net) until FILE has a line matching PATTERN or PID ends.
-# FILE must exist already: the background process's redirection may not have created it yet
-# (hence the ": >FILE" before each start).
-wait_line() {  # FILE PATTERN PID
-  timeout 20 tail -n +1 --pid="$3" -f "$1" | grep -q -m1 "$2"
-  grep -q "$2" "$1"
-}
 port=7205
 : >"$work/link_server.txt"
 : >"$work/link_client.txt"

@@ -62,6 +62,7 @@ rule=$(grep -A1 "^replay point" "$work/wrong-shm.out" | head -2 | tail -1 |
 [ -n "$rule" ] || { cat "$work/wrong-shm.out"; fail "no rule in the replay line"; }
 port=$(free_port)
 log="$work/replay-log"
+: >"$work/replay-server.out"  # before the server's redirection: tail must find the file
 RPMA_SIM_TRANSPORT=shm RPMA_SIM_FAULTS="$rule" REMOTE_LOG_FILE="$log" \
   "$wrong" server 127.0.0.1 "$port" >"$work/replay-server.out" 2>&1 &
 server=$!
