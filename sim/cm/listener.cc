@@ -66,16 +66,19 @@ Status Listener::Listen(const SocketAddress& address, std::shared_ptr<Listener>*
   boost::system::error_code error;
   boost::asio::ip::tcp::endpoint endpoint = ToEndpoint(address);
   listener->acceptor_.open(endpoint.protocol(), error);
+  // A fork child closes its copy (marked at once, so also from a fork while this binds):
+  // the port stays the parent's, and is free when it shuts the endpoint down. Unmarked
+  // again by the destructor if what follows fails.
+  if (!error) MarkCloseOnFork(listener->acceptor_.native_handle());
   if (!error) listener->acceptor_.set_option(boost::asio::socket_base::reuse_address(true), error);
   if (!error) listener->acceptor_.bind(endpoint, error);
   if (!error) listener->acceptor_.listen(boost::asio::socket_base::max_listen_connections, error);
+  // AcceptOne's accept4 must not wait: another process may take the connection first.
+  if (!error) listener->acceptor_.non_blocking(true, error);
   if (error) {
     SIM_LOG_ERROR("listen on %s: %s", address.ToString().c_str(), error.message().c_str());
     return Status::kProvider;
   }
-  // A fork child closes its copy: the port stays the parent's, and is free when it shuts
-  // the endpoint down.
-  MarkCloseOnFork(listener->acceptor_.native_handle());
   {
     MutexLock lock(&CmMutex());
     Registry().push_back(listener);
@@ -88,20 +91,22 @@ Status Listener::Listen(const SocketAddress& address, std::shared_ptr<Listener>*
 
 void Listener::AcceptNext() {
   auto self = shared_from_this();
-  acceptor_.async_accept([self](const boost::system::error_code& error,
-                                boost::asio::ip::tcp::socket socket) {
+  // Waits for a connection and accepts it in the handler (AcceptOne), not with async_accept:
+  // Asio may accept ahead of its handler, and a fork that parked the engine in between
+  // would leave the child the connection's fd, not yet marked close-on-fork.
+  acceptor_.async_wait(boost::asio::socket_base::wait_read, [self](
+                                                                boost::system::error_code error) {
     if (self->shut_down_) {
       self->accepting_ended_.set_value();
       return;
     }
-    if (!error) {
-      auto wire = std::make_shared<FrameWire>(std::make_unique<SocketStream>(std::move(socket)));
-      std::make_shared<WireConnection>(wire, self)->Start();
-    } else {
+    if (!error) error = self->AcceptOne();
+    if (error) {
       SIM_LOG_WARNING("accept on %s: %s", self->address_.ToString().c_str(),
                       error.message().c_str());
       if (OutOfResources(error) && !self->RefuseOneRequest()) {
-        // Not even the spare fd helped: try again a little later instead of spinning.
+        // Not even the spare fd helped: try again a little later
+        // instead of spinning.
         auto timer = std::make_shared<boost::asio::steady_timer>(IoContext(), kAcceptBackoff);
         timer->async_wait([self, timer](const boost::system::error_code&) { self->AcceptNext(); });
         return;
@@ -109,6 +114,28 @@ void Listener::AcceptNext() {
     }
     self->AcceptNext();
   });
+}
+
+boost::system::error_code Listener::AcceptOne() {
+  int fd = accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) {
+    // Nothing to accept after all (the client gave up, or another process took it).
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED || errno == EINTR)
+      return {};
+    return boost::system::error_code(errno, boost::system::system_category());
+  }
+  MarkCloseOnFork(fd);  // before anything else: a fork child must not keep the connection
+  boost::asio::ip::tcp::socket socket(IoContext());
+  boost::system::error_code error;
+  socket.assign(ToEndpoint(address_).protocol(), fd, error);
+  if (error) {
+    ForgetCloseOnFork(fd);
+    if (!socket.is_open()) ::close(fd);  // an open socket closes it itself
+    return error;
+  }
+  auto wire = std::make_shared<FrameWire>(std::make_unique<SocketStream>(std::move(socket)));
+  std::make_shared<WireConnection>(wire, shared_from_this())->Start();
+  return {};
 }
 
 bool Listener::RefuseOneRequest() {

@@ -57,6 +57,9 @@ class Listener : public std::enable_shared_from_this<Listener> {
   // waits for its HELLO. The chain of accepts ends with the first handler that finds the
   // listener shut down, which sets accepting_ended_.
   void AcceptNext();
+  // Accepts one waiting connection (none may be left: not an error) and starts its session;
+  // the fd is marked close-on-fork before anything else runs.
+  boost::system::error_code AcceptOne();
 
   // Out of fds, so the next waiting connection cannot be accepted: with the fd kept spare
   // for this, takes it and answers REJECT, so the client neither waits for nothing nor

@@ -34,6 +34,13 @@ Status SocketStream::Connect(const SocketAddress& address, int timeout_ms, Conne
     SIM_LOG_ERROR("connect to %s: cannot make a socket: %m", address.ToString().c_str());
     return Status::kProvider;
   }
+  // Marked at once: a fork while the handshake is under way must not leave the child the
+  // connection (it would keep it open after this process ended, and the peer never learn).
+  MarkCloseOnFork(fd);
+  auto close_fd = [fd] {
+    ForgetCloseOnFork(fd);
+    ::close(fd);
+  };
   // The native connect: Boost's synchronous one waits for the kernel however long it takes.
   int error = ::connect(fd, endpoint.data(), endpoint.size()) == 0 ? 0 : errno;
   if (error == EINPROGRESS) {
@@ -49,14 +56,14 @@ Status SocketStream::Connect(const SocketAddress& address, int timeout_ms, Conne
     if (ready == 1) getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
   }
   if (error != 0) {
-    ::close(fd);
+    close_fd();
     *failure = error == ECONNREFUSED ? ConnectFailure::kRefused : ConnectFailure::kUnreachable;
     SIM_LOG_INFO("connect to %s: %s", address.ToString().c_str(), strerror(error));
     return Status::kProvider;
   }
   std::string no_reactor;
   if (!EnsureReactor(&no_reactor)) {
-    ::close(fd);
+    close_fd();
     *failure = ConnectFailure::kLocal;
     SIM_LOG_ERROR("connect to %s: %s", address.ToString().c_str(), no_reactor.c_str());
     return Status::kProvider;
@@ -68,6 +75,7 @@ Status SocketStream::Connect(const SocketAddress& address, int timeout_ms, Conne
   // engine's waits need it so.
   if (!assigned) socket.native_non_blocking(true, assigned);
   if (assigned) {
+    ForgetCloseOnFork(fd);
     if (!socket.is_open()) ::close(fd);  // an open socket closes it itself
     *failure = ConnectFailure::kLocal;
     SIM_LOG_ERROR("connect to %s: %s", address.ToString().c_str(), assigned.message().c_str());
