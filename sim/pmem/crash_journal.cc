@@ -255,6 +255,9 @@ bool CrashJournal::ReadFrom(const std::string& path, CrashJournal* journal, std:
     ok = reader.U32(&region.key) && reader.U32(&region.ordinal) && reader.U64(&region.address) &&
          reader.U64(&region.length) && reader.String(&region.file) &&
          reader.U64(&region.file_offset) && reader.Bytes(region.length, &region.final_image);
+    // A key once: events are checked against the first region with theirs (Region), and
+    // the explorer must find that same one.
+    ok = ok && journal->Region(region.key) == &region;
   }
   ok = ok && reader.U64(&events) && events <= reader.left() / 59;
   if (ok) journal->events.resize(events);

@@ -86,6 +86,11 @@ void CrashRecorder::Durable(uint64_t point, CrashEventKind kind, FlushKind flush
   journal_.events.push_back(std::move(event));
 }
 
+void CrashRecorder::RegionBefore(const PlacedRegion& region) {
+  if (ended_ || known_.count(region.key) != 0 || !Keep(region.length)) return;
+  Note(region);
+}
+
 void CrashRecorder::TakeFinal(Known* known) {
   if (known->final) return;
   known->final = true;

@@ -43,6 +43,9 @@ class CrashRecorder {
   // made durable. `by` is the flush's queue pair and ordinal (placement's placer, first).
   void Durable(uint64_t point, CrashEventKind kind, FlushKind flush, uint32_t key, uint64_t offset,
                uint64_t length, const Placement& by, std::vector<CrashSpan> made_durable);
+  // A region with placements from before the recording: known from the start, so that a
+  // flush during it that makes those bytes durable names a region the journal has.
+  void RegionBefore(const PlacedRegion& region);
   // The region with `key` is going away: its contents now are its final ones.
   void RegionGoing(uint32_t key);
   // Ends the recording now (`reason`): the regions' contents now are their final ones, and

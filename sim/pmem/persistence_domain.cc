@@ -149,8 +149,12 @@ void PersistenceDomain::NoteDurableLocked(CrashEventKind kind, FlushKind flush,
                                           std::vector<CrashSpan> made_durable) {
   const uint64_t point = points_.load(std::memory_order_relaxed) + 1;
   points_.store(point, std::memory_order_release);
+  // The range as it falls in the region: a flush's length may run past it (librpma's
+  // portable flush ignores it), even past the end of the address space.
+  const uint64_t begin = std::min(offset, region.length);
+  const uint64_t within = std::min(length, region.length - begin);
   if (recorder_)
-    recorder_->Durable(point, kind, flush, region.key, offset, length, by, std::move(made_durable));
+    recorder_->Durable(point, kind, flush, region.key, begin, within, by, std::move(made_durable));
 }
 
 void PersistenceDomain::Persist(const PlacedRegion& region, uint64_t offset, uint64_t length) {
@@ -174,6 +178,10 @@ void PersistenceDomain::StartRecording(uint64_t node, FileOfMemory file_of) {
   MutexLock lock(&mutex_);
   if (recorder_) return;
   recorder_.reset(new CrashRecorder(node, caps_, points_.load() + 1, std::move(file_of)));
+  for (const auto& entry : regions_) {
+    const RegionState& state = entry.second;
+    recorder_->RegionBefore(PlacedRegion{entry.first, state.base, state.length, state.ordinal});
+  }
 }
 
 bool PersistenceDomain::recording() {

@@ -371,4 +371,35 @@ TEST_F(CrashStatesTest, AStatesRuleLeavesItsImageInAnOrdinaryRun) {
   EXPECT_EQ(expected.image, Target()) << expected.rule;
 }
 
+// A recording begun after a write not yet durable: a flush during it makes those bytes
+// durable, and the journal names their region (before, it was unreadable: RPMA_E_INVAL).
+// Bytes placed before the recording count as durable at its start.
+TEST_F(CrashStatesTest, ARecordingBegunAfterAWriteNamesItsRegion) {
+  ASSERT_NO_FATAL_FAILURE(Prepare());
+  ASSERT_NO_FATAL_FAILURE(Write(0, 64, 0xAA));
+  ASSERT_EQ(0, rpma_sim_crash_record(pair_.peer));
+  // The flush is the recording's one point (the region is in no placement of it).
+  ASSERT_NO_FATAL_FAILURE(Flush(0, 64, RPMA_FLUSH_TYPE_PERSISTENT));
+  // (Over shm the target learns of the write, placed directly, only after the recording
+  // began: it is a point of the recording there, with nothing to revert.)
+  ASSERT_NO_FATAL_FAILURE(Explore(nullptr, nullptr));
+  ASSERT_FALSE(collected_.states.empty());
+  for (const Seen& state : collected_.states)
+    EXPECT_EQ(Image({{0, 0xAA}}), state.image) << state.rule;
+}
+
+// A flush's length past its region (librpma's portable flush ignores it), even one whose
+// end wraps around: the journal records the part in the region, and stays readable.
+TEST_F(CrashStatesTest, AFlushLongerThanItsRegionIsRecordedWithinIt) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  ASSERT_NO_FATAL_FAILURE(Write(64, 64, 0xAA));                                  // point 1
+  ASSERT_NO_FATAL_FAILURE(Flush(64, SIZE_MAX - 8, RPMA_FLUSH_TYPE_PERSISTENT));  // point 2
+  rpma_sim_crash_summary summary{};
+  ASSERT_NO_FATAL_FAILURE(Explore(nullptr, &summary));
+  EXPECT_EQ(2u, summary.points);
+  EXPECT_EQ(Image({{64, 0xAA}}), Last().image);
+  ASSERT_FALSE(collected_.states.empty());
+  EXPECT_NE(std::string::npos, collected_.states.back().event.find("after the last point"));
+}
+
 }  // namespace
