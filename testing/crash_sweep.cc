@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,9 @@ CrashSweepSummary SweepCrashStates(const std::function<void(ConnectedPair& pair)
     ADD_FAILURE() << "cannot make a file for the crash journal";
     return summary;
   }
+  // Removed however the sweep ends.
+  std::unique_ptr<const std::string, void (*)(const std::string*)> remove_journal(
+      &journal, [](const std::string* path) { unlink(path->c_str()); });
   Sweep sweep{&options, nullptr, {}, nullptr, &summary};
   {
     ConnectedPair pair;
@@ -123,7 +127,6 @@ CrashSweepSummary SweepCrashStates(const std::function<void(ConnectedPair& pair)
            "what reverted", "result");
   rpma_sim_crash_summary explored{};
   EXPECT_EQ(0, rpma_sim_crash_explore(journal.c_str(), &explore, JudgeState, &sweep, &explored));
-  unlink(journal.c_str());
   summary.points = explored.points;
   summary.states = explored.states;
   summary.duplicates = explored.duplicates;

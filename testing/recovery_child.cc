@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,16 +24,31 @@ namespace rpma_sim {
 namespace testing {
 namespace {
 
+// To a pipe whose reader may have died: false (EPIPE), not a SIGPIPE that would end the
+// test's process. The signal is blocked for the write, and the one it raised taken.
 bool WriteAll(int fd, const void* data, size_t size) {
+  sigset_t pipe_signal, previous;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, &previous);
   const char* at = static_cast<const char*>(data);
+  bool written = true;
   while (size > 0) {
     ssize_t n = write(fd, at, size);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n <= 0) {
+      written = false;
+      break;
+    }
     at += n;
     size -= static_cast<size_t>(n);
   }
-  return true;
+  if (!written && errno == EPIPE) {
+    const timespec now{0, 0};
+    sigtimedwait(&pipe_signal, nullptr, &now);
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return written;
 }
 
 // Reads `size` bytes, waiting until `deadline_ms` (CLOCK_MONOTONIC) at the latest. -1 on

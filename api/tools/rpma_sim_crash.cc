@@ -79,6 +79,11 @@ Options Parse(int argc, char** argv) {
     } else if (option == "--timeout") {
       options.timeout_s = static_cast<int>(Number("--timeout", value));
     } else if (option == "--ready") {
+      // Checked here, before anything runs (a usage error leaves no server behind).
+      regex_t ready;
+      if (regcomp(&ready, value, REG_EXTENDED | REG_NOSUB) != 0)
+        Usage("--ready is not a regular expression");
+      regfree(&ready);
       options.ready = value;
     } else if (option == "--seed") {
       options.seed = Number("--seed", value);
@@ -344,8 +349,7 @@ bool RecordRun(const Options& options, const std::string& journal) {
   }
   if (!options.client.empty()) {
     regex_t ready;
-    if (regcomp(&ready, options.ready.c_str(), REG_EXTENDED | REG_NOSUB) != 0)
-      Usage("--ready is not a regular expression");
+    regcomp(&ready, options.ready.c_str(), REG_EXTENDED | REG_NOSUB);  // checked as parsed
     const bool listening =
         Pump({&server}, NowMs() + timeout_ms,
              [&] {

@@ -31,6 +31,15 @@ explore() {
   status=$?
 }
 
+# A --ready that is not a regular expression is a usage error before anything runs: the
+# server is never started (it would have made its log file).
+"$crash" --ready "(" -- env REMOTE_LOG_FILE="$work/never" "$right" server 127.0.0.1 "$(free_port)" \
+  -- "$right" client 127.0.0.1 1 -- "$check" "{file}" >"$work/out" 2>&1
+status=$?
+[ "$status" -eq 2 ] || { cat "$work/out"; fail "a bad --ready exited $status, not 2"; }
+[ ! -e "$work/never" ] || fail "a bad --ready still started the server"
+echo "PASS: a bad --ready is a usage error before the server starts"
+
 for transport in inproc shm tcp; do
   for torn in 0 2; do
     explore "$transport" "$wrong" "$torn"
