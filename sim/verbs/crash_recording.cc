@@ -2,11 +2,14 @@
 #include "sim/verbs/crash_recording.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
 #include <string>
 
+#include "sim/common/fork_generation.h"
 #include "sim/common/log.h"
 #include "sim/common/mutex.h"
 #include "sim/common/per_process.h"
@@ -23,7 +26,7 @@ struct Recording {
   bool exit_registered GUARDED_BY(mutex) = false;
 };
 
-PerProcess<Recording> g_recording;  // a fork child records its own nodes, if any
+PerProcess<Recording> g_recording;  // a fork child records its own nodes (with %p)
 
 // PATH with %p replaced, then ".N".
 std::string JournalPath(const char* pattern, int ordinal) {
@@ -64,6 +67,16 @@ void WriteAllAtExit() {
 void BeginCrashJournalIfAsked(ProtectionDomain* pd) {
   const char* pattern = getenv("RPMA_SIM_CRASH_JOURNAL");
   if (pattern == nullptr || *pattern == '\0') return;
+  if (ForkGeneration() > 0 && strstr(pattern, "%p") == nullptr) {
+    // A fork child numbers its nodes from 1 again: its journals would replace its parent's.
+    static std::atomic<bool> told{false};
+    if (!told.exchange(true))
+      SIM_LOG_INFO(
+          "crash states: a fork child records no journal (RPMA_SIM_CRASH_JOURNAL=%s "
+          "has no %%p to tell its files from its parent's)",
+          pattern);
+    return;
+  }
   Recording& recording = g_recording.Get();
   {
     MutexLock lock(&recording.mutex);

@@ -340,4 +340,35 @@ INSTANTIATE_TEST_SUITE_P(
              StageName(std::get<1>(info.param));
     });
 
+// A fork child numbers its nodes from 1 again: with RPMA_SIM_CRASH_JOURNAL naming no %p it
+// records nothing, so its node's journal cannot replace its parent's (PATH.1 for both).
+TEST(ForkJournalTest, AChildRecordsNoJournalWithoutPercentP) {
+  const char* dir = getenv("TEST_TMPDIR");
+  const std::string pattern =
+      std::string(dir != nullptr ? dir : "/tmp") + "/fork-journal." + std::to_string(getpid());
+  const std::string first = pattern + ".1";
+  ASSERT_EQ(0, setenv("RPMA_SIM_CRASH_JOURNAL", pattern.c_str(), 1));
+  ibv_context* ibv = nullptr;
+  rpma_peer* peer = nullptr;
+  ASSERT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv));
+  ASSERT_EQ(0, rpma_peer_new(ibv, &peer));  // the parent's node 1, recording
+  int outcome_fd = -1;
+  const int child = forktest::ForkChild(&outcome_fd, [] {
+    // The child's own node 1, and gone: its journal would be written now.
+    ibv_context* child_ibv = nullptr;
+    rpma_peer* child_peer = nullptr;
+    if (rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &child_ibv) != 0 ||
+        rpma_peer_new(child_ibv, &child_peer) != 0 || rpma_peer_delete(&child_peer) != 0)
+      return forktest::Outcome("the child could not make and delete a peer");
+    return forktest::Outcome();
+  });
+  ASSERT_GT(child, 0);
+  EXPECT_EQ("", forktest::ChildOutcome(child, outcome_fd, 2 * kSafetyTimeoutMs));
+  EXPECT_NE(0, access(first.c_str(), F_OK)) << "the child wrote " << first << ", its parent's";
+  ASSERT_EQ(0, rpma_peer_delete(&peer));
+  EXPECT_EQ(0, access(first.c_str(), F_OK)) << "the parent's journal";
+  unsetenv("RPMA_SIM_CRASH_JOURNAL");
+  unlink(first.c_str());
+}
+
 }  // namespace
