@@ -3,6 +3,9 @@
 #include <librpma.h>
 #include <rpma_sim.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "api/inherited.h"
 #include "api/status_map.h"
 #include "api/types.h"
@@ -42,6 +45,21 @@ int rpma_sim_power_failure(struct rpma_peer* peer, enum rpma_sim_loss mode) {
 int rpma_sim_persist(const void* addr, size_t len) {
   if (addr == nullptr || len == 0) return RPMA_E_INVAL;
   const uint8_t* begin = static_cast<const uint8_t*>(addr);
+  // A persist is a crash point of each node whose memory it names: a power_failure rule at
+  // that point fires first (after the table's lock: the failure waits for copies to end).
+  std::vector<const rpma_sim::ProtectionDomain*> nodes;
+  rpma_sim::MemoryRegionTable::Get().ForEachOverlapping(
+      addr, len, [&nodes](const rpma_sim::MemoryRegion& region) {
+        if (std::find(nodes.begin(), nodes.end(), region.pd) == nodes.end())
+          nodes.push_back(region.pd);
+      });
+  for (const rpma_sim::ProtectionDomain* pd : nodes) {
+    // The node's, as the region's registration holds it (const there: a region does not
+    // change its domain); its power failing is the node's, not the region's.
+    if (rpma_sim::FaultPlan::Get().PowerFailureBeforePersist(
+            const_cast<rpma_sim::ProtectionDomain*>(pd)))
+      return 0;
+  }
   rpma_sim::MemoryRegionTable::Get().ForEachOverlapping(
       addr, len, [begin, len](const rpma_sim::MemoryRegion& region) {
         // The part of [addr, addr + len) inside the region, as offsets in it.

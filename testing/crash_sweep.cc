@@ -139,11 +139,20 @@ CrashSweepSummary SweepCrashStates(const std::function<void(ConnectedPair& pair)
   std::string failing;
   for (const CrashStateResult& row : summary.results) {
     if (row.recovered) continue;
+    const std::string seeded =
+        row.seed != 0 ? " with rpma_sim_fault_set_seed(" + std::to_string(row.seed) + ")" : "";
     failing += "\n  point " + std::to_string(row.point) + " (" + LossName(row.loss) + ", " +
-               row.reverted + "): " + row.failure + "\n    replay: ScopedFaults(\"" + row.rule +
-               "\")" +
-               (row.seed != 0 ? " with rpma_sim_fault_set_seed(" + std::to_string(row.seed) + ")"
-                              : std::string()) +
+               row.reverted + "): " + row.failure;
+    if (row.rule.empty()) {
+      // After the last point no rule stops the run: the power fails at its end.
+      failing += "\n    replay: rpma_sim_power_failure(server peer, RPMA_SIM_LOSS_" +
+                 std::string(row.loss == RPMA_SIM_LOSS_WORDS   ? "WORDS"
+                             : row.loss == RPMA_SIM_LOSS_LINES ? "LINES"
+                                                               : "ALL") +
+                 ") after the workload" + seeded;
+      continue;
+    }
+    failing += "\n    replay: ScopedFaults(\"" + row.rule + "\")" + seeded +
                " around the workload; RPMA_SIM_FAULTS='" + row.rule + "'" +
                (row.seed != 0 ? " RPMA_SIM_SEED=" + std::to_string(row.seed) : std::string()) +
                " for a whole program";

@@ -199,7 +199,8 @@ struct rpma_sim_crash_state {
   const char* event;       /* the point's event ("after the last point" for the last state) */
   enum rpma_sim_loss loss; /* ALL, or WORDS / LINES for a torn state */
   const char* reverted;    /* what of the bytes not durable reverted */
-  const char* rule;        /* the power_failure rule that makes an ordinary run fail there */
+  const char* rule;        /* the power_failure rule that makes an ordinary run fail there
+                              ("" after the last point: rpma_sim_power_failure at the end) */
   uint64_t seed;           /* the RPMA_SIM_SEED the rule needs, or 0 */
   size_t regions;
   const struct rpma_sim_crash_region* region;

@@ -315,8 +315,19 @@ int CheckState(const rpma_sim_crash_state* state, void* arg) {
   if (!why.empty()) {
     ++run.failed;
     const Options& o = *run.options;
-    std::string replay = "point " + std::to_string(state->point) + " (" + state->reverted +
-                         "):\n    RPMA_SIM_FAULTS='" + state->rule + ",exit=1'";
+    std::string replay = "point " + std::to_string(state->point) + " (" + state->reverted + "):";
+    if (*state->rule == '\0') {
+      // After the last point no rule stops the run: the power fails at its end.
+      replay += "\n    after the last point: call rpma_sim_power_failure(peer, RPMA_SIM_LOSS_" +
+                std::string(state->loss == RPMA_SIM_LOSS_WORDS   ? "WORDS"
+                            : state->loss == RPMA_SIM_LOSS_LINES ? "LINES"
+                                                                 : "ALL") +
+                ") as the server's run ends" +
+                (state->seed != 0 ? ", with RPMA_SIM_SEED=" + std::to_string(state->seed) : "");
+      run.replays.push_back(replay);
+      return 0;
+    }
+    replay += "\n    RPMA_SIM_FAULTS='" + std::string(state->rule) + ",exit=1'";
     if (state->seed != 0) replay += " RPMA_SIM_SEED=" + std::to_string(state->seed);
     replay += " " + Quoted(o.server);
     if (!o.client.empty()) replay += "\n    " + Quoted(o.client);

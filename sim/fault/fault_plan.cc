@@ -205,6 +205,39 @@ ConnectVerdict FaultGates::Check(ConnectionSide connection_side) {
   return verdict;
 }
 
+bool FaultPlan::PowerFailureBeforePersist(ProtectionDomain* pd) {
+  if (LoadEnvironmentOnce() != Status::kOk) return false;
+  FaultRule fired;
+  uint64_t seed = 0;
+  const uint64_t point = pd->persistence().points() + 1;
+  {
+    MutexLock lock(&mutex_);
+    const Active* found = nullptr;
+    for (Active& active : rules_) {
+      const FaultRule& rule = active.rule;
+      if (rule.kind == FaultKind::kPowerFailure && rule.point == point && rule.side < 0 &&
+          rule.conn == 0 && FiresLocked(active, ++active.events, 0)) {
+        found = &active;
+        break;
+      }
+    }
+    if (found == nullptr) return false;
+    fired = found->rule;
+    seed = seed_;
+  }
+  FaultGates::Announce(
+      "fault '" + fired.text + "' fired: rpma_sim_persist, crash point " + std::to_string(point) +
+          ", cuts this node's power before it (loss=" + LossModeName(fired.loss) + ")",
+      std::nullopt);
+  const TornKeep kept{fired.keep_region, fired.keep_offset};
+  pd->PowerFail(fired.loss, seed, fired.keep ? &kept : nullptr);
+  if (fired.exit_status != 0) {
+    trace::Close();  // the trace ends as it would at exit
+    _exit(fired.exit_status);
+  }
+  return true;
+}
+
 void FaultGates::Announce(const std::string& message, std::optional<uint32_t> qp_num) {
   SIM_LOG_NOTICE("%s", message.c_str());
   if (!trace::On()) return;

@@ -34,6 +34,8 @@
 
 namespace rpma_sim {
 
+class ProtectionDomain;
+
 class FaultPlan {
  public:
   static FaultPlan& Get();
@@ -60,6 +62,13 @@ class FaultPlan {
   // same rules added first in a process started with RPMA_SIM_SEED=seed. The next rule added
   // prints it.
   void set_seed(uint64_t seed);
+
+  // rpma_sim_persist is about to make bytes of `pd`'s node durable: the node's next crash
+  // point. A power_failure rule with that `point=` (and no side or connection selector: no
+  // connection makes a persist) fires now, on the caller's thread: the node's power fails
+  // instead, and with `exit=N` the process ends. True if one fired. Not under the region
+  // table's lock (the failure waits for copies to end).
+  bool PowerFailureBeforePersist(ProtectionDomain* pd);
 
  private:
   FaultPlan();

@@ -62,6 +62,18 @@ class Explorer {
   }
 
  private:
+  // The rule that cuts the power just before `point`, made by `event`, with `loss` (its
+  // loss and keep): on the side of the connection that made it, when known, so that in a
+  // process that runs both, the peer's node reaching its own point K does not fire it. None
+  // after the last point (no event): no point comes to stop before.
+  static std::string RuleAt(uint64_t point, const CrashEvent* event, const std::string& loss) {
+    if (event == nullptr) return "";
+    std::string rule = "power_failure:point=" + std::to_string(point);
+    if (event->side == CrashSide::kServer) rule += ",side=server";
+    if (event->side == CrashSide::kClient) rule += ",side=client";
+    return rule + "," + loss;
+  }
+
   static std::string Hex(uint64_t value) {
     char text[24];
     snprintf(text, sizeof(text), "%" PRIx64, value);
@@ -115,7 +127,7 @@ class Explorer {
       for (const auto& range : set.ranges()) bytes += range.second - range.first;
     }
     state.loss = LossMode::kAll;
-    state.rule = "power_failure:point=" + std::to_string(point) + ",loss=all";
+    state.rule = RuleAt(point, event, "loss=all");
     state.reverted = bytes == 0
                          ? "nothing (every byte was durable)"
                          : "all " + std::to_string(bytes) + " bytes not durable (" +
@@ -172,8 +184,9 @@ class Explorer {
       state.reverted = "all but the " + std::string(name) + " at offset " + std::to_string(offset) +
                        " of region 0x" + Hex(region.key) + " (of " + std::to_string(units.size()) +
                        ")";
-      state.rule = "power_failure:point=" + std::to_string(point) + ",loss=" + mode +
-                   ",keep=" + std::to_string(region.ordinal) + ":" + std::to_string(offset);
+      state.rule = RuleAt(point, event,
+                          "loss=" + mode + ",keep=" + std::to_string(region.ordinal) + ":" +
+                              std::to_string(offset));
       state.seed = 0;
       if (!Give(state, image)) return false;
     }
@@ -192,7 +205,7 @@ class Explorer {
       }
       state.reverted = std::to_string(units.size() - kept) + " of " + std::to_string(units.size()) +
                        " " + name + "s (seed " + std::to_string(seed) + ")";
-      state.rule = "power_failure:point=" + std::to_string(point) + ",loss=" + mode;
+      state.rule = RuleAt(point, event, "loss=" + mode);
       state.seed = seed;
       if (!Give(state, image)) return false;
     }

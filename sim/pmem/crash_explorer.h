@@ -14,7 +14,8 @@
 // through what each placement overwrote: one recorded run, as long as the workload did the
 // same thing each time (the points are numbered in the order the node executed them).
 // Each state carries the power-failure rule (and seed) that makes an ordinary run of the
-// same program fail there: `power_failure:point=K,loss=...`.
+// same program fail there: `power_failure:point=K,side=S,loss=...` (the side of the
+// connection whose request made the point, when one did).
 #ifndef RPMA_SIM_PMEM_CRASH_EXPLORER_H_
 #define RPMA_SIM_PMEM_CRASH_EXPLORER_H_
 

@@ -108,6 +108,10 @@ bool ReadEvent(Reader* in, CrashEvent* event) {
   event->placement.by = static_cast<PlacedBy>(by);
   event->placement.visibility_flushed = flags & 1;
   event->persistent = flags & 2;
+  // Journals written before the side was recorded have 0 there: unknown.
+  const uint8_t side = (flags >> 2) & 3;
+  if (side > static_cast<uint8_t>(CrashSide::kServer)) return false;
+  event->side = static_cast<CrashSide>(side);
   const size_t overwritten =
       event->kind == CrashEventKind::kPlacement ? event->range.end - event->range.begin : 0;
   if (!in->Bytes(overwritten, &event->overwritten) || !in->U32(&spans)) return false;
@@ -198,7 +202,8 @@ bool CrashJournal::WriteTo(const std::string& path, std::string* error) const {
     out.U64(event.placement.first);
     out.U64(event.placement.last);
     out.U8(static_cast<uint8_t>(event.placement.by));
-    out.U8((event.placement.visibility_flushed ? 1 : 0) | (event.persistent ? 2 : 0));
+    out.U8((event.placement.visibility_flushed ? 1 : 0) | (event.persistent ? 2 : 0) |
+           (static_cast<uint8_t>(event.side) << 2));
     out.Span(event.range);
     out.Bytes(event.overwritten.data(), event.overwritten.size());
     out.U32(static_cast<uint32_t>(event.made_durable.size()));

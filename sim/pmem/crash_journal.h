@@ -34,6 +34,9 @@ enum class CrashEventKind : uint8_t {
   kPersist,    // the target's CPU made bytes durable (rpma_sim_persist)
 };
 
+// Which side of its connection a node was when a request made a crash point.
+enum class CrashSide : uint8_t { kUnknown, kClient, kServer };
+
 // A range of one region, by its key.
 struct CrashSpan {
   uint32_t key = 0;
@@ -47,6 +50,10 @@ struct CrashEvent {
   // Placements: who placed it and how. Flushes: the connection (placer) and persistent.
   Placement placement;
   bool persistent = false;  // flushes
+  // The side of the connection whose request made the point, where it executed (a replay's
+  // rule names it, so that it fires on this node and not on its peer in the same process):
+  // kUnknown for a persist, which no connection makes.
+  CrashSide side = CrashSide::kUnknown;
   // The range it names: what a placement wrote, what a flush or persist asked for.
   CrashSpan range;
   // Placements: the bytes of `range` before it (what a power failure right after reverts

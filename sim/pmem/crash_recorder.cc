@@ -18,8 +18,9 @@ void Trace(const CrashEvent& event) {
 }  // namespace
 
 CrashRecorder::CrashRecorder(uint64_t node, const DeviceCaps& caps, uint64_t first_point,
-                             FileOfMemory file_of)
-    : file_of_(std::move(file_of)) {
+                             FileOfMemory file_of,
+                             const std::unordered_map<uint64_t, CrashSide>* sides)
+    : file_of_(std::move(file_of)), sides_(sides) {
   journal_.node = node;
   journal_.persistent_memory = caps.persistent_memory;
   journal_.eadr = caps.eadr;
@@ -65,6 +66,7 @@ void CrashRecorder::Placed(uint64_t point, const PlacedRegion& region, uint64_t 
   event.point = point;
   event.kind = CrashEventKind::kPlacement;
   event.placement = placement;
+  event.side = SideOf(placement.placer);
   event.range = CrashSpan{region.key, offset, offset + length};
   event.overwritten.assign(region.base + offset, region.base + offset + length);
   Trace(event);
@@ -80,6 +82,7 @@ void CrashRecorder::Durable(uint64_t point, CrashEventKind kind, FlushKind flush
   event.kind = kind;
   event.persistent = flush == FlushKind::kPersistent;
   event.placement = by;
+  event.side = kind == CrashEventKind::kPersist ? CrashSide::kUnknown : SideOf(by.placer);
   event.range = CrashSpan{key, offset, offset + length};
   event.made_durable = std::move(made_durable);
   Trace(event);
@@ -89,6 +92,11 @@ void CrashRecorder::Durable(uint64_t point, CrashEventKind kind, FlushKind flush
 void CrashRecorder::RegionBefore(const PlacedRegion& region) {
   if (ended_ || known_.count(region.key) != 0 || !Keep(region.length)) return;
   Note(region);
+}
+
+CrashSide CrashRecorder::SideOf(uint64_t placer) const {
+  auto found = sides_->find(placer);
+  return found == sides_->end() ? CrashSide::kUnknown : found->second;
 }
 
 void CrashRecorder::TakeFinal(Known* known) {

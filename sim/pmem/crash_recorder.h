@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/fabric/config.h"
@@ -30,7 +31,10 @@ using FileOfMemory =
 
 class CrashRecorder {
  public:
-  CrashRecorder(uint64_t node, const DeviceCaps& caps, uint64_t first_point, FileOfMemory file_of);
+  // `sides`: the side of each live connection, by placer (the domain's, which outlives the
+  // recorder and changes under the same lock).
+  CrashRecorder(uint64_t node, const DeviceCaps& caps, uint64_t first_point, FileOfMemory file_of,
+                const std::unordered_map<uint64_t, CrashSide>* sides);
 
   CrashRecorder(const CrashRecorder&) = delete;
   CrashRecorder& operator=(const CrashRecorder&) = delete;
@@ -68,7 +72,11 @@ class CrashRecorder {
   // Counts `bytes` more kept; ends the recording (truncated) past the limit.
   bool Keep(uint64_t bytes);
 
+  // The side of `placer`'s connection, or kUnknown.
+  CrashSide SideOf(uint64_t placer) const;
+
   const FileOfMemory file_of_;
+  const std::unordered_map<uint64_t, CrashSide>* const sides_;
   CrashJournal journal_;
   std::map<uint32_t, Known> known_;  // by key
   uint64_t kept_bytes_ = 0;

@@ -177,7 +177,7 @@ void PersistenceDomain::StartRecording(uint64_t node, FileOfMemory file_of) {
   Arm();  // the pre-images a power failure needs, and no direct placements (direct_target.h)
   MutexLock lock(&mutex_);
   if (recorder_) return;
-  recorder_.reset(new CrashRecorder(node, caps_, points_.load() + 1, std::move(file_of)));
+  recorder_.reset(new CrashRecorder(node, caps_, points_.load() + 1, std::move(file_of), &sides_));
   for (const auto& entry : regions_) {
     const RegionState& state = entry.second;
     recorder_->RegionBefore(PlacedRegion{entry.first, state.base, state.length, state.ordinal});
@@ -276,11 +276,18 @@ size_t PersistenceDomain::ReportLocked(const char* heading, Select select, uint6
   return count;
 }
 
+void PersistenceDomain::NamePlacer(uint64_t placer, bool server) {
+  MutexLock lock(&mutex_);
+  sides_[placer] = server ? CrashSide::kServer : CrashSide::kClient;
+}
+
 void PersistenceDomain::EndPlacer(uint64_t placer, const std::string& connection) {
-  if (!tracking() || placer == 0) return;  // 0 is nobody: no connection places as it
-  std::vector<std::string> report;         // logged after the lock (a system call)
+  if (placer == 0) return;          // 0 is nobody: no connection places as it
+  std::vector<std::string> report;  // logged after the lock (a system call)
   {
     MutexLock lock(&mutex_);
+    sides_.erase(placer);
+    if (!tracking()) return;
     if (report_) {
       std::string heading = connection + " ended";
       ReportLocked(

@@ -91,6 +91,9 @@ class PersistenceDomain {
   // The target's CPU made region[offset, offset + length) durable.
   void Persist(const PlacedRegion& region, uint64_t offset, uint64_t length);
 
+  // The connection of `placer` is a server's (or a client's): a recording names the side
+  // with each crash point its requests make (crash_journal.h). Until EndPlacer.
+  void NamePlacer(uint64_t placer, bool server);
   // The connection of `placer` ended: reports what it placed and never made durable (unless
   // RPMA_SIM_PERSISTENCE_REPORT=0). `connection` names it in the log.
   void EndPlacer(uint64_t placer, const std::string& connection);
@@ -163,7 +166,8 @@ class PersistenceDomain {
   uint32_t last_key_ GUARDED_BY(mutex_) = 0;
   RegionState* last_state_ GUARDED_BY(mutex_) = nullptr;
   uint64_t failures_ GUARDED_BY(mutex_) = 0;
-  std::unique_ptr<CrashRecorder> recorder_ GUARDED_BY(mutex_);  // while recording
+  std::unique_ptr<CrashRecorder> recorder_ GUARDED_BY(mutex_);        // while recording
+  std::unordered_map<uint64_t, CrashSide> sides_ GUARDED_BY(mutex_);  // NamePlacer's, by placer
 };
 
 }  // namespace rpma_sim

@@ -151,6 +151,7 @@ void QueuePair::SetTag(ConnectionTag tag) {
   ExecutionScope lock(this);
   tag_ = std::move(tag);
   WorkRequestTrace::NameConnection(qp_num_, tag_);
+  pd_->persistence().NamePlacer(qp_num_, tag_.side == ConnectionSide::kServer);
 }
 
 void QueuePair::EnterError(ibv_wc_status first) {

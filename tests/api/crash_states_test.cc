@@ -188,7 +188,7 @@ TEST_F(CrashStatesTest, LossAllLeavesWhatWasDurable) {
   EXPECT_EQ(Image({}), collected_.states[0].image);
   EXPECT_EQ(3u, collected_.states[1].point);
   EXPECT_EQ(Image({{0, 0xAA}}), collected_.states[1].image);
-  EXPECT_EQ("power_failure:point=3,loss=all", collected_.states[1].rule);
+  EXPECT_EQ("power_failure:point=3,side=server,loss=all", collected_.states[1].rule);
   EXPECT_NE(std::string::npos, collected_.states[1].event.find("write of 64 bytes at offset 64"))
       << collected_.states[1].event;
 }
@@ -196,7 +196,8 @@ TEST_F(CrashStatesTest, LossAllLeavesWhatWasDurable) {
 // Torn by words: each word not durable survives alone, and seeded subsets.
 TEST_F(CrashStatesTest, TornStatesKeepEachWordAlone) {
   ASSERT_NO_FATAL_FAILURE(Start());
-  ASSERT_NO_FATAL_FAILURE(Write(0, 64, 0xAA));  // point 1, never flushed
+  ASSERT_NO_FATAL_FAILURE(Write(0, 64, 0xAA));   // point 1, never flushed
+  ASSERT_NO_FATAL_FAILURE(Write(64, 64, 0xBB));  // point 2, never flushed
   rpma_sim_crash_options options{1, 0, 2, 7, 0};
   rpma_sim_crash_summary summary{};
   ASSERT_NO_FATAL_FAILURE(Explore(&options, &summary));
@@ -205,11 +206,16 @@ TEST_F(CrashStatesTest, TornStatesKeepEachWordAlone) {
     if (state.loss != RPMA_SIM_LOSS_WORDS || state.seed != 0) continue;
     ++alone;
     size_t kept = 0;
-    for (size_t i = 0; i < kSize; ++i) kept += state.image[i] == 0xAA;
+    for (size_t i = 0; i < kSize; ++i) kept += state.image[i] == 0xAA || state.image[i] == 0xBB;
     EXPECT_EQ(8u, kept) << state.reverted;
-    EXPECT_NE(std::string::npos, state.rule.find(",loss=words,keep=1:")) << state.rule;
+    if (state.point == 2)
+      EXPECT_NE(std::string::npos, state.rule.find(",loss=words,keep=1:")) << state.rule;
+    else
+      EXPECT_EQ("", state.rule) << "after the last point: no rule";
   }
-  EXPECT_EQ(8, alone);  // after the last point: the write's 8 words, one at a time
+  // Before point 2: the first write's 8 words, one at a time; after the last: the second's 8
+  // (each of the first's alone is an image given before: skipped).
+  EXPECT_EQ(8 + 8, alone);
 }
 
 TEST_F(CrashStatesTest, OnEadrAVisibilityFlushIsDurable) {
@@ -400,6 +406,31 @@ TEST_F(CrashStatesTest, AFlushLongerThanItsRegionIsRecordedWithinIt) {
   EXPECT_EQ(Image({{64, 0xAA}}), Last().image);
   ASSERT_FALSE(collected_.states.empty());
   EXPECT_NE(std::string::npos, collected_.states.back().event.find("after the last point"));
+  EXPECT_EQ("", collected_.states.back().rule) << "no point comes after the last";
+}
+
+// A persist is a crash point, and a state's rule there fires in an ordinary run: the target's
+// rpma_sim_persist cuts the power instead of persisting (before, only work requests looked at
+// the rules: the rule never fired and the run went on).
+TEST_F(CrashStatesTest, AStatesRuleAtAPersistFiresThere) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  ASSERT_NO_FATAL_FAILURE(Write(0, 64, 0xAA));  // 1
+  ASSERT_EQ(0, rpma_sim_persist(target_, 64));  // 2
+  rpma_sim_crash_options options{1, 0, 0, 1, 0};
+  ASSERT_NO_FATAL_FAILURE(Explore(&options, nullptr));
+  const Seen* chosen = nullptr;
+  for (const Seen& state : collected_.states)
+    if (state.point == 2 && state.loss == RPMA_SIM_LOSS_WORDS && chosen == nullptr) chosen = &state;
+  ASSERT_NE(nullptr, chosen);
+  const Seen expected = *chosen;
+  EXPECT_EQ(std::string::npos, expected.rule.find("side=")) << "no connection makes a persist";
+  ASSERT_EQ(0, rpma_sim_fault_add(expected.rule.c_str())) << expected.rule;
+  ASSERT_NO_FATAL_FAILURE(Again());
+  ASSERT_NO_FATAL_FAILURE(Write(0, 64, 0xAA));
+  EXPECT_EQ(0, rpma_sim_persist(target_, 64));
+  EXPECT_EQ(expected.image, Target()) << expected.rule;  // one word of 0xAA, the rest reverted
+  ASSERT_NO_FATAL_FAILURE(Lost());
+  EXPECT_EQ(0, rpma_sim_fault_clear());
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -110,11 +112,12 @@ TEST_P(CrashSweepTest, TheFlagDurableBeforeTheRecordIsFound) {
   EXPECT_EQ(4u, failed->point);
   EXPECT_NE(std::string::npos, failed->event.find("persistent flush of 128 bytes at offset 64"))
       << failed->event;
-  EXPECT_EQ("power_failure:point=4,loss=all", failed->rule);
+  EXPECT_EQ("power_failure:point=4,side=server,loss=all", failed->rule);
   EXPECT_NE(std::string::npos, failed->failure.find("the flag is set but the record is not there"))
       << failed->failure;
   EXPECT_NE(std::string::npos, failure.find("1 of 3 crash states did not recover")) << failure;
-  EXPECT_NE(std::string::npos, failure.find("RPMA_SIM_FAULTS='power_failure:point=4,loss=all'"))
+  EXPECT_NE(std::string::npos,
+            failure.find("RPMA_SIM_FAULTS='power_failure:point=4,side=server,loss=all'"))
       << failure;
 
   // The replay: the same workload in an ordinary run, the state's rule in force. The server
@@ -179,6 +182,87 @@ TEST_P(CrashSweepTest, ARecoveryThatCrashesIsAResult) {
   EXPECT_EQ(1u, summary.failed);
   EXPECT_EQ(3u, summary.states);  // the sweep went on after the crash
   EXPECT_NE(std::string::npos, failure.find("recovery crashed: Aborted")) << failure;
+}
+
+// The server tells the client something: a message into the client's receive buffer is a
+// crash point of the client's node.
+bool Tell(ConnectedPair& pair, int i) {
+  Side& client = pair.client();
+  Side& server = pair.server();
+  ibv_wc wc;
+  return rpma_recv(client.conn, client.mr, 2048 + 64 * i, 64, nullptr) == 0 &&
+         rpma_send(server.conn, server.mr, 3072, 64, RPMA_F_COMPLETION_ALWAYS, nullptr) == 0 &&
+         rpma_sim::testing::NextCompletion(server.cq, &wc) == 0 && wc.status == IBV_WC_SUCCESS &&
+         rpma_sim::testing::NextCompletion(client.cq, &wc) == 0 && wc.status == IBV_WC_SUCCESS;
+}
+
+// A state that fails only after the last point (here, a recovery whose own bug is to refuse a
+// whole record): its replay is a power failure at the end of the run, not a rule (no point
+// comes after the last to stop before).
+TEST_P(CrashSweepTest, TheLastStateIsReplayedByAPowerFailureAtTheEnd) {
+  std::string failure;
+  CrashSweepSummary summary = Sweep(
+      [](ConnectedPair& pair) {
+        Side& client = pair.client();
+        memset(client.memory + kRecord, kByte, kRecordSize);
+        (void)(Write(client, kRecord, kRecordSize) && Flush(client, kRecord, kRecordSize));
+      },
+      [](uint8_t* memory, size_t size) {
+        EXPECT_NE(kByte, memory[kRecord]) << "the recovery's own bug: a whole record refused";
+      },
+      Options(false), &failure);
+  EXPECT_EQ(2u, summary.points);
+  ASSERT_EQ(1u, summary.failed) << failure;
+  const rpma_sim::testing::CrashStateResult* last = nullptr;
+  for (const auto& row : summary.results)
+    if (!row.recovered) last = &row;
+  ASSERT_NE(nullptr, last);
+  EXPECT_EQ("after the last point", last->event);
+  EXPECT_EQ("", last->rule);
+  EXPECT_NE(std::string::npos,
+            failure.find("replay: rpma_sim_power_failure(server peer, RPMA_SIM_LOSS_ALL) after "
+                         "the workload"))
+      << failure;
+  EXPECT_EQ(std::string::npos, failure.find("point=3")) << "a rule that never fires: " << failure;
+}
+
+// Server points 1-3, then the client's node reaches its points 1-4 before the server's 4th.
+void ServerAndClientPoints(ConnectedPair& pair) {
+  Side& client = pair.client();
+  memset(client.memory, 0xAA, 64);
+  memset(client.memory + 64, 0xBB, 64);
+  memset(client.memory + 128, 0xCC, 64);
+  (void)(Write(client, 0, 64) && Flush(client, 0, 64) && Write(client, 64, 64) &&  // 1-3
+         Tell(pair, 0) && Tell(pair, 1) && Tell(pair, 2) && Tell(pair, 3) &&
+         Write(client, 128, 64) && Flush(client, 128, 64));  // 4-5
+}
+
+// Both nodes of a pair in one process count crash points: a state's rule names the server's
+// side, so it fires at the server's 4th point, not at the client's (which came first: its
+// memory, not the server's, would then be what a power failure reverted).
+TEST_P(CrashSweepTest, AStatesRuleFiresOnTheServersNodeNotOnItsPeers) {
+  CrashSweepOptions options = Options(true);
+  std::string failure;
+  CrashSweepSummary summary = Sweep(
+      ServerAndClientPoints, [](uint8_t*, size_t) {}, options, &failure);
+  EXPECT_EQ("", failure);
+  const rpma_sim::testing::CrashStateResult* chosen = nullptr;
+  for (const auto& row : summary.results)
+    if (row.point == 4 && row.loss == RPMA_SIM_LOSS_WORDS && chosen == nullptr) chosen = &row;
+  ASSERT_NE(nullptr, chosen);
+  EXPECT_NE(std::string::npos, chosen->rule.find(",side=server")) << chosen->rule;
+
+  ASSERT_NO_FATAL_FAILURE(Connect(options.pair));
+  {
+    ScopedFaults rule(chosen->rule);
+    ServerAndClientPoints(pair_);
+    EXPECT_CONN_EVENT(server().conn, RPMA_CONN_LOST);
+  }
+  // The state: 0xAA durable, of 0xBB one word alone, no 0xCC.
+  const uint8_t* memory = server().memory;
+  EXPECT_EQ(std::vector<uint8_t>(64, 0xAA), std::vector<uint8_t>(memory, memory + 64));
+  EXPECT_EQ(8, std::count(memory + 64, memory + 128, 0xBB)) << chosen->rule;
+  EXPECT_EQ(0, std::count(memory + 128, memory + 192, 0xCC)) << chosen->rule;
 }
 
 INSTANTIATE_RPMA_SIM_TRANSPORTS(CrashSweepTest);

@@ -338,6 +338,7 @@ struct CrashStateResult {
   rpma_sim_loss loss = RPMA_SIM_LOSS_ALL;
   std::string reverted;   // what of the bytes not durable reverted
   std::string rule;       // the power_failure rule that makes an ordinary run fail there
+                          // ("" after the last point: rpma_sim_power_failure at the end)
   uint64_t seed = 0;      // with this RPMA_SIM_SEED (rpma_sim_fault_set_seed), or 0
   bool recovered = true;  // recover ran to its end without a failure
   std::string failure;    // else what it reported, or how its process ended
