@@ -68,10 +68,27 @@ void CmId::PushLocked(CmEvent event) {
   if (channel_) channel_->Push(std::move(event));
 }
 
-void CmId::CloseLocked() {
+void CmId::CloseLocked(AfterUnlock* after) {
   state_ = State::kClosed;
-  if (qp_) qp_->EnterError();
-  PushLocked(CmEvent{CmEventType::kDisconnected, nullptr, {}});
+  EndConnectionLocked(CmEvent{CmEventType::kDisconnected, nullptr, {}}, after);
+}
+
+void CmId::EndConnectionLocked(CmEvent event, AfterUnlock* after) {
+  if (after == nullptr) {
+    if (qp_) qp_->EnterError();
+    PushLocked(std::move(event));
+    return;
+  }
+  // The queue pair's error may wait for the peer's copies to end (shm_mode.h): not under
+  // the CM lock, which every connection of the process needs. The owner learns the end
+  // only once it is in the error state, as before.
+  std::shared_ptr<CmId> self = shared_from_this();
+  std::shared_ptr<QueuePair> qp = qp_;
+  after->Add([self, qp, event = std::move(event)]() mutable {
+    if (qp) qp->EnterError();
+    MutexLock lock(&CmMutex());
+    if (self->state_ == State::kClosed) self->PushLocked(std::move(event));  // not destroyed
+  });
 }
 
 void CmId::EndRequestLocked(CmEventType outcome) {
@@ -96,10 +113,9 @@ Status CmId::FailRequestLocked(ConnectVerdict verdict) {
   return Status::kOk;
 }
 
-void CmId::LoseLocked() {
+void CmId::LoseLocked(AfterUnlock* after) {
   state_ = State::kClosed;
-  if (qp_) qp_->EnterError();
-  PushLocked(CmEvent{CmEventType::kConnectError, nullptr, {}});
+  EndConnectionLocked(CmEvent{CmEventType::kConnectError, nullptr, {}}, after);
   disconnect_answered_.SignalAll();
 }
 
@@ -259,7 +275,7 @@ Status CmId::AcceptLocked(const std::vector<uint8_t>& private_data, AfterUnlock*
   JoinNodeLocked();
   if (!peer_ || !peer_->StillRequesting()) {
     // The client gave up before the accept: the server's connection is lost.
-    LoseLocked();
+    LoseLocked(after);
     return Status::kOk;
   }
   TagQueuePairLocked(ConnectionSide::kServer);
@@ -277,32 +293,71 @@ void CmId::Reject() {
 }
 
 void CmId::Disconnect() {
-  MutexLock lock(&CmMutex());
-  if (state_ != State::kConnected || !peer_) return;
-  // DREQ: the peer answers after the responses to everything it received before; only
-  // then does this queue pair go to the error state (in process: at once). What waits to
-  // execute with others goes first, as a NIC's send queue would have.
-  if (qp_) qp_->RunDeferred();
-  state_ = State::kDisconnecting;
-  peer_->Disconnect(*this);
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(kDisconnectTimeoutMs);
-  while (state_ == State::kDisconnecting && disconnect_answered_.WaitUntil(&CmMutex(), deadline)) {
+  std::shared_ptr<QueuePair> qp;
+  bool connected;
+  {
+    MutexLock lock(&CmMutex());
+    qp = qp_;
+    connected = state_ == State::kConnected && peer_;
   }
-  if (state_ == State::kDisconnecting) {
-    SIM_LOG_WARNING("%s did not answer the disconnect in time", peer_->name().c_str());
-    CloseLocked();
-    peer_->Close();
+  if (!connected) return EndedBeforeDisconnect(qp);
+  // What waits to execute with others goes before the DREQ, as a NIC's send queue would
+  // have sent it (a system call: not under the CM lock).
+  if (qp) qp->RunDeferred();
+  AfterUnlock after;
+  {
+    ReleasableMutexLock lock(&CmMutex());
+    if (state_ != State::kConnected || !peer_) {
+      lock.Release();
+      return EndedBeforeDisconnect(qp);
+    }
+    // DREQ: the peer answers after the responses to everything it received before; only
+    // then does this queue pair go to the error state (in process: at once).
+    state_ = State::kDisconnecting;
+    peer_->Disconnect(*this);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kDisconnectTimeoutMs);
+    while (state_ == State::kDisconnecting &&
+           disconnect_answered_.WaitUntil(&CmMutex(), deadline)) {
+    }
+    if (state_ == State::kDisconnecting) {
+      SIM_LOG_WARNING("%s did not answer the disconnect in time", peer_->name().c_str());
+      CloseLocked(&after);
+      peer_->Close();
+    }
   }
+  after.Run();
+  // Whoever ended it (the answer, on the engine, may still be on its way to this part), the
+  // queue pair is in the error state when the call returns, as a real disconnect leaves it.
+  if (qp) qp->EnterError();
+}
+
+void CmId::EndedBeforeDisconnect(const std::shared_ptr<QueuePair>& qp) {
+  bool closed;
+  {
+    MutexLock lock(&CmMutex());
+    closed = state_ == State::kClosed;
+  }
+  // Ended by the peer or the wire: its queue pair's error may still be on its way (the
+  // engine lets the CM lock go first). The call returns with it in error, as a disconnect
+  // leaves it.
+  if (closed && qp) qp->EnterError();
 }
 
 void CmId::Destroy() {
+  // The queue pair first, as before, but not under the CM lock (it may wait for the peer's
+  // copies to end).
+  std::shared_ptr<QueuePair> qp;
+  {
+    MutexLock lock(&CmMutex());
+    qp = qp_;
+  }
+  if (qp) qp->EnterError();
   AfterUnlock after;
   {
     MutexLock lock(&CmMutex());
     State previous = state_;
     state_ = State::kDestroyed;
-    if (qp_) qp_->EnterError();
     if (!peer_) return;
     disconnect_answered_.SignalAll();
     if (previous == State::kConnected) peer_->Disconnect(*this);
@@ -341,36 +396,44 @@ void CmId::OnPeerRejectedLocked() {
 }
 
 void CmId::OnPeerDisconnected() {
-  MutexLock lock(&CmMutex());
-  OnPeerDisconnectedLocked();
+  AfterUnlock after;
+  {
+    MutexLock lock(&CmMutex());
+    OnPeerDisconnectedLocked(&after);
+  }
+  after.Run();
 }
 
-void CmId::OnPeerDisconnectedLocked() {
+void CmId::OnPeerDisconnectedLocked(AfterUnlock* after) {
   if (state_ == State::kConnected) {
     // DREP: answered after the responses this side queued before.
     if (peer_) peer_->AnswerDisconnect();
-    CloseLocked();
+    CloseLocked(after);
   } else if (state_ == State::kDisconnecting) {
-    CloseLocked();
+    CloseLocked(after);
     disconnect_answered_.SignalAll();
   }
   if (peer_) peer_->Close();
 }
 
 void CmId::OnPeerGone() {
-  MutexLock lock(&CmMutex());
-  OnPeerGoneLocked();
+  AfterUnlock after;
+  {
+    MutexLock lock(&CmMutex());
+    OnPeerGoneLocked(&after);
+  }
+  after.Run();
 }
 
-void CmId::OnPeerGoneLocked() {
+void CmId::OnPeerGoneLocked(AfterUnlock* after) {
   switch (state_) {
     case State::kDisconnecting:
-      CloseLocked();  // the peer closed instead of answering: closed all the same
+      CloseLocked(after);  // the peer closed instead of answering: closed all the same
       disconnect_answered_.SignalAll();
       break;
     case State::kConnected:
       // The peer vanished without a goodbye (killed, its node failed, or the link broke).
-      LoseLocked();
+      LoseLocked(after);
       break;
     case State::kConnecting:
       EndRequestLocked(CmEventType::kUnreachable);
@@ -385,8 +448,12 @@ void CmId::OnPeerGoneLocked() {
 }
 
 void CmId::OnNodeStopping() {
-  MutexLock lock(&CmMutex());
-  if (qp_) qp_->EnterError();
+  std::shared_ptr<QueuePair> qp;
+  {
+    MutexLock lock(&CmMutex());
+    qp = qp_;
+  }
+  if (qp) qp->EnterError();  // not under the CM lock: it may wait for the peer's copies
 }
 
 void CmId::OnNodeFailed() {
@@ -396,7 +463,7 @@ void CmId::OnNodeFailed() {
     switch (state_) {
       case State::kConnected:
       case State::kDisconnecting:
-        LoseLocked();
+        LoseLocked(&after);
         break;
       case State::kConnecting:
         // Nobody will answer the request now.

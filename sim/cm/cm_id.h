@@ -94,10 +94,12 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   void OnPeerRejectedLocked() REQUIRES(CmMutex());
   // A DREQ, or the DREP that answers this side's.
   void OnPeerDisconnected();
-  void OnPeerDisconnectedLocked() REQUIRES(CmMutex());
+  // With `after`, the queue pair's error and the owner's event wait for the lock to be let
+  // go (CloseLocked); an id of this process, told under another's call, ends now.
+  void OnPeerDisconnectedLocked(AfterUnlock* after = nullptr) REQUIRES(CmMutex());
   // The other side ended without a goodbye: a connected id loses its connection.
   void OnPeerGone();
-  void OnPeerGoneLocked() REQUIRES(CmMutex());
+  void OnPeerGoneLocked(AfterUnlock* after = nullptr) REQUIRES(CmMutex());
   // Whether this client waits for the answer to its request.
   bool RequestingLocked() const REQUIRES(CmMutex()) { return state_ == State::kConnecting; }
 
@@ -117,13 +119,21 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
                         SegmentOffer offer);
   // The ...Locked functions require the CM lock.
   void PushLocked(CmEvent event) REQUIRES(CmMutex());
-  void CloseLocked() REQUIRES(CmMutex());
+  // Disconnect found the connection not (or no longer) connected: if it ended, its queue
+  // pair is in error when the call returns (its end may still be on its way to it).
+  void EndedBeforeDisconnect(const std::shared_ptr<QueuePair>& qp);
+  // The connection closed (RPMA_CONN_CLOSED), as LoseLocked.
+  void CloseLocked(AfterUnlock* after) REQUIRES(CmMutex());
+  // The queue pair goes to the error state, then the owner gets `event`: with `after`, both
+  // once the CM lock is let go (the error may wait for the peer's copies to end: no wait
+  // under the CM lock), else now.
+  void EndConnectionLocked(CmEvent event, AfterUnlock* after) REQUIRES(CmMutex());
   // A connect request ends without a connection: REJECTED or UNREACHABLE for the owner.
   void EndRequestLocked(CmEventType outcome) REQUIRES(CmMutex());
   // The one way a connection is lost, whatever ended it (the wire, a node failure): the
   // queue pair goes to the error state, flushing what is outstanding after what already
-  // completed, and the owner reads RPMA_CONN_LOST.
-  void LoseLocked() REQUIRES(CmMutex());
+  // completed, and the owner reads RPMA_CONN_LOST (`after`: see EndConnectionLocked).
+  void LoseLocked(AfterUnlock* after) REQUIRES(CmMutex());
   // Joins the node of the queue pair (see OnNodeFailed).
   void JoinNodeLocked() REQUIRES(CmMutex());
   // Ends a request the connect seam (connect_gate.h) turned down: rejected now, or

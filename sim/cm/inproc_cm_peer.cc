@@ -30,7 +30,8 @@ void InprocCmPeer::Disconnect(CmId& self) {
 }
 
 void InprocCmPeer::Abort(AfterUnlock* after) {
-  if (std::shared_ptr<CmId> other = other_.lock()) other->OnPeerGoneLocked();
+  // After the caller's own end (queued first in `after`), as the other side learns it.
+  if (std::shared_ptr<CmId> other = other_.lock()) other->OnPeerGoneLocked(after);
 }
 
 }  // namespace rpma_sim
