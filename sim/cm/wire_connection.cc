@@ -1,5 +1,8 @@
 // wire_connection.cc -- a connection's handshake, its CM frames to the id, and its end.
 #include "sim/cm/wire_connection.h"
+
+#include <boost/asio/post.hpp>
+#include <chrono>
 #include "sim/common/mutex.h"
 
 #include "sim/cm/cm_id.h"
@@ -8,6 +11,7 @@
 #include "sim/cm/listener.h"
 #include "sim/cm/wire_cm_peer.h"
 #include "sim/common/log.h"
+#include "sim/fabric/io_service.h"
 #include "sim/transport/frame_router.h"
 
 namespace rpma_sim {
@@ -40,6 +44,30 @@ WireConnection::WireConnection(std::shared_ptr<FrameWire> wire, std::weak_ptr<Li
 
 void WireConnection::Start() {
   wire_->Start(std::make_shared<FrameRouter>(shared_from_this(), link_));
+  if (!server_) return;
+  // A client sends its HELLO right after the TCP handshake. A connection that has not within
+  // kHelloTimeoutMs (a port scanner, a stuck peer) would hold an fd of this process for as
+  // long as it stayed open, past the endpoint's shutdown too: it is closed. The timer is
+  // cancelled once the HELLO comes or the connection ends, so that it keeps nothing waiting
+  // on the engine (which a process's exit would find still running).
+  hello_timer_ = std::make_shared<boost::asio::steady_timer>(
+      IoContext(), std::chrono::milliseconds(kHelloTimeoutMs));
+  std::weak_ptr<WireConnection> weak = shared_from_this();
+  hello_timer_->async_wait([weak](const boost::system::error_code& error) {
+    std::shared_ptr<WireConnection> session = weak.lock();
+    if (error || !session) return;  // cancelled
+    {
+      MutexLock lock(&session->mutex_);
+      if (session->hello_seen_) return;
+    }
+    SIM_LOG_WARNING("%s sent no HELLO in %d ms: closed", session->peer().c_str(), kHelloTimeoutMs);
+    session->Abort();
+  });
+}
+
+void WireConnection::StopWaitingForHello() {
+  // On the engine, which owns the timer, whichever thread read the frame.
+  if (hello_timer_) boost::asio::post(IoContext(), [timer = hello_timer_] { timer->cancel(); });
 }
 
 void WireConnection::BindId(const std::shared_ptr<CmId>& id) {
@@ -116,6 +144,7 @@ void WireConnection::OnFrame(Frame frame) {
     }
     if (second)
       return Malformed(from_server ? "a second answer to the connect request" : "a second HELLO");
+    if (from_client) StopWaitingForHello();
   }
   switch (frame.type) {
     case FrameType::kHello:
@@ -222,6 +251,7 @@ void WireConnection::Ended(const std::string& reason) {
     MutexLock lock(&CmMutex());
     id = id_.lock();
   }
+  StopWaitingForHello();
   SIM_LOG_INFO("connection with %s closed: %s", peer().c_str(), reason.c_str());
   if (id) id->OnPeerGone();
 }

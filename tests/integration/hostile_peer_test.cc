@@ -327,6 +327,28 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(std::get<0>(info.param).name);
     });
 
+// A client that connects and never says HELLO (a port scanner, a stuck peer) is closed once
+// the handshake's time is over (WireConnection::kHelloTimeoutMs, 5 s): it does not hold an
+// fd of the server for as long as it keeps its end open. Others are served meanwhile.
+class SilentPeerTest : public HostilePeerTest {};
+
+TEST_P(SilentPeerTest, AClientThatNeverSaysHelloIsClosed) {
+  raw_peer::RawPeer silent;
+  ASSERT_NO_FATAL_FAILURE(silent.Connect(port_));
+  ASSERT_NO_FATAL_FAILURE(raw_peer::ExpectNormalConnectionWorks(peer_, ep_, port_));
+  ASSERT_NO_FATAL_FAILURE(silent.ExpectClosed());  // within kSafetyTimeoutMs (10 s)
+  EXPECT_TRUE(Logged("sent no HELLO in 5000 ms: closed"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Silent, SilentPeerTest,
+    ::testing::Combine(::testing::Values(Lie{
+                           "silent", nullptr, {}, nullptr, {}, true, false, nullptr}),
+                       ::testing::Values(Transport::kTcp)),
+    [](const ::testing::TestParamInfo<std::tuple<Lie, Transport>>& info) {
+      return std::string(std::get<0>(info.param).name);
+    });
+
 }  // namespace
 
 int main(int argc, char** argv) {
