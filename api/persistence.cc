@@ -3,7 +3,7 @@
 #include <librpma.h>
 #include <rpma_sim.h>
 
-#include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "api/inherited.h"
@@ -45,31 +45,35 @@ int rpma_sim_power_failure(struct rpma_peer* peer, enum rpma_sim_loss mode) {
 int rpma_sim_persist(const void* addr, size_t len) {
   if (addr == nullptr || len == 0) return RPMA_E_INVAL;
   const uint8_t* begin = static_cast<const uint8_t*>(addr);
-  // A persist is a crash point of each node whose memory it names: a power_failure rule at
-  // that point fires first (after the table's lock: the failure waits for copies to end).
-  std::vector<const rpma_sim::ProtectionDomain*> nodes;
+  // The part of [addr, addr + len) in each region it meets, taken under the table's lock;
+  // each is then a crash point of its region's node, in turn.
+  struct Part {
+    std::weak_ptr<const rpma_sim::ProtectionDomain> node;
+    rpma_sim::PlacedRegion region;
+    uint64_t offset;
+    uint64_t length;
+  };
+  std::vector<Part> parts;
   rpma_sim::MemoryRegionTable::Get().ForEachOverlapping(
-      addr, len, [&nodes](const rpma_sim::MemoryRegion& region) {
-        if (std::find(nodes.begin(), nodes.end(), region.pd) == nodes.end())
-          nodes.push_back(region.pd);
-      });
-  for (const rpma_sim::ProtectionDomain* pd : nodes) {
-    // The node's, as the region's registration holds it (const there: a region does not
-    // change its domain); its power failing is the node's, not the region's.
-    if (rpma_sim::FaultPlan::Get().PowerFailureBeforePersist(
-            const_cast<rpma_sim::ProtectionDomain*>(pd)))
-      return 0;
-  }
-  rpma_sim::MemoryRegionTable::Get().ForEachOverlapping(
-      addr, len, [begin, len](const rpma_sim::MemoryRegion& region) {
-        // The part of [addr, addr + len) inside the region, as offsets in it.
+      addr, len, [begin, len, &parts](const rpma_sim::MemoryRegion& region) {
         const uint8_t* from = begin > region.addr ? begin : region.addr;
         const uint8_t* end = begin + len;
         const uint8_t* to = end < region.addr + region.length ? end : region.addr + region.length;
-        region.pd->persistence().Persist(
-            rpma_sim::PlacedRegion{region.rkey, region.addr, region.length, region.ordinal},
-            static_cast<uint64_t>(from - region.addr), static_cast<uint64_t>(to - from));
+        parts.push_back(
+            Part{region.pd->weak_from_this(),
+                 rpma_sim::PlacedRegion{region.rkey, region.addr, region.length, region.ordinal},
+                 static_cast<uint64_t>(from - region.addr), static_cast<uint64_t>(to - from)});
       });
+  for (const Part& part : parts) {
+    // Its power failing is the node's, not the region's: a region does not change its node.
+    std::shared_ptr<rpma_sim::ProtectionDomain> node =
+        std::const_pointer_cast<rpma_sim::ProtectionDomain>(part.node.lock());
+    if (!node) continue;  // gone meanwhile, and its persistence with it
+    // A power_failure rule at this point fires first, instead of the persist (not under the
+    // table's lock: the failure waits for copies to end).
+    if (rpma_sim::FaultPlan::Get().PowerFailureBeforePersist(node.get())) return 0;
+    node->persistence().Persist(part.region, part.offset, part.length);
+  }
   return 0;
 }
 

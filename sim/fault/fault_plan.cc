@@ -216,7 +216,7 @@ bool FaultPlan::PowerFailureBeforePersist(ProtectionDomain* pd) {
     for (Active& active : rules_) {
       const FaultRule& rule = active.rule;
       if (rule.kind == FaultKind::kPowerFailure && rule.point == point && rule.side < 0 &&
-          rule.conn == 0 && FiresLocked(active, ++active.events, 0)) {
+          rule.conn == 0 && FiresLocked(active, ++active.events, 0)) {  // at=persist or not
         found = &active;
         break;
       }

@@ -280,6 +280,14 @@ class RuleParser {
         return Fail(at, "point takes a crash point from 1, not '" + param.value + "'");
       return true;
     }
+    if (param.key == "at") {
+      if (param.value != "persist")
+        return Fail(at,
+                    "at is persist (the point is an rpma_sim_persist), not '" + param.value + "'");
+      rule_->at_persist = true;
+      at_persist_at_ = at;
+      return true;
+    }
     if (param.key == "keep") {
       // REGION:OFFSET: the node's REGIONth registration (from 1), a byte offset in it.
       size_t colon = param.value.find(':');
@@ -357,6 +365,10 @@ class RuleParser {
       case FaultKind::kPowerFailure:
         if (rule_->keep && rule_->loss != LossMode::kWords && rule_->loss != LossMode::kLines)
           return Fail(keep_at_, "keep names the word or line that survives: loss=words or lines");
+        if (rule_->at_persist && (rule_->point == 0 || rule_->side >= 0 || rule_->conn != 0))
+          return Fail(at_persist_at_,
+                      "at=persist names a point (point=K) that no connection makes: no side or "
+                      "conn");
         return true;
       case FaultKind::kPartition:
         if (rule_->ms == 0) return Fail(end, "a partition rule needs ms=N");
@@ -376,6 +388,7 @@ class RuleParser {
   size_t ops_at_ = 0;
   size_t status_at_ = 0;
   size_t keep_at_ = 0;
+  size_t at_persist_at_ = 0;
 };
 
 }  // namespace

@@ -70,6 +70,7 @@ struct FaultRule {
   LossMode loss = LossMode::kAll;
   int exit_status = 0;
   uint64_t point = 0;
+  bool at_persist = false;  // `at=persist`: the point is an rpma_sim_persist (no work request)
   bool keep = false;
   uint32_t keep_region = 0;
   uint64_t keep_offset = 0;

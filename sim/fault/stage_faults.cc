@@ -128,7 +128,7 @@ bool FaultGates::Selects(const FaultRule& rule, const StageContext& at) {
          (rule.side < 0 || rule.side == at.side) &&
          (rule.conn == 0 || rule.conn == at.tag.ordinal) &&
          (rule.at_ms < 0 || at.since_ms >= rule.at_ms) &&
-         (rule.point == 0 || AtCrashPoint(at.point, rule.point));
+         (rule.point == 0 || (!rule.at_persist && AtCrashPoint(at.point, rule.point)));
 }
 
 FaultGates::Firing FaultGates::FireFirstRuleLocked(FaultPlan& plan, const StageContext& at,

@@ -71,6 +71,7 @@ class Explorer {
     std::string rule = "power_failure:point=" + std::to_string(point);
     if (event->side == CrashSide::kServer) rule += ",side=server";
     if (event->side == CrashSide::kClient) rule += ",side=client";
+    if (event->kind == CrashEventKind::kPersist) rule += ",at=persist";
     return rule + "," + loss;
   }
 

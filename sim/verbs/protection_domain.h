@@ -18,7 +18,10 @@ namespace rpma_sim {
 
 class Device;
 
-class ProtectionDomain {
+// Owned by shared_ptr (Allocate): a caller that finds it through a registered region (a
+// raw pointer, valid under the region table's lock) may keep it beyond that lock with
+// weak_from_this().
+class ProtectionDomain : public std::enable_shared_from_this<ProtectionDomain> {
  public:
   // Captures the device's capabilities at allocation, as rpma_peer_new queries them.
   explicit ProtectionDomain(Device* device);

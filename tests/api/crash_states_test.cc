@@ -424,6 +424,7 @@ TEST_F(CrashStatesTest, AStatesRuleAtAPersistFiresThere) {
   ASSERT_NE(nullptr, chosen);
   const Seen expected = *chosen;
   EXPECT_EQ(std::string::npos, expected.rule.find("side=")) << "no connection makes a persist";
+  EXPECT_NE(std::string::npos, expected.rule.find(",at=persist")) << expected.rule;
   ASSERT_EQ(0, rpma_sim_fault_add(expected.rule.c_str())) << expected.rule;
   ASSERT_NO_FATAL_FAILURE(Again());
   ASSERT_NO_FATAL_FAILURE(Write(0, 64, 0xAA));

@@ -365,6 +365,8 @@ void WriteFaultRules(CorpusWriter* out) {
       {"plan", "reject:nth=1;unreachable:nth=2"},
       {"partition", "partition:ms=300,every=1000"},
       {"power_failure", "power_failure:op=write,after=100,side=server,loss=lines,exit=1"},
+      {"power_failure_point", "power_failure:point=4,side=server,loss=words,keep=1:64"},
+      {"power_failure_persist", "power_failure:point=2,at=persist,loss=all,exit=1"},
       {"plan_spaced", " lose:nth=3 ;\n;delay:us=5\t"},
   };
   for (const auto& rule : kRules) {

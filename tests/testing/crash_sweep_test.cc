@@ -226,45 +226,65 @@ TEST_P(CrashSweepTest, TheLastStateIsReplayedByAPowerFailureAtTheEnd) {
   EXPECT_EQ(std::string::npos, failure.find("point=3")) << "a rule that never fires: " << failure;
 }
 
-// Server points 1-3, then the client's node reaches its points 1-4 before the server's 4th.
-void ServerAndClientPoints(ConnectedPair& pair) {
+// Server points 1-3, then the client's node reaches its points 1-4 before the server's 4th:
+// a write (then a flush, 5), or the server's own persist.
+void ServerAndClientPoints(ConnectedPair& pair, bool persist_fourth) {
   Side& client = pair.client();
   memset(client.memory, 0xAA, 64);
   memset(client.memory + 64, 0xBB, 64);
   memset(client.memory + 128, 0xCC, 64);
-  (void)(Write(client, 0, 64) && Flush(client, 0, 64) && Write(client, 64, 64) &&  // 1-3
-         Tell(pair, 0) && Tell(pair, 1) && Tell(pair, 2) && Tell(pair, 3) &&
-         Write(client, 128, 64) && Flush(client, 128, 64));  // 4-5
+  if (!(Write(client, 0, 64) && Flush(client, 0, 64) && Write(client, 64, 64) &&  // 1-3
+        Tell(pair, 0) && Tell(pair, 1) && Tell(pair, 2) && Tell(pair, 3)))
+    return;
+  if (persist_fourth)
+    (void)rpma_sim_persist(pair.server().memory + 64, 64);  // 4
+  else
+    (void)(Write(client, 128, 64) && Flush(client, 128, 64));  // 4-5
 }
 
-// Both nodes of a pair in one process count crash points: a state's rule names the server's
-// side, so it fires at the server's 4th point, not at the client's (which came first: its
-// memory, not the server's, would then be what a power failure reverted).
-TEST_P(CrashSweepTest, AStatesRuleFiresOnTheServersNodeNotOnItsPeers) {
-  CrashSweepOptions options = Options(true);
-  std::string failure;
-  CrashSweepSummary summary = Sweep(
-      ServerAndClientPoints, [](uint8_t*, size_t) {}, options, &failure);
-  EXPECT_EQ("", failure);
-  const rpma_sim::testing::CrashStateResult* chosen = nullptr;
-  for (const auto& row : summary.results)
-    if (row.point == 4 && row.loss == RPMA_SIM_LOSS_WORDS && chosen == nullptr) chosen = &row;
-  ASSERT_NE(nullptr, chosen);
-  EXPECT_NE(std::string::npos, chosen->rule.find(",side=server")) << chosen->rule;
+class CrashReplayTest : public PairTest {
+ protected:
+  // Both nodes of a pair in one process count crash points: the state just before the
+  // server's 4th, one word of 0xBB surviving alone, replayed by its rule, is the server's
+  // memory, whatever the client's node reached first.
+  void ExpectTheServersFourthPointReplayed(bool persist_fourth, const char* marks) {
+    std::string failure;
+    auto workload = [persist_fourth](ConnectedPair& pair) {
+      ServerAndClientPoints(pair, persist_fourth);
+    };
+    CrashSweepSummary summary = Sweep(
+        workload, [](uint8_t*, size_t) {}, Options(true), &failure);
+    EXPECT_EQ("", failure);
+    const rpma_sim::testing::CrashStateResult* chosen = nullptr;
+    for (const auto& row : summary.results)
+      if (row.point == 4 && row.loss == RPMA_SIM_LOSS_WORDS && chosen == nullptr) chosen = &row;
+    ASSERT_NE(nullptr, chosen);
+    EXPECT_NE(std::string::npos, chosen->rule.find(marks)) << chosen->rule;
 
-  ASSERT_NO_FATAL_FAILURE(Connect(options.pair));
-  {
-    ScopedFaults rule(chosen->rule);
-    ServerAndClientPoints(pair_);
-    EXPECT_CONN_EVENT(server().conn, RPMA_CONN_LOST);
+    ASSERT_NO_FATAL_FAILURE(Connect(Options(true).pair));
+    {
+      ScopedFaults rule(chosen->rule);
+      workload(pair_);
+      EXPECT_CONN_EVENT(server().conn, RPMA_CONN_LOST);
+    }
+    const uint8_t* memory = server().memory;
+    EXPECT_EQ(std::vector<uint8_t>(64, 0xAA), std::vector<uint8_t>(memory, memory + 64));
+    EXPECT_EQ(8, std::count(memory + 64, memory + 128, 0xBB)) << chosen->rule;
+    EXPECT_EQ(0, std::count(memory + 128, memory + 192, 0xCC)) << chosen->rule;
   }
-  // The state: 0xAA durable, of 0xBB one word alone, no 0xCC.
-  const uint8_t* memory = server().memory;
-  EXPECT_EQ(std::vector<uint8_t>(64, 0xAA), std::vector<uint8_t>(memory, memory + 64));
-  EXPECT_EQ(8, std::count(memory + 64, memory + 128, 0xBB)) << chosen->rule;
-  EXPECT_EQ(0, std::count(memory + 128, memory + 192, 0xCC)) << chosen->rule;
+};
+
+// A point a connection made: the rule names the server's side.
+TEST_P(CrashReplayTest, AWritesRuleFiresOnTheServersNodeNotOnItsPeers) {
+  ExpectTheServersFourthPointReplayed(false, ",side=server");
 }
 
+// A persist: no side, and at=persist, so the client's 4th point does not fire it.
+TEST_P(CrashReplayTest, APersistsRuleFiresOnTheServersNodeNotOnItsPeers) {
+  ExpectTheServersFourthPointReplayed(true, ",at=persist");
+}
+
+INSTANTIATE_RPMA_SIM_TRANSPORTS(CrashReplayTest);
 INSTANTIATE_RPMA_SIM_TRANSPORTS(CrashSweepTest);
 
 }  // namespace
