@@ -35,6 +35,28 @@ std::set<int> OpenSockets() {
   return sockets;
 }
 
+// A TCP socket bound to a free loopback port: its fd, *address its address (-1 on failure).
+int BoundToLoopback(sockaddr_in* address) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  *address = sockaddr_in{};
+  address->sin_family = AF_INET;
+  address->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(*address);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(address), sizeof(*address)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(address), &length) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+SocketAddress AddressOf(const sockaddr_in& address) {
+  SocketAddress target;
+  memcpy(&target.storage, &address, sizeof(address));
+  target.length = sizeof(address);
+  return target;
+}
+
 // A fork while another thread's connect waits for the handshake: the child closes the
 // socket as the fork returns, as it does a connected one. Before, the socket was marked only
 // once connected, and a child that outlived its parent kept the connection open: the peer
@@ -42,22 +64,15 @@ std::set<int> OpenSockets() {
 TEST(SocketStreamTest, AForkChildDoesNotKeepAConnectUnderWay) {
   // A listener whose accept queue is full drops the next SYN: the connect waits (the
   // kernel resends it after a second).
-  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address;
+  int listener = BoundToLoopback(&address);
   ASSERT_GE(listener, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
   ASSERT_EQ(listen(listener, 0), 0);
-  socklen_t length = sizeof(address);
-  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
   int filler = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   ASSERT_EQ(connect(filler, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
 
   const std::set<int> before = OpenSockets();
-  SocketAddress target;
-  memcpy(&target.storage, &address, sizeof(address));
-  target.length = sizeof(address);
+  const SocketAddress target = AddressOf(address);
   std::unique_ptr<SocketStream> stream;
   Status status = Status::kProvider;
   std::thread connecting([&] {
@@ -110,19 +125,12 @@ TEST(SocketStreamTest, AForkChildDoesNotKeepAConnectUnderWay) {
 // A connect that fails unmarks its socket before closing it: a later fd of that number,
 // the application's, stays open in a fork child.
 TEST(SocketStreamTest, AFailedConnectLeavesNoMark) {
-  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address;
+  int listener = BoundToLoopback(&address);
   ASSERT_GE(listener, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  socklen_t length = sizeof(address);
-  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
   close(listener);  // nobody listens there now: refused
 
-  SocketAddress target;
-  memcpy(&target.storage, &address, sizeof(address));
-  target.length = sizeof(address);
+  const SocketAddress target = AddressOf(address);
   std::unique_ptr<SocketStream> stream;
   SocketStream::ConnectFailure failure;
   ASSERT_EQ(SocketStream::Connect(target, 1000, &failure, &stream), Status::kProvider);
