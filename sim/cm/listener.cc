@@ -90,30 +90,32 @@ Status Listener::Listen(const SocketAddress& address, std::shared_ptr<Listener>*
 }
 
 void Listener::AcceptNext() {
-  auto self = shared_from_this();
   // Waits for a connection and accepts it in the handler (AcceptOne), not with async_accept:
   // Asio may accept ahead of its handler, and a fork that parked the engine in between
   // would leave the child the connection's fd, not yet marked close-on-fork.
-  acceptor_.async_wait(boost::asio::socket_base::wait_read, [self](
-                                                                boost::system::error_code error) {
-    if (self->shut_down_) {
-      self->accepting_ended_.set_value();
+  auto self = shared_from_this();
+  acceptor_.async_wait(
+      boost::asio::socket_base::wait_read,
+      [self](const boost::system::error_code& error) { self->OnAcceptable(error); });
+}
+
+void Listener::OnAcceptable(boost::system::error_code error) {
+  if (shut_down_) {
+    accepting_ended_.set_value();
+    return;
+  }
+  if (!error) error = AcceptOne();
+  if (error) {
+    SIM_LOG_WARNING("accept on %s: %s", address_.ToString().c_str(), error.message().c_str());
+    if (OutOfResources(error) && !RefuseOneRequest()) {
+      // Not even the spare fd helped: try again a little later instead of spinning.
+      auto self = shared_from_this();
+      auto timer = std::make_shared<boost::asio::steady_timer>(IoContext(), kAcceptBackoff);
+      timer->async_wait([self, timer](const boost::system::error_code&) { self->AcceptNext(); });
       return;
     }
-    if (!error) error = self->AcceptOne();
-    if (error) {
-      SIM_LOG_WARNING("accept on %s: %s", self->address_.ToString().c_str(),
-                      error.message().c_str());
-      if (OutOfResources(error) && !self->RefuseOneRequest()) {
-        // Not even the spare fd helped: try again a little later
-        // instead of spinning.
-        auto timer = std::make_shared<boost::asio::steady_timer>(IoContext(), kAcceptBackoff);
-        timer->async_wait([self, timer](const boost::system::error_code&) { self->AcceptNext(); });
-        return;
-      }
-    }
-    self->AcceptNext();
-  });
+  }
+  AcceptNext();
 }
 
 boost::system::error_code Listener::AcceptOne() {

@@ -57,6 +57,8 @@ class Listener : public std::enable_shared_from_this<Listener> {
   // waits for its HELLO. The chain of accepts ends with the first handler that finds the
   // listener shut down, which sets accepting_ended_.
   void AcceptNext();
+  // AcceptNext's wait ended (`error`, or a connection waits): accepts it, and waits again.
+  void OnAcceptable(boost::system::error_code error);
   // Accepts one waiting connection (none may be left: not an error) and starts its session;
   // the fd is marked close-on-fork before anything else runs.
   boost::system::error_code AcceptOne();

@@ -67,9 +67,8 @@ class FaultPlan {
   // point. A power_failure rule with that `point=` (and no side or connection selector: no
   // connection makes a persist; `at=persist` says so, and keeps work requests of another
   // node that reach their own point K from firing it) fires now, on the caller's thread: the
-  // node's power fails
-  // instead, and with `exit=N` the process ends. True if one fired. Not under the region
-  // table's lock (the failure waits for copies to end).
+  // node's power fails instead, and with `exit=N` the process ends. True if one fired. Not
+  // under the region table's lock (the failure waits for copies to end).
   bool PowerFailureBeforePersist(ProtectionDomain* pd);
 
  private:

@@ -128,6 +128,14 @@ class CrashStatesTest : public PairFixture {
 
   const Seen& Last() { return collected_.states.back(); }
 
+  // The first state before `point` where one word alone survived (loss=words, no seed).
+  const Seen* WordAloneAt(uint64_t point) const {
+    for (const Seen& state : collected_.states)
+      if (state.point == point && state.loss == RPMA_SIM_LOSS_WORDS && state.seed == 0)
+        return &state;
+    return nullptr;
+  }
+
   // After a power failure: both connections lost, and deleted.
   void Lost() {
     ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair_.client, RPMA_CONN_LOST));
@@ -358,9 +366,7 @@ TEST_F(CrashStatesTest, AStatesRuleLeavesItsImageInAnOrdinaryRun) {
   rpma_sim_crash_options options{1, 0, 0, 1, 0};
   ASSERT_NO_FATAL_FAILURE(Explore(&options, nullptr));
   // Before point 4: the 0xAA line not durable; one of its words survives alone.
-  const Seen* chosen = nullptr;
-  for (const Seen& state : collected_.states)
-    if (state.point == 4 && state.loss == RPMA_SIM_LOSS_WORDS && chosen == nullptr) chosen = &state;
+  const Seen* chosen = WordAloneAt(4);
   ASSERT_NE(nullptr, chosen);
   const Seen expected = *chosen;
   ASSERT_EQ(0, rpma_sim_fault_add(expected.rule.c_str())) << expected.rule;
@@ -403,10 +409,10 @@ TEST_F(CrashStatesTest, AFlushLongerThanItsRegionIsRecordedWithinIt) {
   rpma_sim_crash_summary summary{};
   ASSERT_NO_FATAL_FAILURE(Explore(nullptr, &summary));
   EXPECT_EQ(2u, summary.points);
-  EXPECT_EQ(Image({{64, 0xAA}}), Last().image);
   ASSERT_FALSE(collected_.states.empty());
-  EXPECT_NE(std::string::npos, collected_.states.back().event.find("after the last point"));
-  EXPECT_EQ("", collected_.states.back().rule) << "no point comes after the last";
+  EXPECT_EQ(Image({{64, 0xAA}}), Last().image);
+  EXPECT_NE(std::string::npos, Last().event.find("after the last point"));
+  EXPECT_EQ("", Last().rule) << "no point comes after the last";
 }
 
 // A persist is a crash point, and a state's rule there fires in an ordinary run: the target's
@@ -418,9 +424,7 @@ TEST_F(CrashStatesTest, AStatesRuleAtAPersistFiresThere) {
   ASSERT_EQ(0, rpma_sim_persist(target_, 64));  // 2
   rpma_sim_crash_options options{1, 0, 0, 1, 0};
   ASSERT_NO_FATAL_FAILURE(Explore(&options, nullptr));
-  const Seen* chosen = nullptr;
-  for (const Seen& state : collected_.states)
-    if (state.point == 2 && state.loss == RPMA_SIM_LOSS_WORDS && chosen == nullptr) chosen = &state;
+  const Seen* chosen = WordAloneAt(2);
   ASSERT_NE(nullptr, chosen);
   const Seen expected = *chosen;
   EXPECT_EQ(std::string::npos, expected.rule.find("side=")) << "no connection makes a persist";
