@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "sim/common/ranges.h"
+#include "sim/transport/process_gone.h"
 
 namespace rpma_sim {
 namespace {
@@ -67,17 +68,29 @@ bool DirectArea::Withdraw(uint32_t rkey) {
   return false;
 }
 
-bool WaitForZero(const std::atomic<uint32_t>& count, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+bool WaitForZero(const std::atomic<uint32_t>& count, std::chrono::milliseconds timeout,
+                 int holder) {
+  // A copy takes microseconds; one still under way after kSpin is stopped, descheduled, or
+  // its process is gone, and the thread waiting (the progress engine, often) sleeps.
+  constexpr std::chrono::microseconds kSpin{200};
+  constexpr std::chrono::microseconds kNap{200};
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + timeout;
   while (count.load() != 0) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::yield();
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    if (now - start < kSpin) {
+      std::this_thread::yield();
+      continue;
+    }
+    if (ProcessGone(holder)) return true;  // its accesses ended with it
+    std::this_thread::sleep_for(kNap);
   }
   return true;
 }
 
-bool DirectArea::WaitIdle(std::chrono::milliseconds timeout) {
-  return WaitForZero(in_use, timeout);
+bool DirectArea::WaitIdle(std::chrono::milliseconds timeout, int initiator) {
+  return WaitForZero(in_use, timeout, initiator);
 }
 
 bool DirectArea::ReadPlacements(

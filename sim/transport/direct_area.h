@@ -30,9 +30,11 @@
 
 namespace rpma_sim {
 
-// Waits until `count` is zero, `timeout` at most (yielding the core meanwhile); false if it
-// is not. For counts of accesses another process has under way, each one copy long.
-bool WaitForZero(const std::atomic<uint32_t>& count, std::chrono::milliseconds timeout);
+// Waits until `count` is zero, `timeout` at most; false if it is not. For counts of accesses
+// process `holder` has under way, each one copy long: the core is yielded while one may end
+// in a moment, and past that the wait sleeps, and ends (true) once `holder` has ended (an
+// access of a process killed during it never ends; process_gone.h).
+bool WaitForZero(const std::atomic<uint32_t>& count, std::chrono::milliseconds timeout, int holder);
 
 // One published region. `state` is odd while the entry is valid and changes on every
 // publication and withdrawal (0: never used), so an initiator can tell that what it read
@@ -102,7 +104,7 @@ struct DirectArea {
   // no access to the region lands any more. True if there was one.
   bool Withdraw(uint32_t rkey);
   // Waits until no access is under way, `timeout` at most; false if one still is.
-  bool WaitIdle(std::chrono::milliseconds timeout);
+  bool WaitIdle(std::chrono::milliseconds timeout, int initiator);
   // Whether the initiator wrote placement records not read yet (one load each side: for the
   // target's path of every request, which mostly finds none).
   bool HasUnreadPlacements() const {

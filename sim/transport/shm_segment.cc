@@ -423,7 +423,7 @@ bool ShmSegment::WritePeerMemory(uint64_t address, const void* local, size_t len
 
 void ShmSegment::RevokeReferences() {
   header_->references_open[side_].store(0);
-  WaitForZero(header_->references_in_use[side_], std::chrono::seconds(1));
+  WaitForZero(header_->references_in_use[side_], std::chrono::seconds(1), peer_pid_);
 }
 
 bool ShmSegment::PeerReachesUs() const { return header_->reaches_peer[1 - side_].load() != 0; }

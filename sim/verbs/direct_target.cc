@@ -138,7 +138,7 @@ void DirectTarget::Close() {
 }
 
 void DirectTarget::WaitIdle() {
-  if (!area_.WaitIdle(kIdleTimeout))
+  if (!area_.WaitIdle(kIdleTimeout, segment_->peer_pid()))
     SIM_LOG_ERROR("the peer of queue pair %u held a direct access for over %lld ms; going on",
                   qp_num_, static_cast<long long>(kIdleTimeout.count()));
 }
