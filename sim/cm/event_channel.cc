@@ -27,7 +27,14 @@ void EventChannel::Push(CmEvent event) {
 
 Status EventChannel::Next(CmEvent* event) {
   for (;;) {
-    if (!event_fd_.Take()) return Status::kNoEvent;
+    switch (event_fd_.Take()) {
+      case EventFd::Taken::kYes:
+        break;
+      case EventFd::Taken::kNothing:
+        return Status::kNoEvent;
+      case EventFd::Taken::kInterrupted:
+        return Status::kProvider;  // rdma_get_cm_event fails with EINTR, not ENODATA
+    }
     MutexLock lock(&mutex_);
     if (events_.empty()) continue;  // taken by TakeAll meanwhile
     *event = std::move(events_.front());

@@ -14,14 +14,12 @@
 namespace rpma_sim {
 namespace {
 
-bool ReadOne(int fd) {
+EventFd::Taken ReadOne(int fd) {
   uint64_t value;
-  for (;;) {
-    if (read(fd, &value, sizeof(value)) == sizeof(value)) return true;
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN) SIM_LOG_ERROR("read(eventfd): %m");
-    return false;
-  }
+  if (read(fd, &value, sizeof(value)) == sizeof(value)) return EventFd::Taken::kYes;
+  if (errno == EINTR) return EventFd::Taken::kInterrupted;
+  if (errno != EAGAIN) SIM_LOG_ERROR("read(eventfd): %m");
+  return EventFd::Taken::kNothing;
 }
 
 }  // namespace
@@ -61,8 +59,9 @@ void EventFd::Signal() {
   }
 }
 
-bool EventFd::Take() {
+EventFd::Taken EventFd::Take() {
   const auto start = std::chrono::steady_clock::now();
+  const bool spins = fd_.load(std::memory_order_relaxed) < 0;  // the budget learns from these
   const auto give_up = start + std::chrono::nanoseconds(spin_ ? spin_->ns() : kSpinNs);
   while (pending_.load(std::memory_order_relaxed) == 0 && fd_.load(std::memory_order_relaxed) < 0 &&
          std::chrono::steady_clock::now() < give_up)
@@ -70,16 +69,30 @@ bool EventFd::Take() {
   int fd;
   {
     MutexLock lock(&mutex_);
+    fd = fd_;
+    if (fd < 0 && pending_ > 0) {
+      --pending_;
+      fd = kTakenHere;
+    }
+  }
+  // Nothing yet: the sleep is a read of the fd, where a signal interrupts it.
+  if (fd == -1) fd = this->fd();
+  if (fd == -1) {
+    // The kernel refused an eventfd: on the condition variable, which no signal interrupts.
+    MutexLock lock(&mutex_);
     while (pending_ == 0 && fd_ < 0) signalled_.Wait(&mutex_);
     fd = fd_;
-    if (fd < 0) --pending_;
+    if (fd < 0) {
+      --pending_;
+      fd = kTakenHere;
+    }
   }
-  if (fd >= 0) return ReadOne(fd);
-  if (spin_)
+  const Taken taken = fd == kTakenHere ? Taken::kYes : ReadOne(fd);
+  if (spin_ && spins && taken == Taken::kYes)
     spin_->Record(std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count());
-  return true;
+  return taken;
 }
 
 void EventFd::Drain() {

@@ -1,12 +1,14 @@
 // event_fd.h -- a counting wait that becomes a pollable kernel fd when somebody asks for one.
 //
 // Signal() adds one pending event; Take() consumes one, waiting for it. Until fd() is first
-// called no kernel fd exists: the count lives here and Take waits on a condition variable,
-// so a connection whose owner never asks for its fds costs none. fd() creates an eventfd in
-// semaphore mode holding the count so far, and from then on the eventfd is the count: it is
-// readable while events are pending (level-triggered: poll, epoll), and Take honours the
-// O_NONBLOCK the user may set on it (fcntl) by reporting "nothing pending" at once. The fd
-// stays the same for the object's life.
+// called, or a Take has to sleep, no kernel fd exists: the count lives here, so a
+// connection whose owner never asks for its fds nor blocks on them costs none. fd() creates
+// an eventfd in semaphore mode holding the count so far, and from then on the eventfd is the
+// count: it is readable while events are pending (level-triggered: poll, epoll), and Take
+// honours the O_NONBLOCK the user may set on it (fcntl) by reporting "nothing pending" at
+// once. A Take that sleeps does so in read(2) on it, as a wait on a real completion or CM
+// channel does, so a signal whose handler has no SA_RESTART interrupts it. The fd stays
+// the same for the object's life.
 #ifndef RPMA_SIM_COMMON_EVENT_FD_H_
 #define RPMA_SIM_COMMON_EVENT_FD_H_
 
@@ -38,11 +40,16 @@ class EventFd {
   // object alive through the call (its owner's shared_ptr), whatever a woken taker does.
   void Signal();
 
+  enum class Taken {
+    kYes,
+    kNothing,      // the fd is non-blocking and nothing is pending (or an unexpected error)
+    kInterrupted,  // a signal interrupted the sleep (EINTR)
+  };
   // Consumes one pending event, waiting for it: first, while no kernel fd exists, looking
   // again for kSpinNs or the budget's time (yielding the core between looks), then
-  // sleeping. Returns false without waiting when the fd exists, is non-blocking and nothing
-  // is pending (or on an unexpected error).
-  bool Take();
+  // sleeping in read(2) on the fd (created for it; on a condition variable if the kernel
+  // refuses one).
+  Taken Take();
 
   // Consumes every pending event without waiting, whatever the fd's flags.
   void Drain();
@@ -52,6 +59,8 @@ class EventFd {
   // up in this process, a completion about to come) costs neither thread a sleep and a
   // wake-up.
   static constexpr int64_t kSpinNs = 50 * 1000;
+  // Take's note that it consumed a count of its own (no fd is involved).
+  static constexpr int kTakenHere = -2;
 
   SpinBudget* const spin_;
   mutable Mutex mutex_;

@@ -18,7 +18,8 @@ void CompletionChannel::Notify(CompletionQueue* cq) {
 
 Status CompletionChannel::GetEvent(CompletionQueue** cq) {
   for (;;) {
-    if (!event_fd_.Take()) return Status::kNoCompletion;
+    // Interrupted by a signal too: ibv_get_cq_event's read fails with EINTR.
+    if (event_fd_.Take() != EventFd::Taken::kYes) return Status::kNoCompletion;
     MutexLock lock(&mutex_);
     // A forgotten CQ's event leaves its count in the fd; skip such stale counts.
     if (events_.empty()) continue;

@@ -2,12 +2,16 @@
 // rpma_conn_get_compl_fd, rpma_conn_wait.
 #include <gtest/gtest.h>
 #include <librpma.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <future>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -402,6 +406,90 @@ TEST_F(ChannelTest, NotSharedChannel) {
   EXPECT_EQ(RPMA_E_NOT_SHARED_CHNL, rpma_conn_get_compl_fd(pair_.client, &fd));
   rpma_cq* fired = nullptr;
   EXPECT_EQ(RPMA_E_NOT_SHARED_CHNL, rpma_conn_wait(pair_.client, 0, &fired, nullptr));
+}
+
+// A signal interrupts a blocking wait: ibv_get_cq_event's read() fails with EINTR when the
+// handler has no SA_RESTART, and librpma returns RPMA_E_NO_COMPLETION.
+
+void NoteSignal(int) {}
+
+// Runs `wait` (a blocking rpma_cq_wait or rpma_conn_wait, with nothing to wake it) on a thread
+// of its own and sends that thread SIGUSR1 (handler without SA_RESTART) until the wait returns
+// or 5 s passed. If it did not return, `unblock` makes a completion so that it does. Returns
+// what the wait returned, and whether a signal made it return.
+int WaitInterruptedBySignal(const std::function<int()>& wait, const std::function<void()>& unblock,
+                            bool* by_signal) {
+  struct sigaction action;
+  memset(&action, 0, sizeof(action));
+  action.sa_handler = NoteSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: a blocking read() fails with EINTR
+  struct sigaction old;
+  EXPECT_EQ(0, sigaction(SIGUSR1, &action, &old));
+  std::promise<int> result;
+  std::future<int> done = result.get_future();
+  std::thread waiter([&] { result.set_value(wait()); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  *by_signal = false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pthread_kill(waiter.native_handle(), SIGUSR1);
+    if (done.wait_for(std::chrono::milliseconds(10)) == std::future_status::ready) {
+      *by_signal = true;
+      break;
+    }
+  }
+  if (!*by_signal) unblock();
+  EXPECT_EQ(std::future_status::ready, done.wait_for(std::chrono::milliseconds(kSafetyTimeoutMs)));
+  int ret = done.get();
+  waiter.join();
+  sigaction(SIGUSR1, &old, nullptr);
+  return ret;
+}
+
+TEST_F(ChannelTest, SignalInterruptsBlockingCqWaitWithNoCompletion) {
+  ASSERT_NO_FATAL_FAILURE(Connect(0, false));
+  (void)CqFd(cq_);  // the fd exists, as it always does in librpma
+  bool by_signal = false;
+  int ret = WaitInterruptedBySignal([this] { return rpma_cq_wait(cq_); }, [this] { ClientSend(1); },
+                                    &by_signal);
+  EXPECT_TRUE(by_signal) << "rpma_cq_wait ignored the signal and kept waiting";
+  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret);
+}
+
+TEST_F(ChannelTest, SignalInterruptsBlockingCqWaitWithoutFdAskedFor) {
+  ASSERT_NO_FATAL_FAILURE(Connect(0, false));
+  bool by_signal = false;
+  int ret = WaitInterruptedBySignal([this] { return rpma_cq_wait(cq_); }, [this] { ClientSend(1); },
+                                    &by_signal);
+  EXPECT_TRUE(by_signal) << "rpma_cq_wait ignored the signal and kept waiting";
+  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret);
+}
+
+// rdma_get_cm_event fails with EINTR too, which librpma returns as RPMA_E_PROVIDER (only
+// ENODATA is RPMA_E_NO_EVENT).
+TEST_F(ChannelTest, SignalInterruptsBlockingConnNextEventAsProvider) {
+  ASSERT_NO_FATAL_FAILURE(Connect(0, false));
+  bool by_signal = false;
+  enum rpma_conn_event event = RPMA_CONN_UNDEFINED;
+  int ret =
+      WaitInterruptedBySignal([this, &event] { return rpma_conn_next_event(pair_.client, &event); },
+                              [this] { (void)rpma_conn_disconnect(pair_.server); }, &by_signal);
+  EXPECT_TRUE(by_signal) << "rpma_conn_next_event ignored the signal and kept waiting";
+  EXPECT_EQ(RPMA_E_PROVIDER, ret);
+  EXPECT_EQ(RPMA_CONN_UNDEFINED, event);
+}
+
+TEST_F(ChannelTest, SignalInterruptsBlockingConnWaitWithNoCompletion) {
+  ASSERT_NO_FATAL_FAILURE(Connect(4, true));
+  int fd = -1;
+  ASSERT_EQ(0, rpma_conn_get_compl_fd(pair_.client, &fd));
+  bool by_signal = false;
+  rpma_cq* fired = nullptr;
+  int ret = WaitInterruptedBySignal(
+      [this, &fired] { return rpma_conn_wait(pair_.client, 0, &fired, nullptr); },
+      [this] { ClientSend(1); }, &by_signal);
+  EXPECT_TRUE(by_signal) << "rpma_conn_wait ignored the signal and kept waiting";
+  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret);
 }
 
 }  // namespace

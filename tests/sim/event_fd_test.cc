@@ -1,6 +1,8 @@
 // Tests of EventFd (sim/common/event_fd): counting, non-blocking Take, poll readiness, wake-up.
 #include "sim/common/event_fd.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 
 #include <dirent.h>
@@ -29,8 +31,8 @@ TEST(EventFdTest, FdIsValid) {
 TEST(EventFdTest, NonBlockingTakeWithNothingPendingReturnsFalse) {
   EventFd event;
   ASSERT_TRUE(SetNonBlocking(event.fd()));
-  EXPECT_FALSE(event.Take());
-  EXPECT_FALSE(event.Take());
+  EXPECT_EQ(EventFd::Taken::kNothing, event.Take());
+  EXPECT_EQ(EventFd::Taken::kNothing, event.Take());
 }
 
 TEST(EventFdTest, EachSignalAllowsExactlyOneTake) {
@@ -39,27 +41,27 @@ TEST(EventFdTest, EachSignalAllowsExactlyOneTake) {
   event.Signal();
   event.Signal();
   event.Signal();
-  EXPECT_TRUE(event.Take());
-  EXPECT_TRUE(event.Take());
-  EXPECT_TRUE(event.Take());
-  EXPECT_FALSE(event.Take());
+  EXPECT_EQ(EventFd::Taken::kYes, event.Take());
+  EXPECT_EQ(EventFd::Taken::kYes, event.Take());
+  EXPECT_EQ(EventFd::Taken::kYes, event.Take());
+  EXPECT_EQ(EventFd::Taken::kNothing, event.Take());
 }
 
 TEST(EventFdTest, SignalAfterDrainingCountsAgain) {
   EventFd event;
   ASSERT_TRUE(SetNonBlocking(event.fd()));
   event.Signal();
-  EXPECT_TRUE(event.Take());
-  EXPECT_FALSE(event.Take());
+  EXPECT_EQ(EventFd::Taken::kYes, event.Take());
+  EXPECT_EQ(EventFd::Taken::kNothing, event.Take());
   event.Signal();
-  EXPECT_TRUE(event.Take());
-  EXPECT_FALSE(event.Take());
+  EXPECT_EQ(EventFd::Taken::kYes, event.Take());
+  EXPECT_EQ(EventFd::Taken::kNothing, event.Take());
 }
 
 TEST(EventFdTest, BlockingTakeReturnsAtOnceWhenSomethingIsPending) {
   EventFd event;
   event.Signal();
-  EXPECT_TRUE(event.Take());  // the fd is blocking; this must not wait
+  EXPECT_EQ(EventFd::Taken::kYes, event.Take());  // the fd is blocking; this must not wait
 }
 
 TEST(EventFdTest, ReadableExactlyWhilePending) {
@@ -70,9 +72,9 @@ TEST(EventFdTest, ReadableExactlyWhilePending) {
   EXPECT_TRUE(IsReadable(event.fd()));
   event.Signal();
   EXPECT_TRUE(IsReadable(event.fd()));
-  ASSERT_TRUE(event.Take());
+  ASSERT_EQ(EventFd::Taken::kYes, event.Take());
   EXPECT_TRUE(IsReadable(event.fd()));  // level-triggered: one still pending
-  ASSERT_TRUE(event.Take());
+  ASSERT_EQ(EventFd::Taken::kYes, event.Take());
   EXPECT_FALSE(IsReadable(event.fd()));
 }
 
@@ -82,8 +84,8 @@ TEST(EventFdTest, ReadableExactlyWhilePending) {
 void ExpectBlockedTakeWakesOnSignal(EventFd* event, long syscall_number,
                                     const std::function<void()>& before_signal) {
   std::atomic<pid_t> tid{0};
-  std::promise<bool> taken;
-  std::future<bool> result = taken.get_future();
+  std::promise<EventFd::Taken> taken;
+  std::future<EventFd::Taken> result = taken.get_future();
   std::thread waiter([&] {
     tid = rpma_sim_test::CurrentTid();
     taken.set_value(event->Take());
@@ -95,10 +97,10 @@ void ExpectBlockedTakeWakesOnSignal(EventFd* event, long syscall_number,
   EXPECT_NE(std::future_status::ready, result.wait_for(std::chrono::seconds(0)));
   event->Signal();
   ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(30)));
-  EXPECT_TRUE(result.get());
+  EXPECT_EQ(EventFd::Taken::kYes, result.get());
   waiter.join();
   ASSERT_TRUE(SetNonBlocking(event->fd()));
-  EXPECT_FALSE(event->Take());  // the one signal was consumed by the waiter
+  EXPECT_EQ(EventFd::Taken::kNothing, event->Take());  // the one signal was consumed by the waiter
 }
 
 TEST(EventFdTest, BlockedTakeInAnotherThreadWakesOnSignal) {
@@ -121,7 +123,7 @@ TEST(EventFdTest, NoKernelFdUntilAskedForOne) {
   int before = OpenFds();
   EventFd event;
   event.Signal();
-  ASSERT_TRUE(event.Take());
+  ASSERT_EQ(EventFd::Taken::kYes, event.Take());
   EXPECT_EQ(before, OpenFds()) << "an fd was created though nobody asked for one";
   int fd = event.fd();
   ASSERT_GE(fd, 0);
@@ -136,9 +138,9 @@ TEST(EventFdTest, EventsPendingBeforeTheFdAreInIt) {
   event.Signal();
   ASSERT_TRUE(SetNonBlocking(event.fd()));
   EXPECT_TRUE(IsReadable(event.fd()));
-  EXPECT_TRUE(event.Take());
-  EXPECT_TRUE(event.Take());
-  EXPECT_FALSE(event.Take());
+  EXPECT_EQ(EventFd::Taken::kYes, event.Take());
+  EXPECT_EQ(EventFd::Taken::kYes, event.Take());
+  EXPECT_EQ(EventFd::Taken::kNothing, event.Take());
   EXPECT_FALSE(IsReadable(event.fd()));
 }
 
@@ -147,14 +149,48 @@ TEST(EventFdTest, DrainWithoutAnFdForgetsThePending) {
   event.Signal();
   event.Drain();
   ASSERT_TRUE(SetNonBlocking(event.fd()));
-  EXPECT_FALSE(event.Take());
+  EXPECT_EQ(EventFd::Taken::kNothing, event.Take());
 }
 
-// A Take blocked before anyone asked for the fd waits without one, and still wakes when the
-// fd is created meanwhile and the event is signalled through it.
-TEST(EventFdTest, TakeBlockedWithoutAnFdWakesAfterTheFdIsCreated) {
+// A Take that has to sleep before anyone asked for the fd makes it and sleeps in read(2)
+// on it; fd() hands out that same fd later.
+TEST(EventFdTest, TakeThatSleepsWithoutAnFdMakesOne) {
   EventFd event;
-  ExpectBlockedTakeWakesOnSignal(&event, SYS_futex, [&event] { ASSERT_GE(event.fd(), 0); });
+  int fd_at_signal = -1;
+  ExpectBlockedTakeWakesOnSignal(&event, SYS_read, [&] { fd_at_signal = event.fd(); });
+  EXPECT_GE(fd_at_signal, 0);
+  EXPECT_EQ(fd_at_signal, event.fd());
+}
+
+void NoteSignal(int) {}
+
+// A signal whose handler has no SA_RESTART interrupts a sleeping Take, which says so and
+// consumes nothing, as read(2) on a real channel's fd fails with EINTR.
+TEST(EventFdTest, ASignalInterruptsASleepingTake) {
+  struct sigaction action {};
+  action.sa_handler = NoteSignal;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old {};
+  ASSERT_EQ(0, sigaction(SIGUSR1, &action, &old));
+  EventFd event;
+  std::atomic<pid_t> tid{0};
+  std::promise<EventFd::Taken> taken;
+  std::future<EventFd::Taken> result = taken.get_future();
+  std::thread waiter([&] {
+    tid = rpma_sim_test::CurrentTid();
+    taken.set_value(event.Take());
+  });
+  while (tid.load() == 0) std::this_thread::yield();
+  ASSERT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), SYS_read));
+  ASSERT_EQ(0, pthread_kill(waiter.native_handle(), SIGUSR1));
+  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(30)));
+  EXPECT_EQ(EventFd::Taken::kInterrupted, result.get());
+  waiter.join();
+  sigaction(SIGUSR1, &old, nullptr);
+  event.Signal();  // still counts: the interrupted Take took nothing
+  ASSERT_TRUE(SetNonBlocking(event.fd()));
+  EXPECT_EQ(EventFd::Taken::kYes, event.Take());
+  EXPECT_EQ(EventFd::Taken::kNothing, event.Take());
 }
 
 }  // namespace

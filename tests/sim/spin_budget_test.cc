@@ -70,7 +70,7 @@ void TakeSignalledWhileBlockedIn(EventFd* event, long syscall_number) {
   std::atomic<pid_t> tid{0};
   std::thread taker([&] {
     tid = rpma_sim_test::CurrentTid();
-    EXPECT_TRUE(event->Take());
+    EXPECT_EQ(EventFd::Taken::kYes, event->Take());
   });
   while (tid.load() == 0) std::this_thread::yield();
   EXPECT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), syscall_number));
@@ -78,20 +78,20 @@ void TakeSignalledWhileBlockedIn(EventFd* event, long syscall_number) {
   taker.join();
 }
 
-// A taker that slept on the count (in the condition variable's futex: its spin ran out
-// first) tells its budget a wait longer than the spin; with the budget at its longest, one
+// A taker that slept on the count (in read(2) on the fd it made: its spin ran out first)
+// tells its budget a wait longer than the spin; with the budget at its longest, one
 // longer than kMaxNs, which halves it.
 TEST(SpinBudgetTest, AnEventFdTakeThatSleptTellsItsBudget) {
   SpinBudget budget;
   budget.Record(SpinBudget::kMaxNs);
   ASSERT_EQ(SpinBudget::kMaxNs, budget.ns());
   EventFd event(&budget);
-  TakeSignalledWhileBlockedIn(&event, SYS_futex);
+  TakeSignalledWhileBlockedIn(&event, SYS_read);
   EXPECT_EQ(SpinBudget::kMaxNs / 2, budget.ns());
 }
 
-// Once the kernel fd exists a taker neither spins nor tells its budget anything: it blocks
-// in read(2).
+// Once the application asked for the kernel fd a taker neither spins nor tells its budget
+// anything: it blocks in read(2).
 TEST(SpinBudgetTest, AnEventFdTakeOnTheKernelFdLeavesItsBudget) {
   SpinBudget budget;
   budget.Record(SpinBudget::kMaxNs);
