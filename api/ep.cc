@@ -105,6 +105,8 @@ int rpma_ep_next_conn_req(struct rpma_ep* ep, const struct rpma_conn_cfg* cfg,
   rpma_sim::ConnectionConfig config = ConnConfigOrDefault(cfg, __func__);
   bool srq_rcq = config.srq && config.srq->rcq();
   if (code == 0) code = PointsRequestFromId(config, config.srq != nullptr, srq_rcq);
+  // As for an outgoing request (conn_req.cc): the request is rejected.
+  if (code == 0 && config.shared_channel && srq_rcq) code = RPMA_E_INVAL;
   if (code == 0 && RPMA_FAULT_FIRES(RPMA_E_NOMEM, "rpma_private_data_store")) {
     code = RPMA_E_NOMEM;
     (void)PointsRequestDelete(RequestDirection::kOutgoing, !srq_rcq && config.rcq_size > 0);

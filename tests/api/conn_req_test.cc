@@ -67,6 +67,12 @@ class ConnReqTest : public PeerFixture {
     ASSERT_NE(nullptr, mr_);
   }
 
+  int EpFd() {
+    int fd = -1;
+    EXPECT_EQ(0, rpma_ep_get_fd(ep_, &fd));
+    return fd;
+  }
+
   rpma_mr_local* mr_ = nullptr;
   char buf_[1024] = {};
 };
@@ -121,6 +127,40 @@ TEST_F(ConnReqTest, NewSharedChannelWithSrqThatHasItsOwnRcq) {
   EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), cfg, &req));
   EXPECT_EQ(nullptr, req);
 
+  EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+  EXPECT_EQ(0, rpma_srq_delete(&srq));
+  EXPECT_EQ(0, rpma_srq_cfg_delete(&srq_cfg));
+}
+
+// The same check applies to an incoming request (librpma's rpma_conn_req_new_from_id
+// serves both sides): INVAL, and the client is rejected.
+TEST_F(ConnReqTest, NextConnReqSharedChannelWithSrqThatHasItsOwnRcq) {
+  ASSERT_NO_FATAL_FAILURE(Listen());
+  rpma_srq_cfg* srq_cfg = nullptr;
+  ASSERT_EQ(0, rpma_srq_cfg_new(&srq_cfg));
+  ASSERT_EQ(0, rpma_srq_cfg_set_rcq_size(srq_cfg, 5));
+  rpma_srq* srq = nullptr;
+  ASSERT_EQ(0, rpma_srq_new(peer_, srq_cfg, &srq));
+  rpma_conn_cfg* cfg = nullptr;
+  ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
+  ASSERT_EQ(0, rpma_conn_cfg_set_compl_channel(cfg, true));
+  ASSERT_EQ(0, rpma_conn_cfg_set_srq(cfg, srq));
+
+  rpma_conn_req* req = nullptr;
+  ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
+  rpma_conn* client = nullptr;
+  ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
+  rpma_conn_req* incoming = nullptr;
+  ASSERT_TRUE(WaitReadable(EpFd(), kSafetyTimeoutMs));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_ep_next_conn_req(ep_, cfg, &incoming));
+  if (incoming != nullptr) {
+    rpma_conn* server = nullptr;
+    EXPECT_EQ(0, rpma_conn_req_connect(&incoming, nullptr, &server));
+    ExpectNextEvent(client, RPMA_CONN_ESTABLISHED);
+    CloseConnections(&client, &server);
+  } else {
+    ASSERT_NO_FATAL_FAILURE(ExpectRejectedAndDelete(&client));
+  }
   EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
   EXPECT_EQ(0, rpma_srq_delete(&srq));
   EXPECT_EQ(0, rpma_srq_cfg_delete(&srq_cfg));
