@@ -61,9 +61,7 @@ Status SharedReceiveQueue::PostReceive(const ReceiveRequest& request) {
       SIM_LOG_ERROR("ibv_post_srq_recv: the shared receive queue is full");
       return status;
     }
-    attached_.erase(std::remove_if(attached_.begin(), attached_.end(),
-                                   [](const std::weak_ptr<QueuePair>& qp) { return qp.expired(); }),
-                    attached_.end());
+    ForgetDestroyedLocked();
     for (const auto& entry : attached_)
       if (auto qp = entry.lock()) users.push_back(std::move(qp));
   }
@@ -75,7 +73,15 @@ Status SharedReceiveQueue::PostReceive(const ReceiveRequest& request) {
 
 void SharedReceiveQueue::Attach(const std::shared_ptr<QueuePair>& qp) {
   ExecutionDomainLock lock(execution_, domain_.get());
+  ForgetDestroyedLocked();  // a server that only accepts and deletes posts nothing here
   attached_.push_back(qp);
+}
+
+void SharedReceiveQueue::ForgetDestroyedLocked() {
+  // An expired weak_ptr keeps its queue pair's memory (make_shared: one allocation).
+  attached_.erase(std::remove_if(attached_.begin(), attached_.end(),
+                                 [](const std::weak_ptr<QueuePair>& qp) { return qp.expired(); }),
+                  attached_.end());
 }
 
 }  // namespace rpma_sim

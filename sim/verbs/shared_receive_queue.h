@@ -51,6 +51,9 @@ class SharedReceiveQueue {
   void Destroy();
 
  private:
+  // Drops the queue pairs destroyed since from attached_.
+  void ForgetDestroyedLocked() REQUIRES(execution_);
+
   std::shared_ptr<ProtectionDomain> pd_;
   const std::shared_ptr<ExecutionDomain> domain_ = std::make_shared<ExecutionDomain>();
   ReceiveQueue receives_;
