@@ -103,7 +103,10 @@ bool FrameWire::FinishWritingLocked() {
 }
 
 void FrameWire::Abort() {
-  aborted_ = true;
+  {
+    MutexLock lock(&mutex_);
+    BreakLocked();  // what waits for the next write, or in a batch, is dropped, not sent
+  }
   Close();
   stream_->Shutdown();
 }
@@ -112,7 +115,9 @@ void FrameWire::AbortMalformed(const std::string& what) {
   SIM_LOG_ERROR("malformed message from %s: %s; closing the connection", peer().c_str(),
                 what.c_str());
   malformed_ = true;
-  Abort();
+  aborted_ = true;  // the engine writes no more once the socket is full
+  Close();
+  stream_->Shutdown();
 }
 
 std::shared_ptr<WireHandler> FrameWire::TakeHandlerLocked() { return std::move(handler_); }

@@ -108,7 +108,9 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   void Abort();
 
   // The peer sent something it must not have (`what`, for the log): logs it as an error
-  // naming the peer, and aborts. The one reaction to a malformed message, on every wire.
+  // naming the peer, and closes at once. What is queued (the answers to the requests
+  // before the bad one) goes first, as far as the socket takes it now; nothing read after
+  // the bad frame is handed over. The one reaction to a malformed message, on every wire.
   void AbortMalformed(const std::string& what);
 
   // Waits (at most `timeout_ms`) until everything queued so far was handed to the kernel,

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -213,6 +214,34 @@ TEST_F(BatchWireTest, APollerReadsSeveralFramesPerReadAndAnswersTogether) {
   EXPECT_LE(writes_->load(), static_cast<int>(kFrames / 10)) << "writes for 100 answers";
   EXPECT_EQ(kFrames * (kFrameHeaderSize + 24),
             ReceiveAtPeer(kFrames * (kFrameHeaderSize + 24)).size());
+}
+
+// Abort closes at once, dropping what is queued (frame_wire.h): frames that wait for the
+// next write do not leave when the wire is aborted (a failed node's, a malformed peer's).
+// The peer reads the end, and nothing before it.
+TEST_F(BatchWireTest, AbortDropsTheFramesForTheNextWrite) {
+  EngineHold hold;
+  ASSERT_NO_FATAL_FAILURE(SendFrames(0, 3, FrameWire::Urgency::kWithNextWrite));
+  wire_->Abort();
+  uint8_t byte;
+  ssize_t n = recv(peer_, &byte, 1, 0);
+  EXPECT_EQ(0, n) << "the peer read " << (n > 0 ? "a frame" : "an error")
+                  << " after the wire was aborted, not the end";
+}
+
+// The same for frames an open batch holds when another thread aborts the wire.
+TEST_F(BatchWireTest, AbortDropsWhatABatchHolds) {
+  EngineHold hold;
+  {
+    SendBatch batch;
+    ASSERT_NO_FATAL_FAILURE(SendFrames(0, 3));
+    std::thread aborter([this] { wire_->Abort(); });
+    aborter.join();
+  }
+  uint8_t byte;
+  ssize_t n = recv(peer_, &byte, 1, 0);
+  EXPECT_EQ(0, n) << "the peer read " << (n > 0 ? "a frame" : "an error")
+                  << " after the wire was aborted, not the end";
 }
 
 }  // namespace
