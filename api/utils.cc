@@ -43,6 +43,7 @@ int rpma_utils_ibv_context_is_odp_capable(struct ibv_context* ibv_ctx, int* is_o
   RPMA_API_PROLOGUE();
   RPMA_FAULT_POINT(RPMA_E_PROVIDER, "rpma_utils_ibv_context_is_odp_capable");
   if (ibv_ctx == nullptr || is_odp_capable == nullptr) return RPMA_E_INVAL;
+  *is_odp_capable = 0;  // as librpma, before the query: a failed one leaves 0
   // ibv_query_device_ex fails on a context that is not a device's.
   if (rpma_sim::Device::FromContext(ibv_ctx) == nullptr) return RPMA_E_PROVIDER;
   *is_odp_capable = rpma_sim::GetDeviceCaps().on_demand_paging ? 1 : 0;

@@ -40,6 +40,23 @@ bool IsMapped(uintptr_t start, size_t length) {
   return true;
 }
 
+// Whether ibv_reg_mr could pin the mapped pages of [start, start + length) for `access`:
+// ib_umem_get fails (EFAULT) on pages the process may not read (PROT_NONE), and, where the
+// access lets anyone write the region, on pages it may not write (FOLL_WRITE). A process
+// whose /proc/self/maps cannot be read is believed.
+bool PagesPinnable(uintptr_t start, size_t length, int access) {
+  const int writes = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC |
+                     IBV_ACCESS_MW_BIND;
+  const bool write = (access & writes) != 0;
+  bool pinnable = true;
+  if (!VisitMappings(start, start + length, [&](const MapsEntry& mapping) {
+        pinnable = mapping.perms[0] == 'r' && (!write || mapping.perms[1] == 'w');
+        return pinnable;
+      }))
+    return true;
+  return pinnable;
+}
+
 // The moved pages a region on [addr, addr + length) holds (shared_pages.h). A region a peer
 // may write or read moves its whole pages, unless a region registered before is on them
 // (moved already, they are shared; not moved, its peers may be reaching it with
@@ -93,6 +110,13 @@ Status ProtectionDomain::RegisterMemory(void* addr, size_t length, int access,
   }
   if (!IsMapped(start, length)) {
     SIM_LOG_ERROR("ibv_reg_mr: [%p, +%zu) is not mapped memory: Bad address", addr, length);
+    return Status::kProvider;
+  }
+  if (!PagesPinnable(start, length, access)) {
+    SIM_LOG_ERROR(
+        "ibv_reg_mr: [%p, +%zu) has pages its access cannot pin (PROT_NONE, or "
+        "read-only for a writable region): Bad address",
+        addr, length);
     return Status::kProvider;
   }
   users_.fetch_add(1);

@@ -305,6 +305,36 @@ TEST_F(MrTest, RegLargeRangeWithAHoleFarInIsProvider) {
                            RPMA_MR_USAGE_WRITE_DST, &mr_));
 }
 
+// ibv_reg_mr pins the pages (ib_umem_get): pages the process may not touch (PROT_NONE) cannot
+// be pinned, nor read-only pages for an access that lets the region be written; it fails with
+// EFAULT, which librpma returns as PROVIDER. Read-only pages for remote reads are fine.
+TEST_F(MrTest, RegProtNonePagesIsProvider) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* p = mmap(nullptr, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(MAP_FAILED, p);
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_mr_reg(peer_, p, page, RPMA_MR_USAGE_READ_SRC, &mr_));
+  if (mr_ != nullptr) EXPECT_EQ(0, rpma_mr_dereg(&mr_));
+  munmap(p, page);
+}
+
+TEST_F(MrTest, RegReadOnlyPagesForWriteDstIsProvider) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* p = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(MAP_FAILED, p);
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_mr_reg(peer_, p, page, RPMA_MR_USAGE_WRITE_DST, &mr_));
+  if (mr_ != nullptr) EXPECT_EQ(0, rpma_mr_dereg(&mr_));
+  munmap(p, page);
+}
+
+TEST_F(MrTest, RegReadOnlyPagesForReadSrcSucceeds) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* p = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(MAP_FAILED, p);
+  EXPECT_EQ(0, rpma_mr_reg(peer_, p, page, RPMA_MR_USAGE_READ_SRC, &mr_));
+  if (mr_ != nullptr) EXPECT_EQ(0, rpma_mr_dereg(&mr_));
+  munmap(p, page);
+}
+
 // A heap buffer of an odd size: registration must not depend on the rest of its pages.
 TEST_F(MrTest, RegOddSizedHeapBufferSucceeds) {
   std::vector<uint8_t> heap(100);

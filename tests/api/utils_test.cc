@@ -163,6 +163,16 @@ TEST(UtilsIsOdpCapable, RemoteCtxGivesZeroOrOne) {
   EXPECT_TRUE(is_odp_capable == 0 || is_odp_capable == 1) << is_odp_capable;
 }
 
+// librpma sets *is_odp_capable = 0 before it queries the device, so a failed query
+// (PROVIDER) leaves 0 there.
+TEST(UtilsIsOdpCapable, FailedQueryLeavesZero) {
+  struct ibv_context not_a_device;
+  memset(&not_a_device, 0, sizeof(not_a_device));
+  int is_odp_capable = -1;
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_utils_ibv_context_is_odp_capable(&not_a_device, &is_odp_capable));
+  EXPECT_EQ(0, is_odp_capable);
+}
+
 TEST(UtilsIsOdpCapable, AnswerIsStable) {
   struct ibv_context* ctx = LocalContext();
   ASSERT_NE(nullptr, ctx);
