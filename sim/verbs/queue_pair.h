@@ -177,6 +177,12 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
     if (!holds_[static_cast<int>(stage)] && !g_stage_gate_slot.installed()) return true;
     return PassHeldOrGatedLocked(stage, request, sequence, fail);
   }
+  // Whether nothing can hold or fail a request of this queue pair between its post and its
+  // completion: no hold at kSubmit or kComplete, and no gate.
+  bool SendsUngatedLocked() const REQUIRES(execution_) {
+    return !holds_[static_cast<int>(Stage::kSubmit)] &&
+           !holds_[static_cast<int>(Stage::kComplete)] && !g_stage_gate_slot.installed();
+  }
   // pipeline.cc
   bool PassHeldOrGatedLocked(Stage stage, const SendRequest& request, uint64_t sequence,
                              ibv_wc_status* fail) REQUIRES(execution_);
@@ -190,6 +196,14 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   // carry a key no region has.
   void SubmitLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status injected)
       REQUIRES(execution_);
+  // Submits `request`, with nothing under way before it and nothing to hold it (PostSend),
+  // where it passes its local checks (else false, and nothing was done): if the link
+  // executes it at once it completes here without entering in_flight_.
+  bool SubmitAloneLocked(const SendRequest& request, uint64_t sequence) REQUIRES(execution_);
+  // The link's ExecuteDirectlyLocked, offered to gather `request` with those the
+  // application has under way before it.
+  DirectExecution ExecuteDirectlyLocked(RemoteLink& link, const SendRequest& request,
+                                        uint64_t sequence) REQUIRES(execution_);
   // The request first in line got `outcome` and may complete now. FinishLocked is for
   // pipeline.cc; the requester's own fast path uses the inline FinishInlineLocked.
   void FinishLocked(const SendRequest& request, uint64_t sequence, ibv_wc_status status,

@@ -65,6 +65,11 @@ Status QueuePair::PostSend(const SendRequest& request) {
     CompleteSendLocked(request, sequence, IBV_WC_WR_FLUSH_ERR);
     return Status::kOk;
   }
+  // Alone (the common case of a polling application): it may complete at once, without the
+  // copy into in_flight_ and its push and pop. A trace needs the usual path's post time.
+  if (in_flight_.empty() && !failing_locally_ && !trace::On() && SendsUngatedLocked() &&
+      SubmitAloneLocked(request, sequence))
+    return Status::kOk;
   in_flight_.push_back(InFlight{request, sequence});
   if (trace::On()) in_flight_.back().request.trace_post_ns = trace::NowNs();
   // Behind a held request, or held itself: it waits at kSubmit (pipeline.cc).
@@ -103,10 +108,7 @@ void QueuePair::SubmitLocked(const SendRequest& request, uint64_t sequence,
     link->SubmitLocked(failing, sequence);
     return;
   }
-  // Where the application has others under way, the link may gather it with them.
-  const Batching batching =
-      send_slots_->EarlierOutstanding(sequence) ? Batching::kMayWait : Batching::kNow;
-  switch (link->ExecuteDirectlyLocked(request, sequence, batching)) {
+  switch (ExecuteDirectlyLocked(*link, request, sequence)) {
     case DirectExecution::kExecuted:
       OnResponseLocked(sequence, Outcome{}, nullptr, 0);  // its bytes moved already
       return;
@@ -116,6 +118,28 @@ void QueuePair::SubmitLocked(const SendRequest& request, uint64_t sequence,
       link->SubmitLocked(request, sequence);
       return;
   }
+}
+
+bool QueuePair::SubmitAloneLocked(const SendRequest& request, uint64_t sequence) {
+  std::shared_ptr<RemoteLink> link = link_;  // as in SubmitLocked
+  if (!link || CheckLocal(request, pd()) != IBV_WC_SUCCESS) return false;
+  const DirectExecution how = ExecuteDirectlyLocked(*link, request, sequence);
+  if (how == DirectExecution::kExecuted) {
+    // What OnResponseLocked does for the first in line with nothing held, here.
+    CompleteSendLocked(request, sequence, IBV_WC_SUCCESS);
+    return true;
+  }
+  in_flight_.push_back(InFlight{request, sequence});  // before anything can answer it
+  if (how == DirectExecution::kSubmit) link->SubmitLocked(request, sequence);
+  return true;
+}
+
+DirectExecution QueuePair::ExecuteDirectlyLocked(RemoteLink& link, const SendRequest& request,
+                                                 uint64_t sequence) {
+  // Where the application has others under way, the link may gather it with them.
+  const Batching batching =
+      send_slots_->EarlierOutstanding(sequence) ? Batching::kMayWait : Batching::kNow;
+  return link.ExecuteDirectlyLocked(request, sequence, batching);
 }
 
 void QueuePair::FailLocallyLocked(uint64_t sequence, ibv_wc_status status) {
