@@ -413,83 +413,70 @@ TEST_F(ChannelTest, NotSharedChannel) {
 
 void NoteSignal(int) {}
 
-// Runs `wait` (a blocking rpma_cq_wait or rpma_conn_wait, with nothing to wake it) on a thread
-// of its own and sends that thread SIGUSR1 (handler without SA_RESTART) until the wait returns
-// or 5 s passed. If it did not return, `unblock` makes a completion so that it does. Returns
-// what the wait returned, and whether a signal made it return.
-int WaitInterruptedBySignal(const std::function<int()>& wait, const std::function<void()>& unblock,
-                            bool* by_signal) {
+// Runs `wait` (a blocking wait, with nothing to wake it) on a thread of its own and sends that
+// thread SIGUSR1 (handler without SA_RESTART) until the wait returns or 5 s passed; if it did
+// not return, `unblock` makes it. Expects that a signal made it return, with `expected`.
+void ExpectInterruptedBySignal(const char* call, const std::function<int()>& wait,
+                               const std::function<void()>& unblock, int expected) {
   struct sigaction action;
   memset(&action, 0, sizeof(action));
   action.sa_handler = NoteSignal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = 0;  // no SA_RESTART: a blocking read() fails with EINTR
   struct sigaction old;
-  EXPECT_EQ(0, sigaction(SIGUSR1, &action, &old));
+  ASSERT_EQ(0, sigaction(SIGUSR1, &action, &old));
   std::promise<int> result;
   std::future<int> done = result.get_future();
   std::thread waiter([&] { result.set_value(wait()); });
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  *by_signal = false;
-  while (std::chrono::steady_clock::now() < deadline) {
+  bool by_signal = false;
+  while (!by_signal && std::chrono::steady_clock::now() < deadline) {
     pthread_kill(waiter.native_handle(), SIGUSR1);
-    if (done.wait_for(std::chrono::milliseconds(10)) == std::future_status::ready) {
-      *by_signal = true;
-      break;
-    }
+    by_signal = done.wait_for(std::chrono::milliseconds(10)) == std::future_status::ready;
   }
-  if (!*by_signal) unblock();
+  if (!by_signal) unblock();
   EXPECT_EQ(std::future_status::ready, done.wait_for(std::chrono::milliseconds(kSafetyTimeoutMs)));
   int ret = done.get();
   waiter.join();
   sigaction(SIGUSR1, &old, nullptr);
-  return ret;
+  EXPECT_TRUE(by_signal) << call << " ignored the signal and kept waiting";
+  EXPECT_EQ(expected, ret) << call;
 }
 
-TEST_F(ChannelTest, SignalInterruptsBlockingCqWaitWithNoCompletion) {
+TEST_F(ChannelTest, SignalInterruptsBlockingCqWait) {
   ASSERT_NO_FATAL_FAILURE(Connect(0, false));
   (void)CqFd(cq_);  // the fd exists, as it always does in librpma
-  bool by_signal = false;
-  int ret = WaitInterruptedBySignal([this] { return rpma_cq_wait(cq_); }, [this] { ClientSend(1); },
-                                    &by_signal);
-  EXPECT_TRUE(by_signal) << "rpma_cq_wait ignored the signal and kept waiting";
-  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret);
+  ExpectInterruptedBySignal(
+      "rpma_cq_wait", [this] { return rpma_cq_wait(cq_); }, [this] { ClientSend(1); },
+      RPMA_E_NO_COMPLETION);
 }
 
 TEST_F(ChannelTest, SignalInterruptsBlockingCqWaitWithoutFdAskedFor) {
   ASSERT_NO_FATAL_FAILURE(Connect(0, false));
-  bool by_signal = false;
-  int ret = WaitInterruptedBySignal([this] { return rpma_cq_wait(cq_); }, [this] { ClientSend(1); },
-                                    &by_signal);
-  EXPECT_TRUE(by_signal) << "rpma_cq_wait ignored the signal and kept waiting";
-  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret);
+  ExpectInterruptedBySignal(
+      "rpma_cq_wait", [this] { return rpma_cq_wait(cq_); }, [this] { ClientSend(1); },
+      RPMA_E_NO_COMPLETION);
 }
 
 // rdma_get_cm_event fails with EINTR too, which librpma returns as RPMA_E_PROVIDER (only
 // ENODATA is RPMA_E_NO_EVENT).
 TEST_F(ChannelTest, SignalInterruptsBlockingConnNextEventAsProvider) {
   ASSERT_NO_FATAL_FAILURE(Connect(0, false));
-  bool by_signal = false;
   enum rpma_conn_event event = RPMA_CONN_UNDEFINED;
-  int ret =
-      WaitInterruptedBySignal([this, &event] { return rpma_conn_next_event(pair_.client, &event); },
-                              [this] { (void)rpma_conn_disconnect(pair_.server); }, &by_signal);
-  EXPECT_TRUE(by_signal) << "rpma_conn_next_event ignored the signal and kept waiting";
-  EXPECT_EQ(RPMA_E_PROVIDER, ret);
+  ExpectInterruptedBySignal(
+      "rpma_conn_next_event", [&] { return rpma_conn_next_event(pair_.client, &event); },
+      [this] { (void)rpma_conn_disconnect(pair_.server); }, RPMA_E_PROVIDER);
   EXPECT_EQ(RPMA_CONN_UNDEFINED, event);
 }
 
-TEST_F(ChannelTest, SignalInterruptsBlockingConnWaitWithNoCompletion) {
+TEST_F(ChannelTest, SignalInterruptsBlockingConnWait) {
   ASSERT_NO_FATAL_FAILURE(Connect(4, true));
   int fd = -1;
   ASSERT_EQ(0, rpma_conn_get_compl_fd(pair_.client, &fd));
-  bool by_signal = false;
   rpma_cq* fired = nullptr;
-  int ret = WaitInterruptedBySignal(
-      [this, &fired] { return rpma_conn_wait(pair_.client, 0, &fired, nullptr); },
-      [this] { ClientSend(1); }, &by_signal);
-  EXPECT_TRUE(by_signal) << "rpma_conn_wait ignored the signal and kept waiting";
-  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret);
+  ExpectInterruptedBySignal(
+      "rpma_conn_wait", [&] { return rpma_conn_wait(pair_.client, 0, &fired, nullptr); },
+      [this] { ClientSend(1); }, RPMA_E_NO_COMPLETION);
 }
 
 }  // namespace

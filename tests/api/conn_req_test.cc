@@ -73,8 +73,27 @@ class ConnReqTest : public PeerFixture {
     return fd;
   }
 
+  // cfg_: a shared completion channel and srq_, an SRQ whose own receive CQ has `rcq_size`
+  // entries (none for 0).
+  void MakeSharedChannelWithSrq(uint32_t rcq_size) {
+    ASSERT_EQ(0, rpma_srq_cfg_new(&srq_cfg_));
+    ASSERT_EQ(0, rpma_srq_cfg_set_rcq_size(srq_cfg_, rcq_size));
+    ASSERT_EQ(0, rpma_srq_new(peer_, srq_cfg_, &srq_));
+    ASSERT_EQ(0, rpma_conn_cfg_new(&cfg_));
+    ASSERT_EQ(0, rpma_conn_cfg_set_compl_channel(cfg_, true));
+    ASSERT_EQ(0, rpma_conn_cfg_set_srq(cfg_, srq_));
+  }
+  void DeleteSharedChannelWithSrq() {
+    EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg_));
+    EXPECT_EQ(0, rpma_srq_delete(&srq_));
+    EXPECT_EQ(0, rpma_srq_cfg_delete(&srq_cfg_));
+  }
+
   rpma_mr_local* mr_ = nullptr;
   char buf_[1024] = {};
+  rpma_srq_cfg* srq_cfg_ = nullptr;
+  rpma_srq* srq_ = nullptr;
+  rpma_conn_cfg* cfg_ = nullptr;
 };
 
 // rpma_conn_req_new
@@ -109,50 +128,29 @@ TEST_F(ConnReqTest, NewUnresolvableHost) {
 }
 
 TEST_F(ConnReqTest, NewSharedChannelWithSrqThatHasItsOwnRcq) {
-  rpma_srq_cfg* srq_cfg = nullptr;
-  ASSERT_EQ(0, rpma_srq_cfg_new(&srq_cfg));
-  ASSERT_EQ(0, rpma_srq_cfg_set_rcq_size(srq_cfg, 5));
-  rpma_srq* srq = nullptr;
-  ASSERT_EQ(0, rpma_srq_new(peer_, srq_cfg, &srq));
+  ASSERT_NO_FATAL_FAILURE(MakeSharedChannelWithSrq(5));
   rpma_cq* srq_rcq = nullptr;
-  ASSERT_EQ(0, rpma_srq_get_rcq(srq, &srq_rcq));
+  ASSERT_EQ(0, rpma_srq_get_rcq(srq_, &srq_rcq));
   ASSERT_NE(nullptr, srq_rcq);
 
-  rpma_conn_cfg* cfg = nullptr;
-  ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
-  ASSERT_EQ(0, rpma_conn_cfg_set_compl_channel(cfg, true));
-  ASSERT_EQ(0, rpma_conn_cfg_set_srq(cfg, srq));
-
   rpma_conn_req* req = nullptr;
-  EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), cfg, &req));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), cfg_, &req));
   EXPECT_EQ(nullptr, req);
-
-  EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
-  EXPECT_EQ(0, rpma_srq_delete(&srq));
-  EXPECT_EQ(0, rpma_srq_cfg_delete(&srq_cfg));
+  DeleteSharedChannelWithSrq();
 }
 
 // The same check applies to an incoming request (librpma's rpma_conn_req_new_from_id
 // serves both sides): INVAL, and the client is rejected.
 TEST_F(ConnReqTest, NextConnReqSharedChannelWithSrqThatHasItsOwnRcq) {
   ASSERT_NO_FATAL_FAILURE(Listen());
-  rpma_srq_cfg* srq_cfg = nullptr;
-  ASSERT_EQ(0, rpma_srq_cfg_new(&srq_cfg));
-  ASSERT_EQ(0, rpma_srq_cfg_set_rcq_size(srq_cfg, 5));
-  rpma_srq* srq = nullptr;
-  ASSERT_EQ(0, rpma_srq_new(peer_, srq_cfg, &srq));
-  rpma_conn_cfg* cfg = nullptr;
-  ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
-  ASSERT_EQ(0, rpma_conn_cfg_set_compl_channel(cfg, true));
-  ASSERT_EQ(0, rpma_conn_cfg_set_srq(cfg, srq));
-
+  ASSERT_NO_FATAL_FAILURE(MakeSharedChannelWithSrq(5));
   rpma_conn_req* req = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewRequest(nullptr, &req));
   rpma_conn* client = nullptr;
   ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
   rpma_conn_req* incoming = nullptr;
   ASSERT_TRUE(WaitReadable(EpFd(), kSafetyTimeoutMs));
-  EXPECT_EQ(RPMA_E_INVAL, rpma_ep_next_conn_req(ep_, cfg, &incoming));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_ep_next_conn_req(ep_, cfg_, &incoming));
   if (incoming != nullptr) {
     rpma_conn* server = nullptr;
     EXPECT_EQ(0, rpma_conn_req_connect(&incoming, nullptr, &server));
@@ -161,31 +159,16 @@ TEST_F(ConnReqTest, NextConnReqSharedChannelWithSrqThatHasItsOwnRcq) {
   } else {
     ASSERT_NO_FATAL_FAILURE(ExpectRejectedAndDelete(&client));
   }
-  EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
-  EXPECT_EQ(0, rpma_srq_delete(&srq));
-  EXPECT_EQ(0, rpma_srq_cfg_delete(&srq_cfg));
+  DeleteSharedChannelWithSrq();
 }
 
 TEST_F(ConnReqTest, NewSharedChannelWithSrqWithoutRcqIsAllowed) {
-  rpma_srq_cfg* srq_cfg = nullptr;
-  ASSERT_EQ(0, rpma_srq_cfg_new(&srq_cfg));
-  ASSERT_EQ(0, rpma_srq_cfg_set_rcq_size(srq_cfg, 0));
-  rpma_srq* srq = nullptr;
-  ASSERT_EQ(0, rpma_srq_new(peer_, srq_cfg, &srq));
-
-  rpma_conn_cfg* cfg = nullptr;
-  ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
-  ASSERT_EQ(0, rpma_conn_cfg_set_compl_channel(cfg, true));
-  ASSERT_EQ(0, rpma_conn_cfg_set_srq(cfg, srq));
-
+  ASSERT_NO_FATAL_FAILURE(MakeSharedChannelWithSrq(0));
   rpma_conn_req* req = nullptr;
-  EXPECT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), cfg, &req));
+  EXPECT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), cfg_, &req));
   EXPECT_NE(nullptr, req);
   EXPECT_EQ(0, rpma_conn_req_delete(&req));
-
-  EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
-  EXPECT_EQ(0, rpma_srq_delete(&srq));
-  EXPECT_EQ(0, rpma_srq_cfg_delete(&srq_cfg));
+  DeleteSharedChannelWithSrq();
 }
 
 TEST_F(ConnReqTest, NewSucceedsWhenNobodyListens) {

@@ -308,31 +308,36 @@ TEST_F(MrTest, RegLargeRangeWithAHoleFarInIsProvider) {
 // ibv_reg_mr pins the pages (ib_umem_get): pages the process may not touch (PROT_NONE) cannot
 // be pinned, nor read-only pages for an access that lets the region be written; it fails with
 // EFAULT, which librpma returns as PROVIDER. Read-only pages for remote reads are fine.
-TEST_F(MrTest, RegProtNonePagesIsProvider) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  void* p = mmap(nullptr, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(MAP_FAILED, p);
-  EXPECT_EQ(RPMA_E_PROVIDER, rpma_mr_reg(peer_, p, page, RPMA_MR_USAGE_READ_SRC, &mr_));
-  if (mr_ != nullptr) EXPECT_EQ(0, rpma_mr_dereg(&mr_));
-  munmap(p, page);
+class MrProtectionTest : public MrTest {
+ protected:
+  // What rpma_mr_reg returns for one fresh page with protection `prot` and `usage`.
+  int RegisterPage(int prot, int usage) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    void* p = mmap(nullptr, page, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(MAP_FAILED, p);
+    if (p == MAP_FAILED) return 0;
+    int ret = rpma_mr_reg(peer_, p, page, usage, &mr_);
+    if (mr_ != nullptr) EXPECT_EQ(0, rpma_mr_dereg(&mr_));
+    munmap(p, page);
+    return ret;
+  }
+};
+
+TEST_F(MrProtectionTest, ProtNonePagesAreProvider) {
+  EXPECT_EQ(RPMA_E_PROVIDER, RegisterPage(PROT_NONE, RPMA_MR_USAGE_READ_SRC));
+  EXPECT_EQ(RPMA_E_PROVIDER, RegisterPage(PROT_NONE, RPMA_MR_USAGE_SEND));
 }
 
-TEST_F(MrTest, RegReadOnlyPagesForWriteDstIsProvider) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  void* p = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(MAP_FAILED, p);
-  EXPECT_EQ(RPMA_E_PROVIDER, rpma_mr_reg(peer_, p, page, RPMA_MR_USAGE_WRITE_DST, &mr_));
-  if (mr_ != nullptr) EXPECT_EQ(0, rpma_mr_dereg(&mr_));
-  munmap(p, page);
+TEST_F(MrProtectionTest, ReadOnlyPagesAreProviderForAWritableUsage) {
+  for (int usage : {RPMA_MR_USAGE_WRITE_DST, RPMA_MR_USAGE_READ_DST, RPMA_MR_USAGE_WRITE_SRC,
+                    RPMA_MR_USAGE_RECV, RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST})
+    EXPECT_EQ(RPMA_E_PROVIDER, RegisterPage(PROT_READ, usage)) << "usage " << usage;
 }
 
-TEST_F(MrTest, RegReadOnlyPagesForReadSrcSucceeds) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  void* p = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(MAP_FAILED, p);
-  EXPECT_EQ(0, rpma_mr_reg(peer_, p, page, RPMA_MR_USAGE_READ_SRC, &mr_));
-  if (mr_ != nullptr) EXPECT_EQ(0, rpma_mr_dereg(&mr_));
-  munmap(p, page);
+TEST_F(MrProtectionTest, ReadOnlyPagesRegisterForReadsAndSends) {
+  for (int usage : {RPMA_MR_USAGE_READ_SRC, RPMA_MR_USAGE_SEND,
+                    RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY})
+    EXPECT_EQ(0, RegisterPage(PROT_READ, usage)) << "usage " << usage;
 }
 
 // A heap buffer of an odd size: registration must not depend on the rest of its pages.
