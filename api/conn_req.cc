@@ -2,6 +2,7 @@
 // reject, and receives posted before the connection exists.
 #include <librpma.h>
 
+#include <memory>
 #include <new>
 
 #include "api/api_prologue.h"
@@ -39,23 +40,20 @@ int rpma_conn_req_new(struct rpma_peer* peer, const char* addr, const char* port
       RPMA_FAULT_FIRES(RPMA_E_PROVIDER, "rpma_conn_req_new"))
     code = RPMA_E_PROVIDER;
   if (code == 0) code = PointsRequestFromId(config, config.srq != nullptr, srq_rcq);
-  if (code != 0) {
-    PointsInfoDelete();
-    return code;
+  if (code == 0 && config.shared_channel && srq_rcq) code = RPMA_E_INVAL;
+  std::unique_ptr<rpma_conn_req> req;
+  if (code == 0) {
+    req.reset(new (std::nothrow) rpma_conn_req);
+    if (!req) code = RPMA_E_NOMEM;
   }
-  if (config.shared_channel && srq_rcq) return RPMA_E_INVAL;
-  auto* req = new (std::nothrow) rpma_conn_req;
-  if (req == nullptr) return RPMA_E_NOMEM;
-  rpma_sim::Status status =
-      rpma_sim::ConnectionRequest::NewOutgoing(peer->pd, addr, port, config, &req->request);
-  if (status != rpma_sim::Status::kOk) {
-    delete req;
-    return ToRpmaError(status);
-  }
+  if (code == 0)
+    code = ToRpmaError(
+        rpma_sim::ConnectionRequest::NewOutgoing(peer->pd, addr, port, config, &req->request));
+  PointsInfoDelete();  // as librpma's, on every path once the info exists
+  if (code != 0) return code;
   req->peer = peer;
-  PointsInfoDelete();
   SIM_LOG_NOTICE("Requesting a connection to %s:%s", addr, port);
-  *req_ptr = req;
+  *req_ptr = req.release();
   return 0;
 }
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <librpma.h>
 
+#include <memory>
 #include <new>
 
 #include "api/api_prologue.h"
@@ -35,20 +36,18 @@ int rpma_ep_listen(struct rpma_peer* peer, const char* addr, const char* port,
     return RPMA_E_PROVIDER;
   }
   rpma_sim::SocketAddress address;
-  rpma_sim::Status status =
-      rpma_sim::ResolveAddress(addr, port, rpma_sim::AddressUse::kListen, &address);
-  if (status != rpma_sim::Status::kOk) return ToRpmaError(status);
-  auto* ep = new (std::nothrow) rpma_ep;
-  if (ep == nullptr) return RPMA_E_NOMEM;
-  status = rpma_sim::Listener::Listen(address, &ep->listener);
-  if (status != rpma_sim::Status::kOk) {
-    delete ep;
-    return ToRpmaError(status);
+  code = ToRpmaError(rpma_sim::ResolveAddress(addr, port, rpma_sim::AddressUse::kListen, &address));
+  std::unique_ptr<rpma_ep> ep;
+  if (code == 0) {
+    ep.reset(new (std::nothrow) rpma_ep);
+    if (!ep) code = RPMA_E_NOMEM;
   }
-  PointsInfoDelete();
+  if (code == 0) code = ToRpmaError(rpma_sim::Listener::Listen(address, &ep->listener));
+  PointsInfoDelete();  // as librpma's, on every path once the info exists
+  if (code != 0) return code;
   ep->peer = peer;
   SIM_LOG_NOTICE("Waiting for incoming connection on %s:%s", addr, port);
-  *ep_ptr = ep;
+  *ep_ptr = ep.release();
   return 0;
 }
 

@@ -33,8 +33,8 @@ int rpma_utils_get_ibv_context(const char* addr, enum rpma_util_ibv_context_type
                                                              ? rpma_sim::AddressUse::kListen
                                                              : rpma_sim::AddressUse::kConnect,
                                                          &device);
+  PointsInfoDelete();  // as librpma's, on every path once the info exists
   if (status != rpma_sim::Status::kOk) return ToRpmaError(status);
-  PointsInfoDelete();
   *ibv_ctx_ptr = device->context();
   return 0;
 }

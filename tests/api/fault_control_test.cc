@@ -6,6 +6,7 @@
 #include <rpma_sim.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "tests/common/test_support.h"
@@ -86,6 +87,43 @@ TEST_F(FaultControlTest, TheNthPointFailsAndTheCountStartsAgainAtEverySet) {
   EXPECT_EQ(0, Passed());
   for (rpma_conn_cfg*& cfg : cfgs) EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
   EXPECT_EQ(0, rpma_conn_cfg_delete(&again));
+}
+
+// The points `call` passes (none fires).
+int64_t PointsOf(const std::function<void()>& call) {
+  EXPECT_EQ(0, rpma_sim_fault_point_set(INT64_MAX));
+  call();
+  return Passed();
+}
+
+// librpma deletes its address info (a point, rpma_info_delete) on every way out of a call
+// that made one: a lookup or a listen that fails passes as many points as one that works.
+TEST_F(FaultControlTest, AFailedLookupOrListenStillDeletesItsInfo) {
+  ibv_context* ctx = nullptr;
+  const int64_t found = PointsOf([&] {
+    EXPECT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
+  });
+  const int64_t not_found = PointsOf([&] {
+    // TEST-NET-1 (RFC 5737): no interface of this host has it.
+    EXPECT_EQ(RPMA_E_PROVIDER,
+              rpma_utils_get_ibv_context("192.0.2.1", RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
+  });
+  EXPECT_EQ(found, not_found);
+
+  ASSERT_EQ(0, rpma_sim_fault_point_set(0));
+  rpma_peer* peer = nullptr;
+  ASSERT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx));
+  ASSERT_EQ(0, rpma_peer_new(ctx, &peer));
+  rpma_ep* ep = nullptr;
+  const int64_t listening =
+      PointsOf([&] { EXPECT_EQ(0, rpma_ep_listen(peer, kLoopback, "0", &ep)); });
+  rpma_ep* second = nullptr;
+  const int64_t refused = PointsOf(
+      [&] { EXPECT_EQ(RPMA_E_PROVIDER, rpma_ep_listen(peer, "192.0.2.1", "0", &second)); });
+  EXPECT_EQ(listening, refused);
+  ASSERT_EQ(0, rpma_sim_fault_point_set(0));
+  EXPECT_EQ(0, rpma_ep_shutdown(&ep));
+  EXPECT_EQ(0, rpma_peer_delete(&peer));
 }
 
 }  // namespace
