@@ -120,14 +120,22 @@ void PersistenceDomain::Flush(const PlacedRegion& region, uint64_t offset, uint6
     made.push_back(CrashSpan{key, begin, end});
   };
   const PlacedRanges::Span* noted = recorder_ ? &note : nullptr;
-  auto found = regions_.find(region.key);
-  if (found != regions_.end()) {
-    RegionState& state = found->second;
-    uint64_t end = offset + std::min(length, state.length - std::min(offset, state.length));
+  // A flush drains bytes, not a key: every registration of the flushed bytes (the same
+  // memory may be registered twice, as a whole and a part) has them flushed.
+  const uintptr_t first =
+      reinterpret_cast<uintptr_t>(region.base) + std::min(offset, region.length);
+  const uintptr_t last = first + std::min(length, region.length - std::min(offset, region.length));
+  for (auto& entry : regions_) {
+    RegionState& state = entry.second;
+    const uintptr_t base = reinterpret_cast<uintptr_t>(state.base);
+    const uintptr_t begin = std::max(first, base);
+    const uintptr_t end = std::min(last, base + state.length);
+    if (begin >= end) continue;
+    key = entry.first;
     if (durable)
-      state.placed.MakeDurable(offset, end, noted);
+      state.placed.MakeDurable(begin - base, end - base, noted);
     else if (!persistent)
-      state.placed.MarkVisibilityFlushed(offset, end);
+      state.placed.MarkVisibilityFlushed(begin - base, end - base);
     DropPreImagesIfDurableLocked(&state);
   }
   if (durable && caps_.flush_scope_qp && !caps_.native_flush) {

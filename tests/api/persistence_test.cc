@@ -389,6 +389,27 @@ TEST_F(PersistenceTest, NodeWorksAfterPowerFailure) {
   EXPECT_EQ(64u, Count(256, 64, kOld));
 }
 
+// The server registers its memory twice (librpma allows it: a second region over the same
+// bytes, for a part or another usage), and the client flushes through the second what it
+// wrote through the first. A flush drains bytes, not a key (a native flush of the range, or
+// the read that drains the queue pair's writes), so the write is durable.
+TEST_F(PersistenceTest, AFlushThroughAnotherRegionOfTheSameBytesMakesThemDurable) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  rpma_mr_local* alias = nullptr;
+  ASSERT_NO_FATAL_FAILURE(
+      regs_.Register(server_peer_, target_->bytes.data(), kSize, kTargetUsage, &alias));
+  rpma_mr_remote* alias_remote = nullptr;
+  ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(alias, &alias_remote));
+  ASSERT_NO_FATAL_FAILURE(Write(0, 64, 1));
+  ASSERT_NO_FATAL_FAILURE(Write(128, 64, 2));  // not flushed: it reverts
+  ASSERT_EQ(0, rpma_flush(client_, alias_remote, 0, 64, RPMA_FLUSH_TYPE_PERSISTENT,
+                          RPMA_F_COMPLETION_ALWAYS, Ctx(3)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client_), 3, IBV_WC_RDMA_READ));
+  ASSERT_NO_FATAL_FAILURE(PowerFailure(RPMA_SIM_LOSS_ALL));
+  EXPECT_EQ(64u, Count(0, 64, kNew)) << "a completed persistent flush of the bytes was lost";
+  EXPECT_EQ(64u, Count(128, 64, kOld));
+}
+
 // --- the report -------------------------------------------------------------------------------
 
 TEST_F(PersistenceTest, ReportNamesWhatWasNeverMadeDurable) {
