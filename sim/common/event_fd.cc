@@ -2,9 +2,12 @@
 #include "sim/common/event_fd.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -29,17 +32,22 @@ EventFd::~EventFd() {
 }
 
 int EventFd::fd() const {
-  MutexLock lock(&mutex_);
-  if (fd_ >= 0) return fd_;
-  // Created with the count so far (eventfd(2) is one system call that cannot block).
-  fd_ = eventfd(static_cast<unsigned int>(pending_), EFD_SEMAPHORE | EFD_CLOEXEC);
-  if (fd_ < 0) {
-    SIM_LOG_ERROR("eventfd: %m");
-    return -1;
+  int fd;
+  {
+    MutexLock lock(&mutex_);
+    if (fd_ >= 0) return fd_;
+    // Created with the count so far (eventfd(2) is one system call that cannot block).
+    fd = eventfd(static_cast<unsigned int>(pending_), EFD_SEMAPHORE | EFD_CLOEXEC);
+    if (fd < 0) {
+      SIM_LOG_ERROR("eventfd: %m");
+      return -1;
+    }
+    fd_ = fd;
+    pending_ = 0;
+    wakes_.fetch_add(1);
   }
-  pending_ = 0;
-  signalled_.SignalAll();  // waiters move to the fd
-  return fd_;
+  WakeSleepers(INT_MAX);  // they move to the fd
+  return fd;
 }
 
 void EventFd::Signal() {
@@ -47,16 +55,24 @@ void EventFd::Signal() {
   {
     MutexLock lock(&mutex_);
     fd = fd_;
-    if (fd < 0) ++pending_;
+    if (fd < 0) {
+      ++pending_;
+      wakes_.fetch_add(1);
+    }
   }
   if (fd < 0) {
     // After the unlock: a taker woken under the lock would only block on it again.
-    signalled_.Signal();
+    WakeSleepers(1);
     return;
   }
   uint64_t one = 1;
   while (write(fd, &one, sizeof(one)) < 0 && errno == EINTR) {
   }
+}
+
+void EventFd::WakeSleepers(int count) const {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wakes_), FUTEX_WAKE_PRIVATE, count, nullptr,
+          nullptr, 0);
 }
 
 EventFd::Taken EventFd::Take() {
@@ -66,28 +82,32 @@ EventFd::Taken EventFd::Take() {
   while (pending_.load(std::memory_order_relaxed) == 0 && fd_.load(std::memory_order_relaxed) < 0 &&
          std::chrono::steady_clock::now() < give_up)
     sched_yield();
-  int fd;
-  {
-    MutexLock lock(&mutex_);
-    fd = fd_;
-    if (fd < 0 && pending_ > 0) {
-      --pending_;
-      fd = kTakenHere;
+  Taken taken = Taken::kYes;
+  for (;;) {
+    int fd;
+    uint32_t seen;
+    {
+      MutexLock lock(&mutex_);
+      fd = fd_;
+      if (fd < 0 && pending_ > 0) {
+        --pending_;
+        break;
+      }
+      seen = wakes_.load();
+    }
+    if (fd >= 0) {
+      taken = ReadOne(fd);
+      break;
+    }
+    // Asleep until a Signal or the fd's creation changes the word. A signal whose handler
+    // has no SA_RESTART ends the sleep with EINTR, as it ends a read of a real channel's fd.
+    if (syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wakes_), FUTEX_WAIT_PRIVATE, seen, nullptr,
+                nullptr, 0) != 0 &&
+        errno == EINTR) {
+      taken = Taken::kInterrupted;
+      break;
     }
   }
-  // Nothing yet: the sleep is a read of the fd, where a signal interrupts it.
-  if (fd == -1) fd = this->fd();
-  if (fd == -1) {
-    // The kernel refused an eventfd: on the condition variable, which no signal interrupts.
-    MutexLock lock(&mutex_);
-    while (pending_ == 0 && fd_ < 0) signalled_.Wait(&mutex_);
-    fd = fd_;
-    if (fd < 0) {
-      --pending_;
-      fd = kTakenHere;
-    }
-  }
-  const Taken taken = fd == kTakenHere ? Taken::kYes : ReadOne(fd);
   if (spin_ && spins && taken == Taken::kYes)
     spin_->Record(std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now() - start)

@@ -1,14 +1,13 @@
 // event_fd.h -- a counting wait that becomes a pollable kernel fd when somebody asks for one.
 //
 // Signal() adds one pending event; Take() consumes one, waiting for it. Until fd() is first
-// called, or a Take has to sleep, no kernel fd exists: the count lives here, so a
-// connection whose owner never asks for its fds nor blocks on them costs none. fd() creates
-// an eventfd in semaphore mode holding the count so far, and from then on the eventfd is the
-// count: it is readable while events are pending (level-triggered: poll, epoll), and Take
-// honours the O_NONBLOCK the user may set on it (fcntl) by reporting "nothing pending" at
-// once. A Take that sleeps does so in read(2) on it, as a wait on a real completion or CM
-// channel does, so a signal whose handler has no SA_RESTART interrupts it. The fd stays
-// the same for the object's life.
+// called no kernel fd exists: the count lives here and Take sleeps on a futex, so a
+// connection whose owner never asks for its fds costs none. fd() creates an eventfd in
+// semaphore mode holding the count so far, and from then on the eventfd is the count: it is
+// readable while events are pending (level-triggered: poll, epoll), and Take honours the
+// O_NONBLOCK the user may set on it (fcntl) by reporting "nothing pending" at once. Either
+// sleep ends with EINTR when a signal whose handler has no SA_RESTART comes, as a read of a
+// real completion or CM channel's fd does. The fd stays the same for the object's life.
 #ifndef RPMA_SIM_COMMON_EVENT_FD_H_
 #define RPMA_SIM_COMMON_EVENT_FD_H_
 
@@ -47,8 +46,7 @@ class EventFd {
   };
   // Consumes one pending event, waiting for it: first, while no kernel fd exists, looking
   // again for kSpinNs or the budget's time (yielding the core between looks), then
-  // sleeping in read(2) on the fd (created for it; on a condition variable if the kernel
-  // refuses one).
+  // sleeping (on the futex, or in read(2) once the fd exists).
   Taken Take();
 
   // Consumes every pending event without waiting, whatever the fd's flags.
@@ -59,12 +57,14 @@ class EventFd {
   // up in this process, a completion about to come) costs neither thread a sleep and a
   // wake-up.
   static constexpr int64_t kSpinNs = 50 * 1000;
-  // Take's note that it consumed a count of its own (no fd is involved).
-  static constexpr int kTakenHere = -2;
+  // Wakes up to `count` takers asleep on wakes_.
+  void WakeSleepers(int count) const;
 
   SpinBudget* const spin_;
   mutable Mutex mutex_;
-  mutable CondVar signalled_;  // an event, or the fd was created
+  // Changed (under mutex_) by every Signal while no fd exists and by the fd's creation: the
+  // futex word a taker sleeps on until then.
+  mutable std::atomic<uint32_t> wakes_{0};
   // Atomics written under mutex_, read without it only to know whether to stop spinning.
   mutable std::atomic<uint64_t> pending_{0};  // while fd_ < 0
   mutable std::atomic<int> fd_{-1};           // set once

@@ -152,45 +152,50 @@ TEST(EventFdTest, DrainWithoutAnFdForgetsThePending) {
   EXPECT_EQ(EventFd::Taken::kNothing, event.Take());
 }
 
-// A Take that has to sleep before anyone asked for the fd makes it and sleeps in read(2)
-// on it; fd() hands out that same fd later.
-TEST(EventFdTest, TakeThatSleepsWithoutAnFdMakesOne) {
+// A Take blocked before anyone asked for the fd waits without one, and still wakes when the
+// fd is created meanwhile and the event is signalled through it.
+TEST(EventFdTest, TakeBlockedWithoutAnFdWakesAfterTheFdIsCreated) {
   EventFd event;
-  int fd_at_signal = -1;
-  ExpectBlockedTakeWakesOnSignal(&event, SYS_read, [&] { fd_at_signal = event.fd(); });
-  EXPECT_GE(fd_at_signal, 0);
-  EXPECT_EQ(fd_at_signal, event.fd());
+  ExpectBlockedTakeWakesOnSignal(&event, SYS_futex, [&event] { ASSERT_GE(event.fd(), 0); });
 }
 
 void NoteSignal(int) {}
 
-// A signal whose handler has no SA_RESTART interrupts a sleeping Take, which says so and
-// consumes nothing, as read(2) on a real channel's fd fails with EINTR.
-TEST(EventFdTest, ASignalInterruptsASleepingTake) {
+// Takes from `event` on a thread of its own until it sleeps in `syscall_number`, then sends
+// that thread a signal whose handler has no SA_RESTART: the Take says so and consumes
+// nothing, as read(2) on a real channel's fd fails with EINTR.
+void ExpectTakeInterruptedIn(EventFd* event, long syscall_number) {
   struct sigaction action {};
   action.sa_handler = NoteSignal;
   sigemptyset(&action.sa_mask);
   struct sigaction old {};
   ASSERT_EQ(0, sigaction(SIGUSR1, &action, &old));
-  EventFd event;
   std::atomic<pid_t> tid{0};
   std::promise<EventFd::Taken> taken;
   std::future<EventFd::Taken> result = taken.get_future();
   std::thread waiter([&] {
     tid = rpma_sim_test::CurrentTid();
-    taken.set_value(event.Take());
+    taken.set_value(event->Take());
   });
   while (tid.load() == 0) std::this_thread::yield();
-  ASSERT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), SYS_read));
-  ASSERT_EQ(0, pthread_kill(waiter.native_handle(), SIGUSR1));
-  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(30)));
+  EXPECT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), syscall_number));
+  EXPECT_EQ(0, pthread_kill(waiter.native_handle(), SIGUSR1));
+  EXPECT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(30)));
   EXPECT_EQ(EventFd::Taken::kInterrupted, result.get());
   waiter.join();
   sigaction(SIGUSR1, &old, nullptr);
-  event.Signal();  // still counts: the interrupted Take took nothing
-  ASSERT_TRUE(SetNonBlocking(event.fd()));
-  EXPECT_EQ(EventFd::Taken::kYes, event.Take());
-  EXPECT_EQ(EventFd::Taken::kNothing, event.Take());
+  event->Signal();  // still counts: the interrupted Take took nothing
+  ASSERT_TRUE(SetNonBlocking(event->fd()));
+  EXPECT_EQ(EventFd::Taken::kYes, event->Take());
+  EXPECT_EQ(EventFd::Taken::kNothing, event->Take());
+}
+
+TEST(EventFdTest, ASignalInterruptsASleepingTakeWithOrWithoutTheFd) {
+  EventFd without_fd;
+  ExpectTakeInterruptedIn(&without_fd, SYS_futex);
+  EventFd with_fd;
+  ASSERT_GE(with_fd.fd(), 0);
+  ExpectTakeInterruptedIn(&with_fd, SYS_read);
 }
 
 }  // namespace

@@ -78,15 +78,14 @@ void TakeSignalledWhileBlockedIn(EventFd* event, long syscall_number) {
   taker.join();
 }
 
-// A taker that slept on the count (in read(2) on the fd it made: its spin ran out first)
-// tells its budget a wait longer than the spin; with the budget at its longest, one
-// longer than kMaxNs, which halves it.
+// A taker that slept on the count (on its futex: its spin ran out first) tells its budget a wait
+// longer than the spin; with the budget at its longest, one longer than kMaxNs, which halves it.
 TEST(SpinBudgetTest, AnEventFdTakeThatSleptTellsItsBudget) {
   SpinBudget budget;
   budget.Record(SpinBudget::kMaxNs);
   ASSERT_EQ(SpinBudget::kMaxNs, budget.ns());
   EventFd event(&budget);
-  TakeSignalledWhileBlockedIn(&event, SYS_read);
+  TakeSignalledWhileBlockedIn(&event, SYS_futex);
   EXPECT_EQ(SpinBudget::kMaxNs / 2, budget.ns());
 }
 
