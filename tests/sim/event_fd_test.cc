@@ -78,27 +78,61 @@ TEST(EventFdTest, ReadableExactlyWhilePending) {
   EXPECT_FALSE(IsReadable(event.fd()));
 }
 
+// A Take of `event` on a thread of its own, started by the constructor.
+class TakeOnAThread {
+ public:
+  explicit TakeOnAThread(EventFd* event) : event_(event), result_(taken_.get_future()) {
+    waiter_ = std::thread([this, event] {
+      tid_ = rpma_sim_test::CurrentTid();
+      taken_.set_value(event->Take());
+    });
+    while (tid_.load() == 0) std::this_thread::yield();
+  }
+  ~TakeOnAThread() {
+    if (!Returned()) event_->Signal();  // a failed test still ends
+    waiter_.join();
+  }
+
+  // Whether the thread sleeps in system call `syscall_number` (waiting for it a while).
+  bool AsleepIn(long syscall_number) {
+    return rpma_sim_test::WaitUntilBlockedIn(tid_.load(), syscall_number);
+  }
+  bool Returned() {
+    return !result_.valid() ||  // Result() took it
+           result_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  }
+  void Interrupt() { EXPECT_EQ(0, pthread_kill(waiter_.native_handle(), SIGUSR1)); }
+  // What the Take returned (kNothing if it did not return within 30 s).
+  EventFd::Taken Result() {
+    if (result_.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+      ADD_FAILURE() << "the Take did not return";
+      return EventFd::Taken::kNothing;
+    }
+    return result_.get();
+  }
+
+ private:
+  EventFd* const event_;
+  std::atomic<pid_t> tid_{0};
+  std::promise<EventFd::Taken> taken_;
+  std::future<EventFd::Taken> result_;
+  std::thread waiter_;
+};
+
 // A Take on another thread that must block in `syscall_number` (read(2) on the fd, or the
-// futex of the condition variable without one) until `before_signal` has run and the event
-// is signalled; then it consumes that one event.
+// futex without one) until `before_signal` has run and the event is signalled; then it
+// consumes that one event.
 void ExpectBlockedTakeWakesOnSignal(EventFd* event, long syscall_number,
                                     const std::function<void()>& before_signal) {
-  std::atomic<pid_t> tid{0};
-  std::promise<EventFd::Taken> taken;
-  std::future<EventFd::Taken> result = taken.get_future();
-  std::thread waiter([&] {
-    tid = rpma_sim_test::CurrentTid();
-    taken.set_value(event->Take());
-  });
-  while (tid.load() == 0) std::this_thread::yield();
-  ASSERT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), syscall_number))
-      << "the waiter never blocked in system call " << syscall_number;
-  before_signal();
-  EXPECT_NE(std::future_status::ready, result.wait_for(std::chrono::seconds(0)));
-  event->Signal();
-  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(30)));
-  EXPECT_EQ(EventFd::Taken::kYes, result.get());
-  waiter.join();
+  {
+    TakeOnAThread take(event);
+    EXPECT_TRUE(take.AsleepIn(syscall_number))
+        << "the waiter never blocked in system call " << syscall_number;
+    before_signal();
+    EXPECT_FALSE(take.Returned());
+    event->Signal();
+    EXPECT_EQ(EventFd::Taken::kYes, take.Result());
+  }
   ASSERT_TRUE(SetNonBlocking(event->fd()));
   EXPECT_EQ(EventFd::Taken::kNothing, event->Take());  // the one signal was consumed by the waiter
 }
@@ -170,19 +204,12 @@ void ExpectTakeInterruptedIn(EventFd* event, long syscall_number) {
   sigemptyset(&action.sa_mask);
   struct sigaction old {};
   ASSERT_EQ(0, sigaction(SIGUSR1, &action, &old));
-  std::atomic<pid_t> tid{0};
-  std::promise<EventFd::Taken> taken;
-  std::future<EventFd::Taken> result = taken.get_future();
-  std::thread waiter([&] {
-    tid = rpma_sim_test::CurrentTid();
-    taken.set_value(event->Take());
-  });
-  while (tid.load() == 0) std::this_thread::yield();
-  EXPECT_TRUE(rpma_sim_test::WaitUntilBlockedIn(tid.load(), syscall_number));
-  EXPECT_EQ(0, pthread_kill(waiter.native_handle(), SIGUSR1));
-  EXPECT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(30)));
-  EXPECT_EQ(EventFd::Taken::kInterrupted, result.get());
-  waiter.join();
+  {
+    TakeOnAThread take(event);
+    EXPECT_TRUE(take.AsleepIn(syscall_number));
+    take.Interrupt();
+    EXPECT_EQ(EventFd::Taken::kInterrupted, take.Result());
+  }
   sigaction(SIGUSR1, &old, nullptr);
   event->Signal();  // still counts: the interrupted Take took nothing
   ASSERT_TRUE(SetNonBlocking(event->fd()));
