@@ -103,7 +103,9 @@ void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset
   if (recorder_) recorder_->Placed(point, region, offset, length, placement);
   const bool save = armed();
   state.placed.Place(offset, offset + length, placement, [&](uint64_t begin, uint64_t end) {
-    if (save) state.pre_images.Save(state.base, begin, end);
+    if (!save) return;
+    state.pre_images.Save(state.base, begin, end);
+    if (regions_.size() > 1) AdoptPreImagesLocked(region.key, &state, begin, end);
   });
 }
 
@@ -207,6 +209,28 @@ CrashJournal PersistenceDomain::StopRecording() {
 
 void PersistenceDomain::DropPreImagesIfDurableLocked(RegionState* state) {
   if (state->placed.empty()) state->pre_images.Clear();
+}
+
+void PersistenceDomain::AdoptPreImagesLocked(uint32_t key, RegionState* mine, uint64_t begin,
+                                             uint64_t end) {
+  const uintptr_t base = reinterpret_cast<uintptr_t>(mine->base);
+  for (const auto& entry : regions_) {
+    const RegionState& other = entry.second;
+    const uintptr_t other_base = reinterpret_cast<uintptr_t>(other.base);
+    const uintptr_t first = std::max(base + begin, other_base);
+    const uintptr_t last = std::min(base + end, other_base + other.length);
+    if (entry.first == key || first >= last) continue;
+    // Its placed ranges within [first, last), in its offsets.
+    const std::map<uint64_t, PlacedRanges::Range>& ranges = other.placed.ranges();
+    auto range = ranges.upper_bound(first - other_base);
+    if (range != ranges.begin()) --range;
+    for (; range != ranges.end() && range->first < last - other_base; ++range) {
+      const uint64_t from = std::max<uint64_t>(range->first, first - other_base);
+      const uint64_t to = std::min<uint64_t>(range->second.end, last - other_base);
+      if (from < to)
+        mine->pre_images.SaveFrom(other.pre_images, from, other_base + from - base, to - from);
+    }
+  }
 }
 
 std::string PersistenceDomain::RemedyLocked() const {

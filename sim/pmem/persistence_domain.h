@@ -146,6 +146,11 @@ class PersistenceDomain {
   // What the report says would have made a range durable.
   std::string RemedyLocked() const REQUIRES(mutex_);
   void DropPreImagesIfDurableLocked(RegionState* state) REQUIRES(mutex_);
+  // For the bytes [begin, end) of the region `key` (its state: `mine`), newly placed: where
+  // another registration of the same memory has placed them and nothing made them durable,
+  // their durable value is that region's pre-image, not memory now.
+  void AdoptPreImagesLocked(uint32_t key, RegionState* mine, uint64_t begin, uint64_t end)
+      REQUIRES(mutex_);
   // PowerFail's work under the lock: adds the bytes not durable and those reverted.
   void PowerFailLocked(LossMode mode, uint64_t seed, const TornKeep* keep, uint64_t* placed,
                        uint64_t* reverted) REQUIRES(mutex_);

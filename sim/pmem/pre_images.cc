@@ -18,6 +18,22 @@ void PreImages::Save(const uint8_t* base, uint64_t begin, uint64_t end) {
   }
 }
 
+void PreImages::SaveFrom(const PreImages& other, uint64_t from, uint64_t begin, uint64_t length) {
+  while (length > 0) {
+    // The part of the range within one page of each.
+    const uint64_t step = std::min({length, kPage - from % kPage, kPage - begin % kPage});
+    auto saved = other.pages_.find(from / kPage);
+    if (saved != other.pages_.end()) {
+      std::unique_ptr<uint8_t[]>& mine = pages_[begin / kPage];
+      if (!mine) mine.reset(new uint8_t[kPage]);
+      memcpy(mine.get() + begin % kPage, saved->second.get() + from % kPage, step);
+    }
+    from += step;
+    begin += step;
+    length -= step;
+  }
+}
+
 void PreImages::Restore(uint8_t* base, uint64_t begin, uint64_t end) const {
   while (begin < end) {
     uint64_t page = begin / kPage;

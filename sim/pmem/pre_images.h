@@ -21,6 +21,9 @@ class PreImages {
   void Save(const uint8_t* base, uint64_t begin, uint64_t end);
   // Puts back base[begin, end); every byte of it must have been saved.
   void Restore(uint8_t* base, uint64_t begin, uint64_t end) const;
+  // Saves, for [begin, begin + length), what `other` saved for [from, from + length) (the
+  // same bytes of memory in another region's offsets), where it saved them.
+  void SaveFrom(const PreImages& other, uint64_t from, uint64_t begin, uint64_t length);
   void Clear() { pages_.clear(); }
   size_t pages() const { return pages_.size(); }
 

@@ -110,6 +110,15 @@ class PersistenceTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(Flush(0, flush_len, RPMA_FLUSH_TYPE_PERSISTENT, 3));
   }
 
+  // A second registration of the server's target memory (librpma allows it: a second region
+  // over the same bytes, for a part or another usage), as the client sees it.
+  void RegisterTargetAgain(rpma_mr_remote** remote) {
+    rpma_mr_local* alias = nullptr;
+    ASSERT_NO_FATAL_FAILURE(
+        regs_.Register(server_peer_, target_->bytes.data(), kSize, kTargetUsage, &alias));
+    ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(alias, remote));
+  }
+
   // How many bytes of target[offset, offset + len) hold `value`.
   size_t Count(size_t offset, size_t len, uint8_t value) const {
     size_t n = 0;
@@ -389,17 +398,13 @@ TEST_F(PersistenceTest, NodeWorksAfterPowerFailure) {
   EXPECT_EQ(64u, Count(256, 64, kOld));
 }
 
-// The server registers its memory twice (librpma allows it: a second region over the same
-// bytes, for a part or another usage), and the client flushes through the second what it
-// wrote through the first. A flush drains bytes, not a key (a native flush of the range, or
+// The server registers its memory twice, and the client flushes through the second region
+// what it wrote through the first. A flush drains bytes, not a key (a native flush of the range, or
 // the read that drains the queue pair's writes), so the write is durable.
 TEST_F(PersistenceTest, AFlushThroughAnotherRegionOfTheSameBytesMakesThemDurable) {
   ASSERT_NO_FATAL_FAILURE(Connect());
-  rpma_mr_local* alias = nullptr;
-  ASSERT_NO_FATAL_FAILURE(
-      regs_.Register(server_peer_, target_->bytes.data(), kSize, kTargetUsage, &alias));
   rpma_mr_remote* alias_remote = nullptr;
-  ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(alias, &alias_remote));
+  ASSERT_NO_FATAL_FAILURE(RegisterTargetAgain(&alias_remote));
   ASSERT_NO_FATAL_FAILURE(Write(0, 64, 1));
   ASSERT_NO_FATAL_FAILURE(Write(128, 64, 2));  // not flushed: it reverts
   ASSERT_EQ(0, rpma_flush(client_, alias_remote, 0, 64, RPMA_FLUSH_TYPE_PERSISTENT,
@@ -408,6 +413,27 @@ TEST_F(PersistenceTest, AFlushThroughAnotherRegionOfTheSameBytesMakesThemDurable
   ASSERT_NO_FATAL_FAILURE(PowerFailure(RPMA_SIM_LOSS_ALL));
   EXPECT_EQ(64u, Count(0, 64, kNew)) << "a completed persistent flush of the bytes was lost";
   EXPECT_EQ(64u, Count(128, 64, kOld));
+}
+
+// Writes through two registrations of the same bytes, none flushed, over each other in both
+// orders: a power failure puts back the durable value, whichever region wrote last.
+TEST_F(PersistenceTest, UnflushedWritesThroughTwoRegionsOfTheSameBytesRevert) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  rpma_mr_remote* alias_remote = nullptr;
+  ASSERT_NO_FATAL_FAILURE(RegisterTargetAgain(&alias_remote));
+  auto write = [&](rpma_mr_remote* dst, size_t offset, uintptr_t id) {
+    ASSERT_EQ(0, rpma_write(client_, dst, offset, source_->mr, offset, 64, RPMA_F_COMPLETION_ALWAYS,
+                            Ctx(id)));
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client_), id, IBV_WC_RDMA_WRITE));
+  };
+  ASSERT_NO_FATAL_FAILURE(write(remote_, 0, 1));         // through the first registration
+  ASSERT_NO_FATAL_FAILURE(write(alias_remote, 64, 2));   // the second, other bytes
+  ASSERT_NO_FATAL_FAILURE(write(remote_, 64, 3));        // the first, over the second's
+  ASSERT_NO_FATAL_FAILURE(write(alias_remote, 128, 4));  // and the other way round
+  ASSERT_NO_FATAL_FAILURE(write(remote_, 192, 5));
+  ASSERT_NO_FATAL_FAILURE(write(alias_remote, 192, 6));
+  ASSERT_NO_FATAL_FAILURE(PowerFailure(RPMA_SIM_LOSS_ALL));
+  EXPECT_EQ(256u, Count(0, 256, kOld)) << "bytes never flushed survived the power failure";
 }
 
 // --- the report -------------------------------------------------------------------------------
