@@ -104,6 +104,7 @@ void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset
   const bool save = armed();
   state.placed.Place(offset, offset + length, placement, [&](uint64_t begin, uint64_t end) {
     if (!save) return;
+    mutex_.AssertHeld();  // called by Place, within this function's lock
     state.pre_images.Save(state.base, begin, end);
     if (regions_.size() > 1) AdoptPreImagesLocked(region.key, &state, begin, end);
   });
