@@ -49,10 +49,14 @@ size_t EventChannel::pending() {
 }
 
 std::deque<CmEvent> EventChannel::TakeAll() {
-  MutexLock lock(&mutex_);
   std::deque<CmEvent> all;
-  all.swap(events_);
-  event_fd_.Drain();  // nothing is pending any more: the fd must not look readable
+  {
+    MutexLock lock(&mutex_);
+    all.swap(events_);
+  }
+  // Nothing is pending any more: the fd must not look readable. Its reads, system calls,
+  // are made without the lock; nothing pushes meanwhile.
+  event_fd_.Drain();
   return all;
 }
 

@@ -172,8 +172,10 @@ void Listener::Shutdown() {
                                     return !live || live.get() == this;
                                   }),
                    registry.end());
-    pending = channel_.TakeAll();
   }
+  // With shut_down_ set under the CM lock nothing delivers here any more: what is pending
+  // is taken without the lock (draining the channel's fd is a system call).
+  pending = channel_.TakeAll();
   // The acceptor belongs to the progress engine's thread: close it there, and wait, so that
   // the port is free again when this returns.
   std::promise<void> closed;
