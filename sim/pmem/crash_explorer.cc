@@ -114,6 +114,10 @@ class Explorer {
              span.end - span.begin);
       not_durable_[region].Remove(span.begin, span.end);
     }
+    for (const CrashValue& value : event.durable_values) {
+      memcpy(durable_[index_.at(value.key)].data() + value.begin, value.bytes.data(),
+             value.bytes.size());
+    }
   }
 
   // Every state at `point`; false to stop.

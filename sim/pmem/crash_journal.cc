@@ -1,6 +1,6 @@
 // crash_journal.cc -- describing crash points, and a journal's file.
 //
-// The file, version 1, every integer little-endian:
+// The file, version 2, every integer little-endian:
 //   "RPMASIMJ" u32 version
 //   u64 node, u8 flags (1 persistent memory, 2 eADR, 4 flush scope qp, 8 truncated)
 //   u64 first_point, string end_reason
@@ -9,9 +9,11 @@
 //     bytes final_image (its length is the region's)
 //   u64 events, then each: u64 point, u8 kind, u64 placer, u64 first, u64 last, u8 by,
 //     u8 flags (1 visibility flushed, 2 persistent), span range, bytes overwritten (a
-//     placement's: the range's length), u32 spans, span made_durable...
-// where a string is u32 length + bytes, a span is u32 key, u64 begin, u64 end, and bytes
-// are raw. A reader checks every length against what is left of the file.
+//     placement's: the range's length), u32 spans, span made_durable..., u32 values,
+//     value durable_values...
+// where a string is u32 length + bytes, a span is u32 key, u64 begin, u64 end, a value is
+// u32 key, u64 begin, u64 length + bytes, and bytes are raw. Version 1, the same without the
+// values, is read too. A reader checks every length against what is left of the file.
 #include "sim/pmem/crash_journal.h"
 
 #include <inttypes.h>
@@ -24,7 +26,8 @@ namespace rpma_sim {
 namespace {
 
 constexpr char kMagic[8] = {'R', 'P', 'M', 'A', 'S', 'I', 'M', 'J'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+constexpr uint32_t kOldestVersion = 1;  // no durable values
 
 class Writer {
  public:
@@ -81,6 +84,10 @@ class Reader {
     return true;
   }
   bool Span(CrashSpan* span) { return U32(&span->key) && U64(&span->begin) && U64(&span->end); }
+  bool Value(CrashValue* value) {
+    uint64_t length;
+    return U32(&value->key) && U64(&value->begin) && U64(&length) && Bytes(length, &value->bytes);
+  }
   size_t left() const { return in_.size() - at_; }
 
  private:
@@ -96,9 +103,9 @@ class Reader {
   size_t at_ = 0;
 };
 
-bool ReadEvent(Reader* in, CrashEvent* event) {
+bool ReadEvent(Reader* in, uint32_t version, CrashEvent* event) {
   uint8_t kind, by, flags;
-  uint32_t spans;
+  uint32_t spans, values = 0;
   if (!in->U64(&event->point) || !in->U8(&kind) || !in->U64(&event->placement.placer) ||
       !in->U64(&event->placement.first) || !in->U64(&event->placement.last) || !in->U8(&by) ||
       !in->U8(&flags) || !in->Span(&event->range) || kind > 2 || by > 4 ||
@@ -120,6 +127,13 @@ bool ReadEvent(Reader* in, CrashEvent* event) {
   event->made_durable.resize(spans);
   for (CrashSpan& span : event->made_durable) {
     if (!in->Span(&span) || span.end < span.begin) return false;
+  }
+  if (version >= 2 && !in->U32(&values)) return false;
+  // Each value takes at least 20 bytes.
+  if (values > in->left() / 20) return false;
+  event->durable_values.resize(values);
+  for (CrashValue& value : event->durable_values) {
+    if (!in->Value(&value)) return false;
   }
   return true;
 }
@@ -208,6 +222,13 @@ bool CrashJournal::WriteTo(const std::string& path, std::string* error) const {
     out.Bytes(event.overwritten.data(), event.overwritten.size());
     out.U32(static_cast<uint32_t>(event.made_durable.size()));
     for (const CrashSpan& span : event.made_durable) out.Span(span);
+    out.U32(static_cast<uint32_t>(event.durable_values.size()));
+    for (const CrashValue& value : event.durable_values) {
+      out.U32(value.key);
+      out.U64(value.begin);
+      out.U64(value.bytes.size());
+      out.Bytes(value.bytes.data(), value.bytes.size());
+    }
   }
   const std::string temporary = path + ".partial";
   {
@@ -243,9 +264,10 @@ bool CrashJournal::ReadFrom(const std::string& path, CrashJournal* journal, std:
   uint8_t flags = 0;
   uint64_t events = 0;
   bool ok = reader.Bytes(sizeof(kMagic), &magic) && reader.U32(&version);
-  if (ok && version != kVersion) {
+  if (ok && (version < kOldestVersion || version > kVersion)) {
     *error = path + " is a crash journal of version " + std::to_string(version) +
-             "; this reads version " + std::to_string(kVersion);
+             "; this reads versions " + std::to_string(kOldestVersion) + " to " +
+             std::to_string(kVersion);
     return false;
   }
   ok = ok && reader.U64(&journal->node) && reader.U8(&flags) && reader.U64(&journal->first_point) &&
@@ -267,7 +289,7 @@ bool CrashJournal::ReadFrom(const std::string& path, CrashJournal* journal, std:
   ok = ok && reader.U64(&events) && events <= reader.left() / 59;
   if (ok) journal->events.resize(events);
   for (uint64_t i = 0; ok && i < events; ++i) {
-    ok = ReadEvent(&reader, &journal->events[i]);
+    ok = ReadEvent(&reader, version, &journal->events[i]);
     const CrashEvent& event = journal->events[i];
     // A range outside its region would make the explorer write outside an image.
     const CrashRegion* region = ok ? journal->Region(event.range.key) : nullptr;
@@ -276,6 +298,11 @@ bool CrashJournal::ReadFrom(const std::string& path, CrashJournal* journal, std:
     for (const CrashSpan& span : event.made_durable) {
       const CrashRegion* made = journal->Region(span.key);
       ok = ok && made != nullptr && span.end <= made->length;
+    }
+    for (const CrashValue& value : event.durable_values) {
+      const CrashRegion* made = journal->Region(value.key);
+      ok = ok && made != nullptr && value.begin <= made->length &&
+           value.bytes.size() <= made->length - value.begin;
     }
   }
   if (!ok || reader.left() != 0) {

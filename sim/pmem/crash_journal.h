@@ -44,6 +44,15 @@ struct CrashSpan {
   uint64_t end = 0;
 };
 
+// The durable value of bytes still placed (not durable themselves): a flush of flush scope
+// qp drained a connection's write that another connection wrote over since
+// (superseded_values.h).
+struct CrashValue {
+  uint32_t key = 0;
+  uint64_t begin = 0;  // in the region
+  std::vector<uint8_t> bytes;
+};
+
 struct CrashEvent {
   uint64_t point = 0;  // the node's crash point number (1-based)
   CrashEventKind kind = CrashEventKind::kPlacement;
@@ -62,6 +71,8 @@ struct CrashEvent {
   // Durable events: the ranges this event made durable (the model decided: eADR, a flush of
   // the connection's scope, DRAM where nothing is).
   std::vector<CrashSpan> made_durable;
+  // Durable events: older values that became the durable value of bytes still placed.
+  std::vector<CrashValue> durable_values;
 
   // "write of 64 bytes at offset 128 of region 0x1001 by work request 3 of queue pair 7",
   // "persistent flush of 64 bytes at offset 128 of region 0x1001 (...)".

@@ -56,7 +56,8 @@ std::vector<std::string> LintCrashJournal(const CrashJournal& journal) {
                                  "a VISIBILITY flush over bytes not durable: they stay so, and a "
                                  "power failure loses them (PERSISTENT was needed)"));
     }
-    if (durable_kind && journal.persistent_memory && event.made_durable.empty()) {
+    if (durable_kind && journal.persistent_memory && event.made_durable.empty() &&
+        event.durable_values.empty()) {
       if (region.flushed_unwritten.Covers(begin, end))
         findings.push_back(Finding(event.point, event,
                                    "flushed twice with no write between (point " +

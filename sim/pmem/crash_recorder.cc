@@ -75,8 +75,11 @@ void CrashRecorder::Placed(uint64_t point, const PlacedRegion& region, uint64_t 
 
 void CrashRecorder::Durable(uint64_t point, CrashEventKind kind, FlushKind flush, uint32_t key,
                             uint64_t offset, uint64_t length, const Placement& by,
-                            std::vector<CrashSpan> made_durable) {
-  if (ended_ || !Keep(64 + made_durable.size() * sizeof(CrashSpan))) return;
+                            std::vector<CrashSpan> made_durable,
+                            std::vector<CrashValue> durable_values) {
+  uint64_t size = 64 + made_durable.size() * sizeof(CrashSpan);
+  for (const CrashValue& value : durable_values) size += sizeof(CrashValue) + value.bytes.size();
+  if (ended_ || !Keep(size)) return;
   CrashEvent event;
   event.point = point;
   event.kind = kind;
@@ -85,6 +88,7 @@ void CrashRecorder::Durable(uint64_t point, CrashEventKind kind, FlushKind flush
   event.side = kind == CrashEventKind::kPersist ? CrashSide::kUnknown : SideOf(by.placer);
   event.range = CrashSpan{key, offset, offset + length};
   event.made_durable = std::move(made_durable);
+  event.durable_values = std::move(durable_values);
   Trace(event);
   journal_.events.push_back(std::move(event));
 }

@@ -44,9 +44,11 @@ class CrashRecorder {
               const Placement& placement);
   // Crash point `point`: a flush (kFlush, of either kind) or a persist (kPersist) of
   // [offset, offset + length) of the region with `key` completed; `made_durable` is what it
-  // made durable. `by` is the flush's queue pair and ordinal (placement's placer, first).
+  // made durable, `durable_values` the older values it made durable under bytes still
+  // placed. `by` is the flush's queue pair and ordinal (placement's placer, first).
   void Durable(uint64_t point, CrashEventKind kind, FlushKind flush, uint32_t key, uint64_t offset,
-               uint64_t length, const Placement& by, std::vector<CrashSpan> made_durable);
+               uint64_t length, const Placement& by, std::vector<CrashSpan> made_durable,
+               std::vector<CrashValue> durable_values);
   // A region with placements from before the recording: known from the start, so that a
   // flush during it that makes those bytes durable names a region the journal has.
   void RegionBefore(const PlacedRegion& region);

@@ -102,6 +102,10 @@ void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset
   points_.store(point, std::memory_order_release);
   if (recorder_) recorder_->Placed(point, region, offset, length, placement);
   const bool save = armed();
+  if (save && flushes_connection()) {
+    const uintptr_t first = reinterpret_cast<uintptr_t>(region.base) + offset;
+    KeepSupersededLocked(first, first + length, placement.placer);
+  }
   state.placed.Place(offset, offset + length, placement, [&](uint64_t begin, uint64_t end) {
     if (!save) return;
     mutex_.AssertHeld();  // called by Place, within this function's lock
@@ -116,48 +120,97 @@ void PersistenceDomain::Flush(const PlacedRegion& region, uint64_t offset, uint6
   if (!tracking()) return;
   MutexLock lock(&mutex_);
   bool durable = caps_.persistent_memory && (persistent || caps_.eadr);
-  // What it makes durable, for a recording.
-  std::vector<CrashSpan> made;
-  uint32_t key = region.key;
-  PlacedRanges::Span note = [&made, &key](uint64_t begin, uint64_t end) {
-    made.push_back(CrashSpan{key, begin, end});
-  };
-  const PlacedRanges::Span* noted = recorder_ ? &note : nullptr;
+  std::vector<CrashSpan> made;     // what it makes durable, for a recording
+  std::vector<CrashValue> values;  // and older values it makes durable
   // A flush drains bytes, not a key: every registration of the flushed bytes (the same
   // memory may be registered twice, as a whole and a part) has them flushed.
   const uintptr_t first =
       reinterpret_cast<uintptr_t>(region.base) + std::min(offset, region.length);
   const uintptr_t last = first + std::min(length, region.length - std::min(offset, region.length));
+  ForEachRegionWithinLocked(
+      first, last, [&](uint32_t key, RegionState& state, uint64_t begin, uint64_t end) {
+        mutex_.AssertHeld();  // called by ForEachRegionWithinLocked, within this lock
+        if (durable) {
+          PlacedRanges::Span span = DurableSpanLocked(key, state, &made);
+          state.placed.MakeDurable(begin, end, &span);
+        } else if (!persistent) {
+          state.placed.MarkVisibilityFlushed(begin, end);
+        }
+        DropPreImagesIfDurableLocked(&state);
+      });
+  if (durable && flushes_connection()) {
+    // The read that is librpma's portable flush drains every earlier write of its queue
+    // pair, whatever region those went to, and what others wrote over since.
+    DrainSupersededLocked(placer, recorder_ ? &values : nullptr);
+    for (auto& entry : regions_) {
+      PlacedRanges::Span span = DurableSpanLocked(entry.first, entry.second, &made);
+      entry.second.placed.MakeDurableOf(placer, &span);
+      DropPreImagesIfDurableLocked(&entry.second);
+    }
+  }
+  NoteDurableLocked(CrashEventKind::kFlush, flush, region, offset, length,
+                    Placement{placer, ordinal, ordinal, PlacedBy::kWrite}, std::move(made),
+                    std::move(values));
+}
+
+template <typename Visit>
+void PersistenceDomain::ForEachRegionWithinLocked(uintptr_t first, uintptr_t last, Visit&& visit) {
   for (auto& entry : regions_) {
     RegionState& state = entry.second;
     const uintptr_t base = reinterpret_cast<uintptr_t>(state.base);
     const uintptr_t begin = std::max(first, base);
     const uintptr_t end = std::min(last, base + state.length);
-    if (begin >= end) continue;
-    key = entry.first;
-    if (durable)
-      state.placed.MakeDurable(begin - base, end - base, noted);
-    else if (!persistent)
-      state.placed.MarkVisibilityFlushed(begin - base, end - base);
-    DropPreImagesIfDurableLocked(&state);
+    if (begin < end) visit(entry.first, state, begin - base, end - base);
   }
-  if (durable && caps_.flush_scope_qp && !caps_.native_flush) {
-    // The read that is librpma's portable flush drains every earlier write of its queue
-    // pair, whatever region those went to.
-    for (auto& entry : regions_) {
-      key = entry.first;
-      entry.second.placed.MakeDurableOf(placer, noted);
-      DropPreImagesIfDurableLocked(&entry.second);
-    }
-  }
-  NoteDurableLocked(CrashEventKind::kFlush, flush, region, offset, length,
-                    Placement{placer, ordinal, ordinal, PlacedBy::kWrite}, std::move(made));
+}
+
+PlacedRanges::Span PersistenceDomain::DurableSpanLocked(uint32_t key, const RegionState& state,
+                                                        std::vector<CrashSpan>* made) {
+  const uintptr_t base = reinterpret_cast<uintptr_t>(state.base);
+  const bool note = recorder_ != nullptr;
+  return [this, key, base, made, note](uint64_t begin, uint64_t end) {
+    mutex_.AssertHeld();  // a span is called within the lock that made it
+    superseded_.Cut(base + begin, base + end);
+    if (note) made->push_back(CrashSpan{key, begin, end});
+  };
+}
+
+void PersistenceDomain::KeepSupersededLocked(uintptr_t first, uintptr_t last, uint64_t placer) {
+  ForEachRegionWithinLocked(
+      first, last, [&](uint32_t, RegionState& state, uint64_t begin, uint64_t end) {
+        mutex_.AssertHeld();  // called by ForEachRegionWithinLocked, within this lock
+        const uintptr_t base = reinterpret_cast<uintptr_t>(state.base);
+        state.placed.ForEachWithin(begin, end, [&](uint64_t from, uint64_t to, const Placement& p) {
+          mutex_.AssertHeld();
+          if (p.placer != 0 && p.placer != placer)
+            superseded_.Keep(p.placer, base + from, to - from);
+        });
+      });
+}
+
+void PersistenceDomain::DrainSupersededLocked(uint64_t placer, std::vector<CrashValue>* values) {
+  superseded_.TakeOf(placer, [&](uintptr_t address, const uint8_t* value, uint64_t length) {
+    mutex_.AssertHeld();  // called by TakeOf, within this lock
+    ForEachRegionWithinLocked(
+        address, address + length,
+        [&](uint32_t key, RegionState& state, uint64_t begin, uint64_t end) {
+          const uintptr_t base = reinterpret_cast<uintptr_t>(state.base);
+          state.placed.ForEachWithin(begin, end, [&](uint64_t from, uint64_t to, const Placement&) {
+            const uint8_t* bytes = value + (base + from - address);
+            state.pre_images.SaveValue(from, bytes, to - from);
+            if (values != nullptr)
+              values->push_back(
+                  CrashValue{key, from, std::vector<uint8_t>(bytes, bytes + to - from)});
+          });
+        });
+  });
 }
 
 void PersistenceDomain::NoteDurableLocked(CrashEventKind kind, FlushKind flush,
                                           const PlacedRegion& region, uint64_t offset,
                                           uint64_t length, const Placement& by,
-                                          std::vector<CrashSpan> made_durable) {
+                                          std::vector<CrashSpan> made_durable,
+                                          std::vector<CrashValue> durable_values) {
   const uint64_t point = points_.load(std::memory_order_relaxed) + 1;
   points_.store(point, std::memory_order_release);
   // The range as it falls in the region: a flush's length may run past it (librpma's
@@ -165,7 +218,8 @@ void PersistenceDomain::NoteDurableLocked(CrashEventKind kind, FlushKind flush,
   const uint64_t begin = std::min(offset, region.length);
   const uint64_t within = std::min(length, region.length - begin);
   if (recorder_)
-    recorder_->Durable(point, kind, flush, region.key, begin, within, by, std::move(made_durable));
+    recorder_->Durable(point, kind, flush, region.key, begin, within, by, std::move(made_durable),
+                       std::move(durable_values));
 }
 
 void PersistenceDomain::Persist(const PlacedRegion& region, uint64_t offset, uint64_t length) {
@@ -174,10 +228,8 @@ void PersistenceDomain::Persist(const PlacedRegion& region, uint64_t offset, uin
   std::vector<CrashSpan> made;
   auto found = regions_.find(region.key);
   if (found != regions_.end() && caps_.persistent_memory) {
-    PlacedRanges::Span note = [&made, &region](uint64_t begin, uint64_t end) {
-      made.push_back(CrashSpan{region.key, begin, end});
-    };
-    found->second.placed.MakeDurable(offset, offset + length, recorder_ ? &note : nullptr);
+    PlacedRanges::Span span = DurableSpanLocked(region.key, found->second, &made);
+    found->second.placed.MakeDurable(offset, offset + length, &span);
     DropPreImagesIfDurableLocked(&found->second);
   }
   NoteDurableLocked(CrashEventKind::kPersist, FlushKind::kPersistent, region, offset, length,
@@ -215,31 +267,25 @@ void PersistenceDomain::DropPreImagesIfDurableLocked(RegionState* state) {
 void PersistenceDomain::AdoptPreImagesLocked(uint32_t key, RegionState* mine, uint64_t begin,
                                              uint64_t end) {
   const uintptr_t base = reinterpret_cast<uintptr_t>(mine->base);
-  for (const auto& entry : regions_) {
-    const RegionState& other = entry.second;
-    const uintptr_t other_base = reinterpret_cast<uintptr_t>(other.base);
-    const uintptr_t first = std::max(base + begin, other_base);
-    const uintptr_t last = std::min(base + end, other_base + other.length);
-    if (entry.first == key || first >= last) continue;
-    // Its placed ranges within [first, last), in its offsets.
-    const std::map<uint64_t, PlacedRanges::Range>& ranges = other.placed.ranges();
-    auto range = ranges.upper_bound(first - other_base);
-    if (range != ranges.begin()) --range;
-    for (; range != ranges.end() && range->first < last - other_base; ++range) {
-      const uint64_t from = std::max<uint64_t>(range->first, first - other_base);
-      const uint64_t to = std::min<uint64_t>(range->second.end, last - other_base);
-      if (from < to)
-        mine->pre_images.SaveFrom(other.pre_images, from, other_base + from - base, to - from);
-    }
-  }
+  ForEachRegionWithinLocked(
+      base + begin, base + end,
+      [&](uint32_t other_key, RegionState& other, uint64_t other_begin, uint64_t other_end) {
+        if (other_key == key) return;
+        const uintptr_t other_base = reinterpret_cast<uintptr_t>(other.base);
+        // Its placed ranges within the bytes, in its offsets.
+        other.placed.ForEachWithin(other_begin, other_end,
+                                   [&](uint64_t from, uint64_t to, const Placement&) {
+                                     mine->pre_images.SaveFrom(other.pre_images, from,
+                                                               other_base + from - base, to - from);
+                                   });
+      });
 }
 
 std::string PersistenceDomain::RemedyLocked() const {
   std::string remedy =
       caps_.eadr ? "a completed flush (RPMA_FLUSH_TYPE_VISIBILITY or _PERSISTENT) of the range"
                  : "a completed RPMA_FLUSH_TYPE_PERSISTENT flush of the range";
-  if (caps_.flush_scope_qp && !caps_.native_flush)
-    remedy += " (or of any range, on the same connection, after it)";
+  if (flushes_connection()) remedy += " (or of any range, on the same connection, after it)";
   return remedy + " or rpma_sim_persist() by the target";
 }
 
@@ -327,6 +373,7 @@ void PersistenceDomain::EndPlacer(uint64_t placer, const std::string& connection
           heading.c_str(), [](uint32_t, const Placement&) { return true; }, placer, &report);
     }
     for (auto& entry : regions_) entry.second.placed.Disown(placer);
+    superseded_.DropOf(placer);
   }
   LogReport(report);
 }
@@ -372,7 +419,11 @@ void PersistenceDomain::ForgetRegion(uint32_t key) {
           [key](uint32_t region, const Placement& p) { return region == key && p.placer != 0; }, 0,
           &report);
     }
-    regions_.erase(key);
+    // Its bytes leave the model: what another connection's flush would have made durable
+    // there no longer counts.
+    const uintptr_t base = reinterpret_cast<uintptr_t>(found->second.base);
+    superseded_.Cut(base, base + found->second.length);
+    regions_.erase(found);
   }
   LogReport(report);
 }
@@ -438,6 +489,7 @@ void PersistenceDomain::PowerFailLocked(LossMode mode, uint64_t seed, const Torn
     state.placed.Clear();
     state.pre_images.Clear();
   }
+  superseded_.Clear();
 }
 
 }  // namespace rpma_sim

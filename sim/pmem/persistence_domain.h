@@ -9,7 +9,8 @@
 //     VISIBILITY flush nothing;
 //   eADR: a VISIBILITY flush is durable too;
 //   flush scope qp (the portable read-after-write flush on some platforms): a PERSISTENT
-//     flush also makes every earlier placement of its connection durable;
+//     flush also makes every earlier placement of its connection durable, including what
+//     another connection wrote over since (superseded_values.h);
 //   DRAM: nothing is ever durable.
 // The target's own CPU can make bytes durable (Persist: rpma_sim_persist). Local stores are
 // not seen otherwise.
@@ -31,6 +32,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "sim/common/mutex.h"
 #include "sim/fabric/config.h"
@@ -38,6 +40,7 @@
 #include "sim/pmem/crash_recorder.h"
 #include "sim/pmem/placed_ranges.h"
 #include "sim/pmem/pre_images.h"
+#include "sim/pmem/superseded_values.h"
 
 namespace rpma_sim {
 
@@ -132,6 +135,23 @@ class PersistenceDomain {
   // Whether placements are recorded at all: for the report (persistent memory, report on)
   // or for a power failure.
   bool tracking() const { return report_ || armed(); }
+  // Whether a PERSISTENT flush drains every earlier write of its connection (flush scope qp,
+  // with librpma's portable flush).
+  bool flushes_connection() const { return caps_.flush_scope_qp && !caps_.native_flush; }
+  // Calls `visit(key, state, begin, end)` for each region that holds some of the addresses
+  // [first, last): [begin, end) are those, in the region's offsets.
+  template <typename Visit>
+  void ForEachRegionWithinLocked(uintptr_t first, uintptr_t last, Visit&& visit) REQUIRES(mutex_);
+  // What makes a range of region `key` durable also tells: the superseded values of its
+  // bytes end, and a recording notes it in *made.
+  PlacedRanges::Span DurableSpanLocked(uint32_t key, const RegionState& state,
+                                       std::vector<CrashSpan>* made) REQUIRES(mutex_);
+  // The addresses [first, last) are about to be placed by `placer`: keeps the values other
+  // connections placed there and nothing made durable.
+  void KeepSupersededLocked(uintptr_t first, uintptr_t last, uint64_t placer) REQUIRES(mutex_);
+  // A flush of `placer`'s connection drains its superseded values: each becomes the durable
+  // value of its bytes that are still placed (told to *values, if not null, for a recording).
+  void DrainSupersededLocked(uint64_t placer, std::vector<CrashValue>* values) REQUIRES(mutex_);
   void PlaceTracked(const PlacedRegion& region, uint64_t offset, uint64_t length,
                     const Placement& placement);
   // The report of the ranges that `select(key, placement)` picks (of `placer` alone, if not
@@ -156,10 +176,12 @@ class PersistenceDomain {
                        uint64_t* reverted) REQUIRES(mutex_);
 
   // The durable event at a new crash point, by the work request `by` names (none for a
-  // persist): `made_durable` is what it made durable.
+  // persist): `made_durable` is what it made durable, `durable_values` the older values it
+  // made durable under bytes still placed.
   void NoteDurableLocked(CrashEventKind kind, FlushKind flush, const PlacedRegion& region,
                          uint64_t offset, uint64_t length, const Placement& by,
-                         std::vector<CrashSpan> made_durable) REQUIRES(mutex_);
+                         std::vector<CrashSpan> made_durable,
+                         std::vector<CrashValue> durable_values = {}) REQUIRES(mutex_);
 
   const DeviceCaps caps_;
   const bool report_;  // persistent memory, report on
@@ -167,6 +189,7 @@ class PersistenceDomain {
   std::atomic<uint64_t> points_{0};  // written under mutex_
   Mutex mutex_;
   std::unordered_map<uint32_t, RegionState> regions_ GUARDED_BY(mutex_);
+  SupersededValues superseded_ GUARDED_BY(mutex_);  // armed, flushes_connection() only
   // The region placed in last, found again without hashing (null: look it up).
   uint32_t last_key_ GUARDED_BY(mutex_) = 0;
   RegionState* last_state_ GUARDED_BY(mutex_) = nullptr;

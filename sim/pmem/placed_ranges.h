@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -85,6 +86,18 @@ class PlacedRanges {
     begins_of_placer_.clear();
   }
   const std::map<uint64_t, Range>& ranges() const { return ranges_; }  // by begin
+  // Calls `visit(from, to, placement)` for the placed part of each range within [begin, end),
+  // in order.
+  template <typename Visit>
+  void ForEachWithin(uint64_t begin, uint64_t end, Visit&& visit) const {
+    auto range = ranges_.upper_bound(begin);
+    if (range != ranges_.begin()) --range;
+    for (; range != ranges_.end() && range->first < end; ++range) {
+      const uint64_t from = std::max(range->first, begin);
+      const uint64_t to = std::min(range->second.end, end);
+      if (from < to) visit(from, to, range->second.placement);
+    }
+  }
   // Calls `visit(begin, range)` for each range of `placer` (not 0), in order: as many steps
   // as it has ranges, however many others hold.
   template <typename Visit>

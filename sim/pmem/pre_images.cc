@@ -7,13 +7,15 @@
 
 namespace rpma_sim {
 
-void PreImages::Save(const uint8_t* base, uint64_t begin, uint64_t end) {
+void PreImages::SaveValue(uint64_t begin, const uint8_t* value, uint64_t length) {
+  const uint64_t end = begin + length;
   while (begin < end) {
     uint64_t page = begin / kPage;
     uint64_t stop = std::min(end, (page + 1) * kPage);
     std::unique_ptr<uint8_t[]>& saved = pages_[page];
     if (!saved) saved.reset(new uint8_t[kPage]);
-    memcpy(saved.get() + begin % kPage, base + begin, stop - begin);
+    memcpy(saved.get() + begin % kPage, value, stop - begin);
+    value += stop - begin;
     begin = stop;
   }
 }
@@ -23,11 +25,7 @@ void PreImages::SaveFrom(const PreImages& other, uint64_t from, uint64_t begin, 
     // The part of the range within one page of each.
     const uint64_t step = std::min({length, kPage - from % kPage, kPage - begin % kPage});
     auto saved = other.pages_.find(from / kPage);
-    if (saved != other.pages_.end()) {
-      std::unique_ptr<uint8_t[]>& mine = pages_[begin / kPage];
-      if (!mine) mine.reset(new uint8_t[kPage]);
-      memcpy(mine.get() + begin % kPage, saved->second.get() + from % kPage, step);
-    }
+    if (saved != other.pages_.end()) SaveValue(begin, saved->second.get() + from % kPage, step);
     from += step;
     begin += step;
     length -= step;

@@ -18,7 +18,11 @@ namespace rpma_sim {
 class PreImages {
  public:
   // Saves base[begin, end) (offsets in the region at `base`).
-  void Save(const uint8_t* base, uint64_t begin, uint64_t end);
+  void Save(const uint8_t* base, uint64_t begin, uint64_t end) {
+    SaveValue(begin, base + begin, end - begin);
+  }
+  // Saves value[0, length) as the pre-image of [begin, begin + length).
+  void SaveValue(uint64_t begin, const uint8_t* value, uint64_t length);
   // Puts back base[begin, end); every byte of it must have been saved.
   void Restore(uint8_t* base, uint64_t begin, uint64_t end) const;
   // Saves, for [begin, begin + length), what `other` saved for [from, from + length) (the

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -38,6 +39,20 @@ class CrashJournalTest : public ::testing::Test {
     return event;
   }
 
+  // A 64-byte region and one flush, which made the 3 bytes {1, 2, 3} at `begin` durable under
+  // bytes still placed.
+  static CrashJournal WithADurableValueAt(uint64_t begin) {
+    CrashJournal journal;
+    journal.regions.push_back(Region(0x1001, 64));
+    CrashEvent flush;
+    flush.point = 2;
+    flush.kind = CrashEventKind::kFlush;
+    flush.range = CrashSpan{0x1001, 0, 8};
+    flush.durable_values.push_back(CrashValue{0x1001, begin, {1, 2, 3}});
+    journal.events.push_back(flush);
+    return journal;
+  }
+
   std::string path_;
 };
 
@@ -55,6 +70,27 @@ TEST_F(CrashJournalTest, ReadsBackWhatItWrote) {
   EXPECT_EQ(written.regions[0].final_image, read.regions[0].final_image);
   ASSERT_EQ(1u, read.events.size());
   EXPECT_EQ(16u, read.events[0].range.end);
+}
+
+TEST_F(CrashJournalTest, ReadsBackDurableValues) {
+  CrashJournal written = WithADurableValueAt(40);
+  std::string error;
+  ASSERT_TRUE(written.WriteTo(path_, &error)) << error;
+  CrashJournal read;
+  ASSERT_TRUE(CrashJournal::ReadFrom(path_, &read, &error)) << error;
+  ASSERT_EQ(1u, read.events.size());
+  ASSERT_EQ(1u, read.events[0].durable_values.size());
+  EXPECT_EQ(40u, read.events[0].durable_values[0].begin);
+  EXPECT_EQ((std::vector<uint8_t>{1, 2, 3}), read.events[0].durable_values[0].bytes);
+}
+
+// A durable value past the end of its region would make the explorer write outside an image.
+TEST_F(CrashJournalTest, RefusesADurableValueOutsideItsRegion) {
+  CrashJournal written = WithADurableValueAt(62);
+  std::string error;
+  ASSERT_TRUE(written.WriteTo(path_, &error)) << error;
+  CrashJournal read;
+  EXPECT_FALSE(CrashJournal::ReadFrom(path_, &read, &error));
 }
 
 // Two regions with one key: events are checked against the first, and the explorer would

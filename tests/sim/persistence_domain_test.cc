@@ -2,9 +2,13 @@
 // power failures replay from the seed, what survives each flush, and the report's count.
 #include "sim/pmem/persistence_domain.h"
 
+#include "sim/pmem/crash_explorer.h"
+
 #include <gtest/gtest.h>
 #include <string.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 namespace rpma_sim {
@@ -15,14 +19,31 @@ constexpr uint8_t kNew = 0xEE;
 constexpr uint32_t kKey = 0x1234;
 
 // A 4 KiB region (64-byte aligned) on a fresh node: armed, every byte kOld, then `len` bytes
-// at 0 placed by connection 1 and overwritten with kNew.
+// (if any) at 0 placed by connection 1 and overwritten with kNew.
 class Node {
  public:
   explicit Node(uint64_t len, DeviceCaps caps = DeviceCaps()) : domain_(caps) {
     domain_.Arm();
     memset(memory_, kOld, sizeof(memory_));
-    domain_.Place(Region(), 0, len, Placement{1, 1, 1, PlacedBy::kWrite, false});
-    memset(memory_, kNew, len);
+    if (len > 0) Write(/*placer=*/1, 0, len, kNew);
+  }
+
+  // Connection `placer`'s write of `value` to [offset, offset + len), its first request,
+  // through the registration of the memory that has remote key `key`.
+  void Write(uint64_t placer, uint64_t offset, uint64_t len, uint8_t value, uint32_t key = kKey) {
+    domain_.Place(PlacedRegion{key, memory_, sizeof(memory_)}, offset, len,
+                  Placement{placer, 1, 1, PlacedBy::kWrite, false});
+    memset(memory_ + offset, value, len);
+  }
+  // Connection `placer`'s PERSISTENT flush of 8 bytes far from the written ones: under flush
+  // scope qp it drains every earlier write of the connection.
+  void FlushElsewhere(uint64_t placer) {
+    domain_.Flush(Region(), 2048, 8, FlushKind::kPersistent, placer, /*ordinal=*/2);
+  }
+  // What the first `len` bytes hold after a power failure that reverts everything.
+  std::vector<uint8_t> AfterPowerFailure(uint64_t len) {
+    domain_.PowerFail(LossMode::kAll, 1);
+    return std::vector<uint8_t>(memory_, memory_ + len);
   }
 
   PlacedRegion Region() { return PlacedRegion{kKey, memory_, sizeof(memory_)}; }
@@ -82,6 +103,106 @@ TEST(PersistenceDomainTest, ForgottenRegionIsNotReverted) {
   std::vector<uint8_t> memory = node.Memory();
   EXPECT_EQ(std::vector<uint8_t>(64, kNew),
             std::vector<uint8_t>(memory.begin(), memory.begin() + 64));
+}
+
+DeviceCaps FlushScopeQp() {
+  DeviceCaps caps;
+  caps.flush_scope_qp = true;
+  return caps;
+}
+
+constexpr uint8_t kNewer = 0x77;
+constexpr uint8_t kNewest = 0x55;
+
+// Connection 1 wrote, connection 2 wrote over it, neither flushed; then connection 1's flush
+// drains its write: the bytes hold its value or a newer one, never the one before both.
+TEST(PersistenceDomainTest, FlushScopeQpKeepsAWriteThatAnotherConnectionWroteOver) {
+  Node node(64, FlushScopeQp());
+  node.Write(2, 0, 32, kNewer);
+  node.FlushElsewhere(1);
+  std::vector<uint8_t> expected(64, kNew);  // connection 2's part was not made durable
+  EXPECT_EQ(expected, node.AfterPowerFailure(64));
+}
+
+TEST(PersistenceDomainTest, FlushScopeQpKeepsAWriteOverwrittenThroughAnotherRegion) {
+  Node node(64, FlushScopeQp());
+  node.Write(2, 0, 64, kNewer, /*key=*/kKey + 1);  // the same memory registered again
+  node.FlushElsewhere(1);
+  EXPECT_EQ(std::vector<uint8_t>(64, kNew), node.AfterPowerFailure(64));
+}
+
+TEST(PersistenceDomainTest, FlushScopeQpNewerConnectionsFlushWinsInEitherOrder) {
+  for (bool newer_first : {false, true}) {
+    SCOPED_TRACE(newer_first ? "connection 2 flushes first" : "connection 1 flushes first");
+    Node node(64, FlushScopeQp());
+    node.Write(2, 0, 64, kNewer);
+    node.FlushElsewhere(newer_first ? 2 : 1);
+    node.FlushElsewhere(newer_first ? 1 : 2);
+    EXPECT_EQ(std::vector<uint8_t>(64, kNewer), node.AfterPowerFailure(64));
+  }
+}
+
+TEST(PersistenceDomainTest, FlushScopeQpOlderFlushAfterANewerOneKeepsTheNewer) {
+  Node node(64, FlushScopeQp());
+  node.Write(2, 0, 64, kNewer);
+  node.Write(3, 0, 64, kNewest);
+  node.FlushElsewhere(2);  // kNewer is durable: connection 1's older kNew no longer counts
+  node.FlushElsewhere(1);
+  EXPECT_EQ(std::vector<uint8_t>(64, kNewer), node.AfterPowerFailure(64));
+}
+
+TEST(PersistenceDomainTest, FlushScopeQpValueEndsWhenItsBytesAreMadeDurable) {
+  Node node(64, FlushScopeQp());
+  node.Write(2, 0, 64, kNewer);
+  node.domain().Persist(node.Region(), 0, 64);  // kNewer is durable
+  node.Write(3, 0, 64, kNewest);
+  node.FlushElsewhere(1);  // its kNew is older than the durable kNewer
+  EXPECT_EQ(std::vector<uint8_t>(64, kNewer), node.AfterPowerFailure(64));
+}
+
+TEST(PersistenceDomainTest, FlushScopeQpEndedConnectionFlushesNothing) {
+  Node node(64, FlushScopeQp());
+  node.Write(2, 0, 64, kNewer);
+  node.domain().EndPlacer(1, "connection 1");
+  node.FlushElsewhere(1);
+  EXPECT_EQ(std::vector<uint8_t>(64, kOld), node.AfterPowerFailure(64));
+}
+
+// A recording of the same: the crash explorer's state after the last point is what the power
+// failure leaves.
+TEST(PersistenceDomainTest, FlushScopeQpExplorerAgreesWithThePowerFailure) {
+  Node node(0, FlushScopeQp());
+  node.domain().StartRecording(/*node=*/1, [](const void*, uint64_t, std::string*, uint64_t*) {
+    return false;  // anonymous memory
+  });
+  node.Write(1, 0, 64, kNew);
+  node.Write(2, 0, 32, kNewer);
+  node.FlushElsewhere(1);
+  CrashJournal journal = node.domain().StopRecording();
+  std::vector<uint8_t> last;
+  uint64_t last_point = 0;
+  CrashExploreSummary summary;
+  std::string error;
+  ASSERT_TRUE(ExploreCrashStates(
+      journal, CrashExploreOptions(),
+      [&](const CrashState& state) {
+        if (state.point > last_point) last = (*state.images)[0];
+        last_point = std::max(last_point, state.point);
+        return true;
+      },
+      &summary, &error))
+      << error;
+  EXPECT_EQ(4u, last_point);  // after the two writes and the flush (points 1 to 3)
+  std::vector<uint8_t> after = node.AfterPowerFailure(4096);
+  EXPECT_EQ(kNew, after[0]);
+  EXPECT_EQ(after, last);
+}
+
+TEST(PersistenceDomainTest, FlushScopeRangeDoesNotDrainOverwrittenWrites) {
+  Node node(64);
+  node.Write(2, 0, 64, kNewer);
+  node.FlushElsewhere(1);
+  EXPECT_EQ(std::vector<uint8_t>(64, kOld), node.AfterPowerFailure(64));
 }
 
 }  // namespace
