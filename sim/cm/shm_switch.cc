@@ -6,6 +6,11 @@
 #include "sim/fabric/config.h"
 
 namespace rpma_sim {
+namespace {
+
+constexpr size_t kDoorbellsQueued = 2;  // see MoveTo
+
+}  // namespace
 
 std::shared_ptr<ShmSegment> ShmSwitch::TakeOffer(const HelloMessage& hello) {
   if (!hello.has_offer) return nullptr;
@@ -43,7 +48,13 @@ std::shared_ptr<FrameWire> ShmSwitch::MoveTo(std::shared_ptr<ShmSegment> segment
                                              const std::shared_ptr<WireLink>& link) {
   std::weak_ptr<FrameWire> weak_tcp = tcp;
   auto ring_doorbell = [weak_tcp] {
-    if (auto wire = weak_tcp.lock()) wire->Send(FrameType::kDoorbell, {});
+    std::shared_ptr<FrameWire> wire = weak_tcp.lock();
+    // After the move the TCP wire carries DOORBELLs only, and each says "look at the
+    // rings", however many were asked for. With two queued, the second is not handed to
+    // the kernel yet: the peer reads it after this side's write to the ring, and sees that
+    // write. So a peer that asks after every write and never reads its socket has at most
+    // two queued for it, and no wake-up is lost.
+    if (wire && wire->queued_frames() < kDoorbellsQueued) wire->Send(FrameType::kDoorbell, {});
   };
   auto close_tcp = [weak_tcp] {
     if (auto wire = weak_tcp.lock()) wire->Close();
