@@ -43,7 +43,9 @@ WireConnection::WireConnection(std::shared_ptr<FrameWire> wire, std::weak_ptr<Li
       server_(!listener_.expired()) {}
 
 void WireConnection::Start() {
-  wire_->Start(std::make_shared<FrameRouter>(shared_from_this(), link_));
+  auto router = std::make_shared<FrameRouter>(shared_from_this(), link_);
+  tcp_router_ = router;
+  wire_->Start(std::move(router));
   if (!server_) return;
   // A client sends its HELLO right after the TCP handshake. A connection that has not within
   // kHelloTimeoutMs (a port scanner, a stuck peer) would hold an fd of this process for as
@@ -123,9 +125,10 @@ void WireConnection::Abort() {
 }
 
 void WireConnection::Malformed(const std::string& what) {
-  // Both wires end: the shared-memory one (if any) as the TCP one does.
+  // Both wires end: the shared-memory one (if any) as the TCP one does, nothing read after
+  // the bad frame on either handed over.
   std::shared_ptr<FrameWire> shm_wire = this->shm_wire();
-  if (shm_wire) shm_wire->Abort();
+  if (shm_wire) shm_wire->AbortAfterMalformed();
   wire_->AbortMalformed(what);
 }
 
@@ -156,7 +159,8 @@ void WireConnection::OnFrame(Frame frame) {
     case FrameType::kRequest:
     case FrameType::kResponse:
     case FrameType::kPlaced:
-      return Malformed("a work request where only connection management goes");  // routed
+      // Routed here only once the data path moved to shared memory.
+      return Malformed("a work request on TCP after the move to shared memory");
     case FrameType::kDoorbell:
       return OnDoorbell(frame);
     case FrameType::kReject:

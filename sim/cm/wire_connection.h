@@ -19,6 +19,7 @@
 #include "sim/cm/connect_messages.h"
 #include "sim/cm/shm_switch.h"
 #include "sim/common/mutex.h"
+#include "sim/transport/frame_router.h"
 #include "sim/transport/frame_wire.h"
 #include "sim/transport/shm_segment.h"
 #include "sim/verbs/queue_pair.h"
@@ -83,7 +84,9 @@ class WireConnection : public WireHandler, public std::enable_shared_from_this<W
   // The peer wrote to (or read from) the rings while this side slept on them.
   void OnDoorbell(const Frame& frame);
   // Sends every later frame through `segment`; returns the wire that reads it.
+  // From then on a data frame on TCP is malformed.
   std::shared_ptr<FrameWire> MoveToSharedMemory(std::shared_ptr<ShmSegment> segment) {
+    if (std::shared_ptr<FrameRouter> router = tcp_router_.lock()) router->DataMoved();
     return shm_.MoveTo(std::move(segment), wire_, link_);
   }
   // What handles the frames of the wire over the segment.
@@ -95,6 +98,8 @@ class WireConnection : public WireHandler, public std::enable_shared_from_this<W
 
   std::shared_ptr<FrameWire> wire_;  // TCP
   std::shared_ptr<WireLink> link_;
+  // wire_'s handler (which holds this): set by Start, before any frame is read.
+  std::weak_ptr<FrameRouter> tcp_router_;
   std::weak_ptr<Listener> listener_;
   // A server's session takes HELLO; a client's takes one ACCEPT or REJECT. Anything else is
   // a peer that lies, and ends the connection.

@@ -10,9 +10,9 @@
 // bytes' durable value (their pre-image), and cuts every older value of the same bytes.
 //
 // A kept value stands only while its bytes stay placed: whatever makes them durable cuts it.
-// Bounded (kMaxBytes, kMaxValues): past either the oldest values are dropped, and a flush of their connection
-// then leaves the bytes' older durable value (counted in dropped()). Not thread-safe: the
-// persistence domain that owns it locks.
+// Bounded (kMaxBytes, kMaxValues): past either the oldest values are dropped, and a flush of their
+// connection then leaves the bytes' older durable value (counted in dropped()). Not thread-safe:
+// the persistence domain that owns it locks.
 #ifndef RPMA_SIM_PMEM_SUPERSEDED_VALUES_H_
 #define RPMA_SIM_PMEM_SUPERSEDED_VALUES_H_
 

@@ -114,6 +114,10 @@ void FrameWire::Abort() {
 void FrameWire::AbortMalformed(const std::string& what) {
   SIM_LOG_ERROR("malformed message from %s: %s; closing the connection", peer().c_str(),
                 what.c_str());
+  AbortAfterMalformed();
+}
+
+void FrameWire::AbortAfterMalformed() {
   malformed_ = true;
   aborted_ = true;  // the engine writes no more once the socket is full
   Close();

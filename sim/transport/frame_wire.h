@@ -112,6 +112,10 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // before the bad one) goes first, as far as the socket takes it now; nothing read after
   // the bad frame is handed over. The one reaction to a malformed message, on every wire.
   void AbortMalformed(const std::string& what);
+  // As AbortMalformed, without the log line: for the other wire of a connection whose
+  // malformed message the first one logs (a connection's shared-memory rings and its TCP
+  // socket carry one stream of frames between them).
+  void AbortAfterMalformed();
 
   // Waits (at most `timeout_ms`) until everything queued so far was handed to the kernel,
   // so that a goodbye is not lost when the process exits right after (when a polling

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -29,7 +30,7 @@ namespace rpma_sim {
 namespace bip = boost::interprocess;
 
 constexpr uint64_t kSegmentMagic = 0x314d48534d535052;  // "RPSMSHM1"
-constexpr uint32_t kSegmentVersion = 5;
+constexpr uint32_t kSegmentVersion = 6;
 // Room for every request of a full queue carrying a 4 KiB payload inline (its frame's
 // header included). More only lets a sender run further ahead of its peer; a ring smaller
 // than what is under way makes the sender wait for room, never fail, and every page of it
@@ -47,7 +48,8 @@ struct SegmentHeader {
   std::atomic<uint32_t> named_peer[2];         // side i named the other its ptracer (Yama)
   std::atomic<uint32_t> references_open[2];    // side i's buffers may be named (1 at first)
   std::atomic<uint32_t> references_in_use[2];  // copies to or from side i's buffers under way
-  RingControl ring[2];                         // ring[kClient] carries client -> server
+  std::atomic<uint64_t> probe[2];              // side i's last token, read back by process_vm
+  RingControl ring[2];                         // ring[kClient] carries client -> server (last)
 };
 
 namespace {
@@ -363,6 +365,7 @@ uint64_t ShmSegment::nonce() const { return header_->nonce; }
 
 bool ShmSegment::ProbePeer() {
   int pid = header_->pid[1 - side_].load();
+  uint64_t base = header_->base[1 - side_].load();
   bool believable = pid > 0;
   if (pid == getpid()) {
     OpenSegmentTable& open = g_open.Get();
@@ -379,15 +382,30 @@ bool ShmSegment::ProbePeer() {
     }
   }
   peer_pid_ = believable ? pid : 0;
+  peer_base_ = base;
   return ProbeReach();
 }
 
 bool ShmSegment::ProbeReach() {
   bool reaches = false;
   if (peer_pid_ != 0 && ShmProcessVmEnabled()) {
-    uint64_t magic = 0;
-    uint64_t base = header_->base[1 - side_].load();
-    reaches = ReadFromProcess(peer_pid_, base, &magic, sizeof(magic)) && magic == kSegmentMagic;
+    // The peer wrote both its pid and its mapping's address: another process (one this one
+    // may copy to and from) would have every copy by reference go there. Believed only if
+    // that process's memory there is this very segment: it shows the token just written
+    // into it, which no other process can have.
+    const uint64_t token = RandomBits();
+    header_->probe[side_].store(token);
+    const uint64_t at = peer_base_ + (reinterpret_cast<uintptr_t>(&header_->probe[side_]) -
+                                      reinterpret_cast<uintptr_t>(header_));
+    uint64_t magic = 0, seen = 0;
+    reaches = ReadFromProcess(peer_pid_, peer_base_, &magic, sizeof(magic)) &&
+              magic == kSegmentMagic && ReadFromProcess(peer_pid_, at, &seen, sizeof(seen));
+    if (reaches && seen != token) {
+      reaches = false;
+      SIM_LOG_WARNING("segment %s: process %d does not map it at 0x%" PRIx64
+                      ", as the peer's header says: no copies by reference to it",
+                      name_.c_str(), peer_pid_, peer_base_);
+    }
   }
   we_reach_peer_.store(reaches, std::memory_order_release);
   header_->reaches_peer[side_].store(reaches ? 1 : 0);

@@ -172,6 +172,7 @@ class ShmSegment {
   bool ProbeReach();
 
   int peer_pid_ = 0;
+  uint64_t peer_base_ = 0;  // where peer_pid_ maps the segment (checked with it)
   std::atomic<bool> we_reach_peer_{false};
   std::atomic<bool> probed_again_{false};
   PermitOutcome permit_ = PermitOutcome::kNotNeeded;

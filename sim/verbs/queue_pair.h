@@ -146,6 +146,9 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
   // False, with nothing done, if more are waiting than any send queue holds (max_qp_wr):
   // only a peer that lies sends that many, and its link must end the connection.
   [[nodiscard]] bool DeliverLocked(InboundRequest inbound) REQUIRES(execution_);
+  // Whether it was never connected (INIT): a peer's request then comes before its
+  // connection was accepted, which a peer that keeps the protocol never sends.
+  bool NeverConnectedLocked() const REQUIRES(execution_) { return state_ == State::kInit; }
 
   // responder.cc: an in-process peer's write or read (no immediate data, at least a byte),
   // executed at once against this side's memory if it succeeds here now, as DeliverLocked

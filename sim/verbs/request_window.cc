@@ -21,19 +21,20 @@ std::optional<EncodedRequest> RequestWindow::Submit(EncodedRequest request) {
 }
 
 void RequestWindow::SentLocked(const EncodedRequest& request) {
-  sent_window_bytes_.emplace_back(request.sequence, request.window_bytes);
+  sent_.push_back(Sent{request.sequence, request.window_bytes, request.read_back});
   bytes_under_way_ += request.window_bytes;
 }
 
-bool RequestWindow::TakeResponse(uint64_t sequence) {
+bool RequestWindow::TakeResponse(uint64_t sequence, bool* read_back) {
   MutexLock lock(&mutex_);
   // RC: the answers come in the order the requests were sent, one each.
-  if (unanswered_.load(std::memory_order_relaxed) == 0 || sent_window_bytes_.empty() ||
-      sent_window_bytes_.front().first != sequence)
+  if (unanswered_.load(std::memory_order_relaxed) == 0 || sent_.empty() ||
+      sent_.front().sequence != sequence)
     return false;
   unanswered_.fetch_sub(1, std::memory_order_release);
-  bytes_under_way_ -= sent_window_bytes_.front().second;
-  sent_window_bytes_.pop_front();
+  bytes_under_way_ -= sent_.front().window_bytes;
+  if (read_back != nullptr) *read_back = sent_.front().read_back;
+  sent_.pop_front();
   while (!in_place_.empty() && in_place_.front().first <= sequence) in_place_.pop_front();
   return true;
 }

@@ -52,8 +52,9 @@ class RequestWindow {
   std::optional<EncodedRequest> Submit(EncodedRequest request);
 
   // A RESPONSE to `sequence` arrived: true if it answers the first request sent and not
-  // answered (then that one is answered); false if no RC peer would send it.
-  bool TakeResponse(uint64_t sequence);
+  // answered (then that one is answered, and *read_back tells whether its RESPONSE must
+  // carry bytes: EncodedRequest::read_back); false if no RC peer would send it.
+  bool TakeResponse(uint64_t sequence, bool* read_back = nullptr);
 
   // The requests that waited and fit now, in order, counted as sent (the caller sends them).
   std::vector<EncodedRequest> TakeFitting();
@@ -74,9 +75,14 @@ class RequestWindow {
   // is under way at the responder. Changed under mutex_; Idle reads it without (a direct
   // execution asks on every request, and only its own requester adds to it).
   std::atomic<uint64_t> unanswered_{0};
-  // The sequence and window bytes of each REQUEST sent and not answered, in order (the
-  // next RESPONSE answers the first), and their sum; then the requests that wait for room.
-  std::deque<std::pair<uint64_t, uint64_t>> sent_window_bytes_ GUARDED_BY(mutex_);
+  // Each REQUEST sent and not answered, in order (the next RESPONSE answers the first), and
+  // the sum of their window bytes; then the requests that wait for room.
+  struct Sent {
+    uint64_t sequence;
+    uint64_t window_bytes;
+    bool read_back;
+  };
+  std::deque<Sent> sent_ GUARDED_BY(mutex_);
   uint64_t bytes_under_way_ GUARDED_BY(mutex_) = 0;
   std::deque<EncodedRequest> waiting_ GUARDED_BY(mutex_);
   // The requests sent or waiting whose bytes the wire reads from the requester's memory,

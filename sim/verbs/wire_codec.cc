@@ -84,6 +84,7 @@ std::optional<EncodedRequest> EncodeRequest(const SendRequest& request, uint64_t
   const bool in_place = with_bytes && request.length >= kPayloadInPlace;
   EncodedRequest encoded;
   encoded.sequence = sequence;
+  encoded.read_back = request.opcode == SendOpcode::kRead && !by_reference && request.length > 0;
   std::vector<uint8_t>& body = encoded.body;
   body.reserve(64 + (with_bytes && !in_place ? request.length : 0));
   ByteWriter writer(&body);

@@ -42,6 +42,7 @@ bool MayGoByReference(const SendRequest& request);
 struct EncodedRequest {
   uint64_t sequence = 0;
   uint64_t window_bytes = 0;
+  bool read_back = false;  // a read whose RESPONSE carries its bytes (not by reference)
   std::vector<uint8_t> body;
   std::shared_ptr<RegionPayload> payload;
 };

@@ -114,8 +114,11 @@ void WireLink::OnRequest(Frame frame) {
   if (std::shared_ptr<DirectTarget> target = shm_.target()) target->TakePlacements();
   {
     QueuePair::ExecutionScope lock(qp.get());
-    if (!admission_.Admit(inbound.sequence, window_bytes, queued_bytes, window_.BytesUnderWay(),
-                          &error)) {
+    if (qp->NeverConnectedLocked()) {
+      // A client's queue pair is bound to the link before its HELLO, connected at ACCEPT.
+      error = "a work request before the connection was accepted";
+    } else if (!admission_.Admit(inbound.sequence, window_bytes, queued_bytes,
+                                 window_.BytesUnderWay(), &error)) {
     } else if (!qp->DeliverLocked(std::move(inbound))) {
       error = "more requests waiting for a receive than any send queue holds";
     } else {
@@ -136,7 +139,12 @@ void WireLink::OnResponse(const Frame& frame) {
   if (!qp) return;
   {
     QueuePair::ExecutionScope lock(qp.get());
-    if (window_.TakeResponse(sequence)) {
+    bool read_back = false;
+    if (window_.TakeResponse(sequence, &read_back)) {
+      // A read's answer without its bytes is not "placed directly" (null): it is a
+      // response of the wrong length (IBV_WC_BAD_RESP_ERR).
+      static const uint8_t kNoBytes = 0;
+      if (read_back && data == nullptr) data = &kNoBytes;
       qp->OnResponseLocked(sequence, outcome, data, length);
       // The requests that waited for the window (none, if the outcome was an error: Revoke).
       for (EncodedRequest& next : window_.TakeFitting()) Send(std::move(next));

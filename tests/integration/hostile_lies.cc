@@ -400,6 +400,18 @@ std::vector<Lie> AllLies() {
                  {},
                  "a second HELLO",
                  {}});
+  // A valid write right behind the bad frame, in the same write of the peer. Nothing
+  // after the frame that broke the rules is acted on (PROTOCOL.md).
+  all.push_back({"a_second_hello_then_a_write",
+                 [](const Target& t) {
+                   std::vector<uint8_t> body = {0, 0};
+                   raw_peer::PutLe(&body, 77, 8);
+                   return Concat(Frame(raw_peer::kHello, body),
+                                 RequestFrame(WriteOf(t, 0, 0, 'v')));
+                 },
+                 {},
+                 "a second HELLO",
+                 {}});
   all.push_back({"an_accept_from_the_client",
                  [](const Target&) {
                    std::vector<uint8_t> body = {0, 0};

@@ -85,16 +85,9 @@ class HostilePeerTest : public ::testing::TestWithParam<std::tuple<Lie, Transpor
     ASSERT_EQ(0, rpma_peer_new(ibv_ctx, &peer_));
     int ret = integration::ListenOnFreePort(peer_, &ep_, &port_);
     ASSERT_EQ(0, ret) << "rpma_ep_listen: " << rpma_err_2str(ret);
-    // The region, between two guard pages.
     page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    ASSERT_EQ(kRegionSize % page_, 0u);
-    void* mapping =
-        mmap(nullptr, kRegionSize + 2 * page_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(MAP_FAILED, mapping);
-    mapping_ = static_cast<uint8_t*>(mapping);
-    region_ = mapping_ + page_;
-    ASSERT_EQ(0, mprotect(region_, kRegionSize, PROT_READ | PROT_WRITE));
-    memset(region_, kFill, kRegionSize);
+    ASSERT_TRUE(guarded_.Map(kRegionSize, kFill));
+    region_ = guarded_.data();
     ASSERT_EQ(0, rpma_mr_reg(peer_, region_, kRegionSize,
                              RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
                                  RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_RECV,
@@ -108,7 +101,6 @@ class HostilePeerTest : public ::testing::TestWithParam<std::tuple<Lie, Transpor
     if (mr_ != nullptr) EXPECT_EQ(0, rpma_mr_dereg(&mr_));
     EXPECT_EQ(0, rpma_ep_shutdown(&ep_));
     EXPECT_EQ(0, rpma_peer_delete(&peer_));
-    if (mapping_ != nullptr) munmap(mapping_, kRegionSize + 2 * page_);
     EXPECT_EQ(0, rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION));
   }
 
@@ -179,7 +171,7 @@ class HostilePeerTest : public ::testing::TestWithParam<std::tuple<Lie, Transpor
   rpma_ep* ep_ = nullptr;
   std::string port_;
   size_t page_ = 0;
-  uint8_t* mapping_ = nullptr;
+  integration::GuardedRegion guarded_;  // the region, between two guard pages
   uint8_t* region_ = nullptr;
   rpma_mr_local* mr_ = nullptr;
   rpma_conn* conn_ = nullptr;

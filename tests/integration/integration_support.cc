@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -185,6 +186,23 @@ int NextCompletion(rpma_cq* cq, int timeout_ms, ibv_wc* wc) {
     ret = rpma_cq_wait(cq);
     if (ret && ret != RPMA_E_NO_COMPLETION) return ret;
   }
+}
+
+GuardedRegion::~GuardedRegion() {
+  if (mapping_ != nullptr) munmap(mapping_, mapped_);
+}
+
+bool GuardedRegion::Map(size_t size, uint8_t fill) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (mapping_ != nullptr || size == 0 || size % page != 0) return false;
+  void* mapping = mmap(nullptr, size + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapping == MAP_FAILED) return false;
+  mapping_ = static_cast<uint8_t*>(mapping);
+  mapped_ = size + 2 * page;
+  region_ = mapping_ + page;
+  if (mprotect(region_, size, PROT_READ | PROT_WRITE) != 0) return false;
+  memset(region_, fill, size);
+  return true;
 }
 
 }  // namespace integration

@@ -78,6 +78,25 @@ int OpenSockets();
 // Milliseconds on a monotonic clock.
 long long NowMs();
 
+// `size` bytes (whole pages), each `fill`, between two PROT_NONE pages: whatever reaches past
+// the region faults. The destructor unmaps it.
+class GuardedRegion {
+ public:
+  GuardedRegion() = default;
+  ~GuardedRegion();
+  GuardedRegion(const GuardedRegion&) = delete;
+  GuardedRegion& operator=(const GuardedRegion&) = delete;
+
+  // False if `size` is not whole pages or the mapping fails.
+  bool Map(size_t size, uint8_t fill);
+  uint8_t* data() const { return region_; }
+
+ private:
+  uint8_t* mapping_ = nullptr;
+  size_t mapped_ = 0;
+  uint8_t* region_ = nullptr;
+};
+
 }  // namespace integration
 
 #endif  // RPMA_SIM_TESTS_INTEGRATION_INTEGRATION_SUPPORT_H_

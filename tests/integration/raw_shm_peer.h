@@ -32,6 +32,9 @@ class ShmPeer : public PeerWire {
   void UseRings() { on_rings_ = true; }
   // Sends a DOORBELL frame on TCP: the server looks at the rings.
   void Ring();
+  // Sends `bytes` on the TCP connection, even after UseRings (a peer that breaks the rule
+  // that only DOORBELL frames go there once the data path moved to the segment).
+  void SendOnTcp(const std::vector<uint8_t>& bytes) { tcp_.Send(bytes); }
 
   void Send(const std::vector<uint8_t>& bytes) override;
   void ReadFrame(uint16_t* type, std::vector<uint8_t>* body) override;
