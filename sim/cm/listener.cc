@@ -52,7 +52,12 @@ Listener::Listener(const SocketAddress& address)
 
 // The owner calls Shutdown() first; otherwise the acceptor closes itself.
 Listener::~Listener() {
-  if (acceptor_.is_open()) ForgetCloseOnFork(acceptor_.native_handle());
+  if (acceptor_.is_open()) {
+    CloseOnForkSection section;
+    ForgetCloseOnFork(acceptor_.native_handle());
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+  }
   if (spare_fd_ >= 0) close(spare_fd_);
 }
 
@@ -65,11 +70,28 @@ Status Listener::Listen(const SocketAddress& address, std::shared_ptr<Listener>*
   std::shared_ptr<Listener> listener(new Listener(address));
   boost::system::error_code error;
   boost::asio::ip::tcp::endpoint endpoint = ToEndpoint(address);
-  listener->acceptor_.open(endpoint.protocol(), error);
-  // A fork child closes its copy (marked at once, so also from a fork while this binds):
-  // the port stays the parent's, and is free when it shuts the endpoint down. Unmarked
-  // again by the destructor if what follows fails.
-  if (!error) MarkCloseOnFork(listener->acceptor_.native_handle());
+  // Close-on-exec from its creation, as every fd of librdmacm (Boost.Asio's open() makes
+  // the socket without it): a program the application starts (posix_spawn, system(),
+  // popen(), which run no fork handlers) must not keep the port listening.
+  int fd;
+  {
+    // A fork child closes its copy (marked at once, so also from a fork while this binds):
+    // the port stays the parent's, and is free when it shuts the endpoint down. Unmarked
+    // again by the destructor if what follows fails.
+    CloseOnForkSection section;
+    fd = socket(endpoint.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) MarkCloseOnFork(fd);
+  }
+  if (fd < 0) {
+    error.assign(errno, boost::system::system_category());
+  } else {
+    listener->acceptor_.assign(endpoint.protocol(), fd, error);
+    if (error) {
+      CloseOnForkSection section;
+      ForgetCloseOnFork(fd);
+      close(fd);
+    }
+  }
   if (!error) listener->acceptor_.set_option(boost::asio::socket_base::reuse_address(true), error);
   if (!error) listener->acceptor_.bind(endpoint, error);
   if (!error) listener->acceptor_.listen(boost::asio::socket_base::max_listen_connections, error);
@@ -119,18 +141,23 @@ void Listener::OnAcceptable(boost::system::error_code error) {
 }
 
 boost::system::error_code Listener::AcceptOne() {
-  int fd = accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+  int fd;
+  {
+    CloseOnForkSection section;  // a fork child must not keep the connection
+    fd = accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) MarkCloseOnFork(fd);
+  }
   if (fd < 0) {
     // Nothing to accept after all (the client gave up, or another process took it).
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED || errno == EINTR)
       return {};
     return boost::system::error_code(errno, boost::system::system_category());
   }
-  MarkCloseOnFork(fd);  // before anything else: a fork child must not keep the connection
   boost::asio::ip::tcp::socket socket(IoContext());
   boost::system::error_code error;
   socket.assign(ToEndpoint(address_).protocol(), fd, error);
   if (error) {
+    CloseOnForkSection section;
     ForgetCloseOnFork(fd);
     if (!socket.is_open()) ::close(fd);  // an open socket closes it itself
     return error;
@@ -182,6 +209,7 @@ void Listener::Shutdown() {
   auto self = shared_from_this();
   boost::asio::post(IoContext(), [self, &closed] {
     boost::system::error_code ignored;
+    CloseOnForkSection section;
     ForgetCloseOnFork(self->acceptor_.native_handle());
     self->acceptor_.close(ignored);
     closed.set_value();

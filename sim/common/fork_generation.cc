@@ -3,6 +3,7 @@
 #include "sim/common/fork_generation.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,9 +20,27 @@ constexpr int kBitsPerWord = 64;
 std::atomic<uint64_t> g_close_on_fork[kMaxCloseOnForkFd / kBitsPerWord];
 std::atomic<int> g_words_used{0};
 
+// Threads inside a CloseOnForkSection, and forks under way (their prepare handler ran, fork()
+// has not returned yet). Sequentially consistent: a thread counts itself in and then looks
+// for a fork, a fork counts itself and then looks for threads, so one of them sees the other.
+std::atomic<int> g_inside_sections{0};
+std::atomic<int> g_forks_under_way{0};
+
+// The prepare handler: no thread is between a socket's creation and its mark (or its unmark
+// and its close) when the kernel copies the fds.
+void BeforeFork() {
+  g_forks_under_way.fetch_add(1);
+  while (g_inside_sections.load() != 0) sched_yield();
+}
+
+void AfterForkInParent() { g_forks_under_way.fetch_sub(1); }
+
 // In the child, as fork() returns: a new generation, and the parent's sockets closed.
-// Only async-signal-safe calls (close) and atomics.
+// Only async-signal-safe calls (close) and atomics. The child has one thread, inside no
+// section.
 void InForkChild() {
+  g_forks_under_way.store(0);
+  g_inside_sections.store(0);
   g_generation.fetch_add(1, std::memory_order_acq_rel);
   const int words = g_words_used.load(std::memory_order_acquire);
   for (int word = 0; word < words; ++word) {
@@ -35,7 +54,7 @@ void InForkChild() {
 }
 
 // Registered as the library loads, before any thread of the simulator exists.
-const bool g_registered = pthread_atfork(nullptr, nullptr, InForkChild) == 0;
+const bool g_registered = pthread_atfork(BeforeFork, AfterForkInParent, InForkChild) == 0;
 
 }  // namespace
 
@@ -56,6 +75,17 @@ void ForgetCloseOnFork(int fd) {
   g_close_on_fork[fd / kBitsPerWord].fetch_and(~(uint64_t{1} << (fd % kBitsPerWord)),
                                                std::memory_order_acq_rel);
 }
+
+CloseOnForkSection::CloseOnForkSection() {
+  for (;;) {
+    g_inside_sections.fetch_add(1);
+    if (g_forks_under_way.load() == 0) return;
+    g_inside_sections.fetch_sub(1);  // a fork is under way: it goes first
+    while (g_forks_under_way.load() != 0) sched_yield();
+  }
+}
+
+CloseOnForkSection::~CloseOnForkSection() { g_inside_sections.fetch_sub(1); }
 
 bool MarkedCloseOnFork(int fd) {
   if (fd < 0 || fd >= kMaxCloseOnForkFd) return false;

@@ -32,6 +32,21 @@ void ForgetCloseOnFork(int fd);
 // Whether `fd` is marked (for tests).
 bool MarkedCloseOnFork(int fd);
 
+// A socket of the simulator is made and marked, and unmarked and closed, inside a
+// CloseOnForkSection. The kernel copies a forking process's fds while its other threads run
+// on, so without it a fork between a socket's creation and its mark (or its unmark and
+// close) would leave the child a copy it never closes. fork() waits (its prepare handler)
+// until no thread is inside one, and a thread that would enter one waits for the fork. Hold
+// one only across the calls that make or close the fd and the mark: nothing in it waits or
+// takes a lock.
+class CloseOnForkSection {
+ public:
+  CloseOnForkSection();
+  ~CloseOnForkSection();
+  CloseOnForkSection(const CloseOnForkSection&) = delete;
+  CloseOnForkSection& operator=(const CloseOnForkSection&) = delete;
+};
+
 }  // namespace rpma_sim
 
 #endif  // RPMA_SIM_COMMON_FORK_GENERATION_H_

@@ -229,10 +229,13 @@ Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out
   std::unique_ptr<bip::shared_memory_object> object;
   try {
     bip::permissions owner_only(0600);
-    object = std::make_unique<bip::shared_memory_object>(bip::create_only, name.c_str(),
-                                                         bip::read_write, owner_only);
-    // A fork child must not hold the creator's lock (nor the name alive) for the parent.
-    MarkCloseOnFork(object->get_mapping_handle().handle);
+    {
+      // A fork child must not hold the creator's lock (nor the name alive) for the parent.
+      CloseOnForkSection section;
+      object = std::make_unique<bip::shared_memory_object>(bip::create_only, name.c_str(),
+                                                           bip::read_write, owner_only);
+      MarkCloseOnFork(object->get_mapping_handle().handle);
+    }
     if (flock(object->get_mapping_handle().handle, LOCK_SH) != 0)
       throw bip::interprocess_exception("cannot lock the new segment");
     // Taken now, so that a full /dev/shm is this call's error and not a SIGBUS later. It
@@ -254,8 +257,11 @@ Status ShmSegment::Create(size_t ring_capacity, std::shared_ptr<ShmSegment>* out
     made.object_ = std::move(object);
   } catch (const bip::interprocess_exception& error) {
     SIM_LOG_WARNING("cannot create shared memory segment %s: %s", name.c_str(), error.what());
-    if (object) ForgetCloseOnFork(object->get_mapping_handle().handle);
-    object.reset();
+    {
+      CloseOnForkSection section;
+      if (object) ForgetCloseOnFork(object->get_mapping_handle().handle);
+      object.reset();
+    }
     bip::shared_memory_object::remove(name.c_str());
     return Status::kProvider;
   }
@@ -357,6 +363,7 @@ void ShmSegment::Unlink() {
   if (unlinked_.exchange(true)) return;
   bip::shared_memory_object::remove(name_.c_str());
   MutexLock lock(&object_mutex_);
+  CloseOnForkSection section;
   if (object_) ForgetCloseOnFork(object_->get_mapping_handle().handle);
   object_.reset();  // closes the fd, and with it the lock
 }

@@ -27,17 +27,22 @@ Status SocketStream::Connect(const SocketAddress& address, int timeout_ms, Conne
   boost::asio::ip::tcp::endpoint endpoint = ToEndpoint(address);
   // Connected before the engine's reactor sees it: a socket not yet connected reports a
   // hang-up to epoll, which would wake the engine for nothing.
-  int fd = ::socket(endpoint.protocol().family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                    IPPROTO_TCP);
+  int fd;
+  {
+    // Marked at once: a fork while the handshake is under way must not leave the child the
+    // connection (it would keep it open after this process ended, and the peer never learn).
+    CloseOnForkSection section;
+    fd = ::socket(endpoint.protocol().family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                  IPPROTO_TCP);
+    if (fd >= 0) MarkCloseOnFork(fd);
+  }
   if (fd < 0) {
     *failure = ConnectFailure::kLocal;
     SIM_LOG_ERROR("connect to %s: cannot make a socket: %m", address.ToString().c_str());
     return Status::kProvider;
   }
-  // Marked at once: a fork while the handshake is under way must not leave the child the
-  // connection (it would keep it open after this process ended, and the peer never learn).
-  MarkCloseOnFork(fd);
   auto close_fd = [fd] {
+    CloseOnForkSection section;
     ForgetCloseOnFork(fd);
     ::close(fd);
   };
@@ -75,6 +80,7 @@ Status SocketStream::Connect(const SocketAddress& address, int timeout_ms, Conne
   // engine's waits need it so.
   if (!assigned) socket.native_non_blocking(true, assigned);
   if (assigned) {
+    CloseOnForkSection section;
     ForgetCloseOnFork(fd);
     if (!socket.is_open()) ::close(fd);  // an open socket closes it itself
     *failure = ConnectFailure::kLocal;
@@ -98,6 +104,7 @@ SocketStream::SocketStream(boost::asio::ip::tcp::socket socket)
 }
 
 SocketStream::~SocketStream() {
+  CloseOnForkSection section;
   ForgetCloseOnFork(fd_);
   boost::system::error_code ignored;
   socket_.close(ignored);
