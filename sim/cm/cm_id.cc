@@ -295,11 +295,14 @@ void CmId::Reject() {
 void CmId::Disconnect() {
   std::shared_ptr<QueuePair> qp;
   bool connected;
+  AfterUnlock gave_up;
   {
     MutexLock lock(&CmMutex());
     qp = qp_;
     connected = state_ == State::kConnected && peer_;
+    if (state_ == State::kConnecting) GiveUpRequestLocked(&gave_up);
   }
+  gave_up.Run();
   if (!connected) return EndedBeforeDisconnect(qp);
   // What waits to execute with others goes before the DREQ, as a NIC's send queue would
   // have sent it (a system call: not under the CM lock).
@@ -330,6 +333,14 @@ void CmId::Disconnect() {
   // Whoever ended it (the answer, on the engine, may still be on its way to this part), the
   // queue pair is in the error state when the call returns, as a real disconnect leaves it.
   if (qp) qp->EnterError();
+}
+
+void CmId::GiveUpRequestLocked(AfterUnlock* after) {
+  // librdmacm moves the queue pair to the error state at once; the server's answer then
+  // finds it so and the request ends with a CONNECT_ERROR (RPMA_CONN_LOST). It ends here at
+  // once, and the server learns it as the connection ends (or finds the request gone).
+  LoseLocked(after);
+  if (peer_) peer_->Close();
 }
 
 void CmId::EndedBeforeDisconnect(const std::shared_ptr<QueuePair>& qp) {

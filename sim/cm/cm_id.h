@@ -73,9 +73,10 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   // Server: rejects the incoming request; the client gets REJECTED.
   void Reject();
 
-  // Either side: both sides get DISCONNECTED once. A no-op when not connected. Over a wire
-  // it waits (at most kDisconnectTimeoutMs) for the peer's answer, so that the outcomes of
-  // everything posted before arrive first, as a DREQ/DREP exchange does.
+  // Either side: both sides get DISCONNECTED once. Over a wire it waits (at most
+  // kDisconnectTimeoutMs) for the peer's answer, so that the outcomes of everything posted
+  // before arrive first, as a DREQ/DREP exchange does. A client whose request is not
+  // answered yet ends it: CONNECT_ERROR (GiveUpRequestLocked). A no-op otherwise.
   void Disconnect();
   static constexpr int kDisconnectTimeoutMs = 2000;
 
@@ -143,6 +144,8 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   void TagQueuePairLocked(ConnectionSide side) REQUIRES(CmMutex());
   // Turns the client's request down and ends the peer.
   void RejectPeerLocked() REQUIRES(CmMutex());
+  // A client's disconnect before the answer to its request: the request ends, lost.
+  void GiveUpRequestLocked(AfterUnlock* after) REQUIRES(CmMutex());
   // Accept's work under the lock; what the peer leaves for after it goes into `after`.
   Status AcceptLocked(const std::vector<uint8_t>& private_data, AfterUnlock* after)
       REQUIRES(CmMutex());

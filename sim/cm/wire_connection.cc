@@ -46,30 +46,35 @@ void WireConnection::Start() {
   auto router = std::make_shared<FrameRouter>(shared_from_this(), link_);
   tcp_router_ = router;
   wire_->Start(std::move(router));
-  if (!server_) return;
   // A client sends its HELLO right after the TCP handshake. A connection that has not within
   // kHelloTimeoutMs (a port scanner, a stuck peer) would hold an fd of this process for as
-  // long as it stayed open, past the endpoint's shutdown too: it is closed. The timer is
-  // cancelled once the HELLO comes or the connection ends, so that it keeps nothing waiting
-  // on the engine (which a process's exit would find still running).
-  hello_timer_ = std::make_shared<boost::asio::steady_timer>(
-      IoContext(), std::chrono::milliseconds(kHelloTimeoutMs));
+  // long as it stayed open, past the endpoint's shutdown too: it is closed. A client whose
+  // HELLO is not answered within kAnswerTimeoutMs (a port where something else listens, a
+  // stuck server) would wait for ever: the connection is closed and the request ends
+  // unreachable, as rdma_cm's does once the CM's retries run out. The timer is cancelled
+  // once the HELLO (or the answer) comes or the connection ends, so that it keeps nothing
+  // waiting on the engine (which a process's exit would find still running).
+  const int timeout_ms = server_ ? kHelloTimeoutMs : kAnswerTimeoutMs;
+  handshake_timer_ = std::make_shared<boost::asio::steady_timer>(
+      IoContext(), std::chrono::milliseconds(timeout_ms));
   std::weak_ptr<WireConnection> weak = shared_from_this();
-  hello_timer_->async_wait([weak](const boost::system::error_code& error) {
+  handshake_timer_->async_wait([weak, timeout_ms](const boost::system::error_code& error) {
     std::shared_ptr<WireConnection> session = weak.lock();
     if (error || !session) return;  // cancelled
     {
       MutexLock lock(&session->mutex_);
-      if (session->hello_seen_) return;
+      if (session->server_ ? session->hello_seen_ : session->answered_) return;
     }
-    SIM_LOG_WARNING("%s sent no HELLO in %d ms: closed", session->peer().c_str(), kHelloTimeoutMs);
+    SIM_LOG_WARNING("%s %s in %d ms: closed", session->peer().c_str(),
+                    session->server_ ? "sent no HELLO" : "did not answer the HELLO", timeout_ms);
     session->Abort();
   });
 }
 
-void WireConnection::StopWaitingForHello() {
+void WireConnection::StopHandshakeTimer() {
   // On the engine, which owns the timer, whichever thread read the frame.
-  if (hello_timer_) boost::asio::post(IoContext(), [timer = hello_timer_] { timer->cancel(); });
+  if (handshake_timer_)
+    boost::asio::post(IoContext(), [timer = handshake_timer_] { timer->cancel(); });
 }
 
 void WireConnection::BindId(const std::shared_ptr<CmId>& id) {
@@ -147,7 +152,7 @@ void WireConnection::OnFrame(Frame frame) {
     }
     if (second)
       return Malformed(from_server ? "a second answer to the connect request" : "a second HELLO");
-    if (from_client) StopWaitingForHello();
+    StopHandshakeTimer();
   }
   switch (frame.type) {
     case FrameType::kHello:
@@ -255,7 +260,7 @@ void WireConnection::Ended(const std::string& reason) {
     MutexLock lock(&CmMutex());
     id = id_.lock();
   }
-  StopWaitingForHello();
+  StopHandshakeTimer();
   SIM_LOG_INFO("connection with %s closed: %s", peer().c_str(), reason.c_str());
   if (id) id->OnPeerGone();
 }

@@ -65,6 +65,8 @@ class WireConnection : public WireHandler, public std::enable_shared_from_this<W
   static constexpr int kFlushTimeoutMs = 2000;
   // How long a server's session waits for the client's HELLO before it closes.
   static constexpr int kHelloTimeoutMs = 5000;
+  // How long a client's session waits for the answer to its HELLO before it closes.
+  static constexpr int kAnswerTimeoutMs = 5000;
   const std::string& peer() const { return wire_->peer(); }
   // The wire over the segment once the data path moved there; null before (or never).
   std::shared_ptr<FrameWire> shm_wire() { return shm_.wire(); }
@@ -93,8 +95,9 @@ class WireConnection : public WireHandler, public std::enable_shared_from_this<W
   std::shared_ptr<WireHandler> SharedMemoryRouter();
   // The connection is over (the TCP wire ended, or the shared-memory one did).
   void Ended(const std::string& reason);
-  // A server's: the HELLO came, or the connection ended: the timer stops (Start).
-  void StopWaitingForHello();
+  // The HELLO (a server's) or its answer (a client's) came, or the connection ended: the
+  // timer stops (Start).
+  void StopHandshakeTimer();
 
   std::shared_ptr<FrameWire> wire_;  // TCP
   std::shared_ptr<WireLink> link_;
@@ -104,8 +107,8 @@ class WireConnection : public WireHandler, public std::enable_shared_from_this<W
   // A server's session takes HELLO; a client's takes one ACCEPT or REJECT. Anything else is
   // a peer that lies, and ends the connection.
   const bool server_;
-  // A server's, until the HELLO or the end: set by Start, before any frame is read.
-  std::shared_ptr<boost::asio::steady_timer> hello_timer_;
+  // Until the HELLO or its answer, or the end: set by Start, before any frame is read.
+  std::shared_ptr<boost::asio::steady_timer> handshake_timer_;
   std::weak_ptr<CmId> id_ GUARDED_BY(CmMutex());
 
   ShmSwitch shm_;
