@@ -116,10 +116,12 @@ int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
   rpma_sim::ConnectionQueues& queues = conn->connection->queues();
   conn->cq.cq = queues.cq;
   conn->cq.shared_channel = queues.shared_channel != nullptr;
+  conn->cq.connection = conn.get();
   if (queues.rcq) {
     conn->rcq = std::make_unique<rpma_cq>();
     conn->rcq->cq = queues.rcq;
     conn->rcq->shared_channel = conn->cq.shared_channel;
+    conn->rcq->connection = conn.get();
   }
   *conn_ptr = conn.release();
   return 0;

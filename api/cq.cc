@@ -2,9 +2,12 @@
 // re-arming), and polling completions.
 #include <librpma.h>
 
+#include <optional>
+
 #include "api/api_prologue.h"
 #include "api/fault_point.h"
 #include "api/inherited.h"
+#include "api/one_thread.h"
 #include "api/status_map.h"
 #include "api/types.h"
 #include "sim/common/log.h"
@@ -24,6 +27,10 @@ int rpma_cq_wait(struct rpma_cq* cq) {
   if (cq == nullptr) return RPMA_E_INVAL;
   if (Inherited(*cq, __func__, "completion queue")) return RPMA_E_PROVIDER;
   if (cq->shared_channel) return RPMA_E_SHARED_CHANNEL;
+  // Its connection is not deleted while this waits (rpma_conn_delete says INVAL).
+  std::optional<CallOn> counted;
+  if (cq->connection != nullptr)
+    counted.emplace(*cq->connection, __func__, "connection", Sharing::kAllowed);
   RPMA_FAULT_POINT(RPMA_E_NO_COMPLETION, "rpma_cq_wait");
   rpma_sim::CompletionQueue* fired = nullptr;
   rpma_sim::Status status = cq->cq->channel()->GetEvent(&fired);

@@ -63,6 +63,9 @@ struct rpma_srq_cfg {
 struct rpma_cq : ProcessOwned {
   std::shared_ptr<rpma_sim::CompletionQueue> cq;
   bool shared_channel = false;
+  // The connection whose CQ (or receive CQ) it is, or null (an SRQ's): a wait on it counts
+  // as a call on the connection, which may not be deleted meanwhile (one_thread.h).
+  const CountedCalls* connection = nullptr;
 };
 
 struct rpma_srq : ProcessOwned {

@@ -7,8 +7,8 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -295,8 +295,10 @@ TEST_F(TwoPeers, DisconnectRightAfterTheServerAcceptedEndsBothSides) {
     std::string c, s;
     const std::vector<rpma_conn_event> client_events = EventsOf(client_, &c);
     const std::vector<rpma_conn_event> server_events = EventsOf(server_, &s);
-    EXPECT_TRUE(Ended(server_events)) << "attempt " << i << ": server saw: " << s << " client saw: " << c;
-    EXPECT_TRUE(Ended(client_events)) << "attempt " << i << ": client saw: " << c << " server saw: " << s;
+    EXPECT_TRUE(Ended(server_events))
+        << "attempt " << i << ": server saw: " << s << " client saw: " << c;
+    EXPECT_TRUE(Ended(client_events))
+        << "attempt " << i << ": client saw: " << c << " server saw: " << s;
     ASSERT_EQ(0, rpma_conn_delete(&client_));
     ASSERT_EQ(0, rpma_conn_delete(&server_));
   }

@@ -7,6 +7,8 @@
 // again over tcp and over shm; the ThreadSanitizer run of CI runs it too.
 #include <gtest/gtest.h>
 #include <librpma.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
@@ -351,6 +353,45 @@ TEST_F(ContractBrokenTest, DeletingAConnectionAnotherThreadWaitsOnIsRefused) {
   ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(pair.client, RPMA_CONN_CLOSED));
   EXPECT_EQ(0, rpma_conn_delete(&pair.server));
   EXPECT_EQ(0, rpma_conn_delete(&pair.client));
+  ASSERT_NO_FATAL_FAILURE(pair.Teardown());
+}
+
+// The same for a thread in rpma_cq_wait on the connection's CQ, which lives and dies with
+// the connection (rpma_conn_get_cq): deleting it would leave the waiter in freed memory.
+TEST_F(ContractBrokenTest, DeletingAConnectionWhileAnotherThreadWaitsOnItsCqIsRefused) {
+  ConnectedPair pair;
+  ASSERT_NO_FATAL_FAILURE(pair.Connect());
+  rpma_cq* cq = nullptr;
+  ASSERT_EQ(0, rpma_conn_get_cq(pair.server, &cq));
+  struct sigaction action;
+  memset(&action, 0, sizeof(action));
+  action.sa_handler = [](int) {};
+  sigemptyset(&action.sa_mask);  // no SA_RESTART: the wait returns RPMA_E_NO_COMPLETION
+  struct sigaction old;
+  ASSERT_EQ(0, sigaction(SIGUSR1, &action, &old));
+  std::atomic<pid_t> waiter_tid{0};
+  std::atomic<int> ret{1};
+  std::thread waiter([&] {
+    waiter_tid = rpma_sim_test::CurrentTid();
+    ret = rpma_cq_wait(cq);
+  });
+  while (waiter_tid.load() == 0) std::this_thread::yield();
+  ASSERT_TRUE(rpma_sim_test::WaitUntilBlockedIn(waiter_tid.load(),
+                                                {SYS_read, SYS_futex, SYS_poll, SYS_ppoll}));
+  rpma_conn* server = pair.server;
+  EXPECT_EQ(RPMA_E_INVAL, rpma_conn_delete(&server));
+  EXPECT_EQ(pair.server, server) << "the connection was let go of";
+  EXPECT_NE(std::string::npos, LoggedLines().find("rpma_conn_delete: another thread is still in "
+                                                  "rpma_cq_wait on this connection"))
+      << LoggedLines();
+  // Interrupted, the wait returns (a signal may come before it sleeps again: until it does).
+  while (ret.load() == 1) {
+    pthread_kill(waiter.native_handle(), SIGUSR1);
+    std::this_thread::yield();
+  }
+  waiter.join();
+  sigaction(SIGUSR1, &old, nullptr);
+  EXPECT_EQ(RPMA_E_NO_COMPLETION, ret.load());
   ASSERT_NO_FATAL_FAILURE(pair.Teardown());
 }
 
