@@ -43,6 +43,24 @@ bool OutOfResources(const boost::system::error_code& error) {
          (code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM);
 }
 
+// Takes the next connection waiting in the listening socket's backlog and turns it down: a
+// REJECT before anything else, then the end, so that the client reads RPMA_CONN_REJECTED
+// (not the reset that closing the listener with it still waiting would give). False if none
+// was waiting.
+bool RejectWaitingConnection(int listening_fd) {
+  int fd = accept4(listening_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd < 0) return false;
+  uint8_t reject[kFrameHeaderSize];
+  EncodeFrameHeader(FrameType::kReject, 0, reject);
+  (void)send(fd, reject, sizeof(reject), MSG_DONTWAIT | MSG_NOSIGNAL);
+  shutdown(fd, SHUT_WR);
+  uint8_t unread[256];  // its HELLO, so that closing sends a FIN, not a reset
+  while (recv(fd, unread, sizeof(unread), MSG_DONTWAIT) > 0) {
+  }
+  close(fd);
+  return true;
+}
+
 }  // namespace
 
 Listener::Listener(const SocketAddress& address)
@@ -169,22 +187,13 @@ boost::system::error_code Listener::AcceptOne() {
 
 bool Listener::RefuseOneRequest() {
   if (spare_fd_ >= 0) close(spare_fd_);
-  int fd = accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-  if (fd >= 0) {
-    // A REJECT before anything else, then the end: the client reads RPMA_CONN_REJECTED.
-    uint8_t reject[kFrameHeaderSize];
-    EncodeFrameHeader(FrameType::kReject, 0, reject);
-    (void)send(fd, reject, sizeof(reject), MSG_DONTWAIT | MSG_NOSIGNAL);
-    shutdown(fd, SHUT_WR);
-    uint8_t unread[256];  // its HELLO, so that closing sends a FIN, not a reset
-    while (recv(fd, unread, sizeof(unread), MSG_DONTWAIT) > 0) {
-    }
-    close(fd);
+  const bool refused = RejectWaitingConnection(acceptor_.native_handle());
+  if (refused) {
     SIM_LOG_WARNING("accept on %s: out of file descriptors: a connection request was rejected",
                     address_.ToString().c_str());
   }
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  return fd >= 0;
+  return refused;
 }
 
 void Listener::Shutdown() {
@@ -208,6 +217,10 @@ void Listener::Shutdown() {
   std::promise<void> closed;
   auto self = shared_from_this();
   boost::asio::post(IoContext(), [self, &closed] {
+    // Nobody listens any more: what waits in the backlog is rejected, as rdma_cm rejects
+    // the requests of a listener it destroys.
+    while (RejectWaitingConnection(self->acceptor_.native_handle())) {
+    }
     boost::system::error_code ignored;
     CloseOnForkSection section;
     ForgetCloseOnFork(self->acceptor_.native_handle());

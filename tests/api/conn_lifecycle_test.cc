@@ -127,6 +127,29 @@ TEST_F(TwoPeers, RequestTakenBeforeShutdownCanStillBeAccepted) {
   EXPECT_EQ(RPMA_CONN_CLOSED, EventWithin(server_, kSafetyTimeoutMs));
 }
 
+// A client that connects as the endpoint shuts down: its request may still wait in the
+// listening socket's backlog. rdma_cm rejects the requests of a listener it destroys: the
+// client reads RPMA_CONN_REJECTED, never UNREACHABLE (which the reset of closing the
+// listener with the connection still in its backlog would give).
+TEST(EpShutdownTest, AClientConnectingAsTheEndpointShutsDownIsRejected) {
+  rpma_peer* peer = nullptr;
+  ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer));
+  for (int i = 0; i < 40; ++i) {
+    std::string port = FreeTcpPort();
+    rpma_ep* ep = nullptr;
+    ASSERT_EQ(0, rpma_ep_listen(peer, kLoopback, port.c_str(), &ep));
+    rpma_conn_req* req = nullptr;
+    ASSERT_EQ(0, rpma_conn_req_new(peer, kLoopback, port.c_str(), nullptr, &req));
+    rpma_conn* client = nullptr;
+    ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
+    ASSERT_EQ(0, rpma_ep_shutdown(&ep));
+    rpma_conn_event event = EventWithin(client, kSafetyTimeoutMs);
+    EXPECT_EQ(RPMA_CONN_REJECTED, event) << "attempt " << i << ": client saw " << Name(event);
+    ASSERT_EQ(0, rpma_conn_delete(&client));
+  }
+  EXPECT_EQ(0, rpma_peer_delete(&peer));
+}
+
 // Disconnect called twice before either side read CLOSED: 0 each time, one CLOSED each side.
 TEST(LifecycleEventsTest, DisconnectTwiceBeforeClosedGivesOneClosedEach) {
   ConnectedPair pair;
