@@ -57,6 +57,15 @@ bool ReturnsWithin(Call call, int timeout_ms) {
   return true;
 }
 
+// `peer` listens on a free port (*ep) and sends a request of its own there (*client).
+void ListenAndConnect(rpma_peer* peer, rpma_ep** ep, rpma_conn** client) {
+  const std::string port = FreeTcpPort();
+  ASSERT_EQ(0, rpma_ep_listen(peer, kLoopback, port.c_str(), ep));
+  rpma_conn_req* req = nullptr;
+  ASSERT_EQ(0, rpma_conn_req_new(peer, kLoopback, port.c_str(), nullptr, &req));
+  ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, client));
+}
+
 // A server peer listening, and a separate client peer (two nodes of the fabric).
 class TwoPeers : public ::testing::Test {
  protected:
@@ -135,13 +144,9 @@ TEST(EpShutdownTest, AClientConnectingAsTheEndpointShutsDownIsRejected) {
   rpma_peer* peer = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer));
   for (int i = 0; i < 40; ++i) {
-    std::string port = FreeTcpPort();
     rpma_ep* ep = nullptr;
-    ASSERT_EQ(0, rpma_ep_listen(peer, kLoopback, port.c_str(), &ep));
-    rpma_conn_req* req = nullptr;
-    ASSERT_EQ(0, rpma_conn_req_new(peer, kLoopback, port.c_str(), nullptr, &req));
     rpma_conn* client = nullptr;
-    ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
+    ASSERT_NO_FATAL_FAILURE(ListenAndConnect(peer, &ep, &client));
     ASSERT_EQ(0, rpma_ep_shutdown(&ep));
     rpma_conn_event event = EventWithin(client, kSafetyTimeoutMs);
     EXPECT_EQ(RPMA_CONN_REJECTED, event) << "attempt " << i << ": client saw " << Name(event);
@@ -209,13 +214,9 @@ TEST(FailedConnectTest, ClientPrivateDataTooLongLeavesThePeerDeletable) {
 TEST(FailedConnectTest, ServerPrivateDataTooLongLeavesThePeerDeletable) {
   rpma_peer* peer = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer));
-  std::string port = FreeTcpPort();
   rpma_ep* ep = nullptr;
-  ASSERT_EQ(0, rpma_ep_listen(peer, kLoopback, port.c_str(), &ep));
-  rpma_conn_req* req = nullptr;
-  ASSERT_EQ(0, rpma_conn_req_new(peer, kLoopback, port.c_str(), nullptr, &req));
   rpma_conn* client = nullptr;
-  ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
+  ASSERT_NO_FATAL_FAILURE(ListenAndConnect(peer, &ep, &client));
   rpma_conn_req* incoming = nullptr;
   ASSERT_NO_FATAL_FAILURE(NextConnReq(ep, nullptr, &incoming));
   std::vector<uint8_t> bytes(197, 7);
