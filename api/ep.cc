@@ -42,7 +42,8 @@ int rpma_ep_listen(struct rpma_peer* peer, const char* addr, const char* port,
     ep.reset(new (std::nothrow) rpma_ep);
     if (!ep) code = RPMA_E_NOMEM;
   }
-  if (code == 0) code = ToRpmaError(rpma_sim::Listener::Listen(address, &ep->listener));
+  if (code == 0)
+    code = ToRpmaError(rpma_sim::Listener::Listen(address, peer->pd->node(), &ep->listener));
   PointsInfoDelete();  // as librpma's, on every path once the info exists
   if (code != 0) return code;
   ep->peer = peer;

@@ -37,6 +37,20 @@ void CmId::Migrate(std::shared_ptr<EventChannel> channel) {
 void CmId::set_queue_pair(std::shared_ptr<QueuePair> qp) {
   MutexLock lock(&CmMutex());
   qp_ = std::move(qp);
+  // An incoming request, taken: its node's failure ends it from now on (OnNodeFailed).
+  if (state_ == State::kIncoming) JoinNodeLocked();
+}
+
+void CmId::AbortRequest() {
+  AfterUnlock after;
+  {
+    MutexLock lock(&CmMutex());
+    if (state_ != State::kIncoming) return;
+    state_ = State::kRejected;
+    // Not a REJECT: nobody answers, and the client's request ends unreachable.
+    if (peer_) peer_->Abort(&after);
+  }
+  after.Run();
 }
 
 namespace {
@@ -272,7 +286,6 @@ Status CmId::AcceptLocked(const std::vector<uint8_t>& private_data, AfterUnlock*
     RejectPeerLocked();
     return Status::kProvider;
   }
-  JoinNodeLocked();
   if (!peer_ || !peer_->StillRequesting()) {
     // The client gave up before the accept: the server's connection is lost.
     LoseLocked(after);
@@ -481,7 +494,7 @@ void CmId::OnNodeFailed() {
         EndRequestLocked(CmEventType::kUnreachable);
         break;
       case State::kIncoming:
-        state_ = State::kRejected;
+        state_ = State::kRejected;  // taken, not accepted: the abort below ends the request
         break;
       default:
         return;

@@ -101,6 +101,9 @@ class CmId : public NodeMember, public std::enable_shared_from_this<CmId> {
   // The other side ended without a goodbye: a connected id loses its connection.
   void OnPeerGone();
   void OnPeerGoneLocked(AfterUnlock* after = nullptr) REQUIRES(CmMutex());
+  // An incoming request nobody will answer (its server's node failed): the client's
+  // request ends unreachable. Nothing unless the id is still an unanswered request.
+  void AbortRequest();
   // Whether this client waits for the answer to its request.
   bool RequestingLocked() const REQUIRES(CmMutex()) { return state_ == State::kConnecting; }
 

@@ -49,13 +49,11 @@ size_t EventChannel::pending() {
 }
 
 std::deque<CmEvent> EventChannel::TakeAll() {
+  MutexLock lock(&mutex_);
   std::deque<CmEvent> all;
-  {
-    MutexLock lock(&mutex_);
-    all.swap(events_);
-  }
-  // Nothing is pending any more: the fd must not look readable. Its reads, system calls,
-  // are made without the lock; nothing pushes meanwhile.
+  all.swap(events_);
+  // Nothing is pending any more: the fd must not look readable. Under this leaf lock, so
+  // that an event pushed meanwhile keeps its count (the reads cannot block).
   event_fd_.Drain();
   return all;
 }

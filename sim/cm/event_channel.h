@@ -44,8 +44,8 @@ class EventChannel {
   // Takes the oldest event. Blocks unless the fd is non-blocking; then kNoEvent.
   Status Next(CmEvent* event);
 
-  // Takes every pending event without waiting, once nothing pushes any more (a listener
-  // that has shut down), and leaves the fd not readable.
+  // Takes every pending event without waiting, and leaves the fd not readable unless an
+  // event came since.
   std::deque<CmEvent> TakeAll();
 
   // How many events wait to be taken.

@@ -79,7 +79,8 @@ Listener::~Listener() {
   if (spare_fd_ >= 0) close(spare_fd_);
 }
 
-Status Listener::Listen(const SocketAddress& address, std::shared_ptr<Listener>* out) {
+Status Listener::Listen(const SocketAddress& address, const std::shared_ptr<Node>& node,
+                        std::shared_ptr<Listener>* out) {
   std::string no_reactor;
   if (!EnsureReactor(&no_reactor)) {
     SIM_LOG_ERROR("listen on %s: %s", address.ToString().c_str(), no_reactor.c_str());
@@ -123,6 +124,8 @@ Status Listener::Listen(const SocketAddress& address, std::shared_ptr<Listener>*
     MutexLock lock(&CmMutex());
     Registry().push_back(listener);
   }
+  listener->node_ = node;
+  node->Join(listener);
   EnsureProgressEngine();
   listener->AcceptNext();
   *out = std::move(listener);
@@ -194,6 +197,13 @@ bool Listener::RefuseOneRequest() {
   }
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   return refused;
+}
+
+void Listener::OnNodeFailed() {
+  for (CmEvent& event : channel_.TakeAll())
+    if (event.id) event.id->AbortRequest();
+  // Node::Fail lets its members go: a later failure of the node ends later requests too.
+  if (std::shared_ptr<Node> node = node_.lock()) node->Join(shared_from_this());
 }
 
 void Listener::Shutdown() {

@@ -16,13 +16,16 @@
 #include "sim/cm/event_channel.h"
 #include "sim/common/status.h"
 #include "sim/fabric/address.h"
+#include "sim/fabric/node.h"
 
 namespace rpma_sim {
 
-class Listener : public std::enable_shared_from_this<Listener> {
+class Listener : public NodeMember, public std::enable_shared_from_this<Listener> {
  public:
-  // Binds and listens on `address`. kProvider if the bind or listen fails.
-  static Status Listen(const SocketAddress& address, std::shared_ptr<Listener>* listener);
+  // Binds and listens on `address` for the peer that is `node`. kProvider if the bind or
+  // listen fails.
+  static Status Listen(const SocketAddress& address, const std::shared_ptr<Node>& node,
+                       std::shared_ptr<Listener>* listener);
 
   ~Listener();
 
@@ -50,6 +53,10 @@ class Listener : public std::enable_shared_from_this<Listener> {
 
   bool shut_down() const { return shut_down_; }
 
+  // NodeMember: its node failed. The requests waiting here end unreachable, as every
+  // connection of the node being set up does; it listens on (the peer stays usable).
+  void OnNodeFailed() override;
+
  private:
   explicit Listener(const SocketAddress& address);
 
@@ -69,6 +76,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
   bool RefuseOneRequest();
 
   SocketAddress address_;
+  std::weak_ptr<Node> node_;  // the peer's: joined again after each failure
   boost::asio::ip::tcp::acceptor acceptor_;
   EventChannel channel_;
   std::atomic<bool> shut_down_{false};

@@ -113,6 +113,32 @@ class TwoPeers : public ::testing::Test {
   rpma_conn_req* incoming_ = nullptr;
 };
 
+// rpma_sim_node_fail(3): "each connection of the peer, established or being set up, is lost
+// on both sides ... a connection request still being set up ends as RPMA_CONN_UNREACHABLE".
+// The server's node fails while the client's request waits on the server's endpoint.
+TEST_F(TwoPeers, ServerNodeFailureEndsARequestWaitingOnItsEndpoint) {
+  ASSERT_NO_FATAL_FAILURE(RequestPending());
+  ASSERT_EQ(0, rpma_sim_node_fail(server_peer_));
+  rpma_conn_event event = EventWithin(client_, kSafetyTimeoutMs);
+  EXPECT_EQ(RPMA_CONN_UNREACHABLE, event) << "client saw: " << Name(event);
+  // The endpoint listens on: a later request reaches it, and a second failure ends it too.
+  ASSERT_EQ(0, rpma_conn_delete(&client_));
+  ASSERT_NO_FATAL_FAILURE(RequestPending());
+  ASSERT_EQ(0, rpma_sim_node_fail(server_peer_));
+  event = EventWithin(client_, kSafetyTimeoutMs);
+  EXPECT_EQ(RPMA_CONN_UNREACHABLE, event)
+      << "after a second failure the client saw: " << Name(event);
+}
+
+// The same with the request taken by the server (rpma_ep_next_conn_req) but not accepted.
+TEST_F(TwoPeers, ServerNodeFailureEndsARequestTakenButNotAccepted) {
+  ASSERT_NO_FATAL_FAILURE(RequestPending());
+  ASSERT_EQ(0, rpma_ep_next_conn_req(ep_, nullptr, &incoming_));
+  ASSERT_EQ(0, rpma_sim_node_fail(server_peer_));
+  rpma_conn_event event = EventWithin(client_, kSafetyTimeoutMs);
+  EXPECT_EQ(RPMA_CONN_UNREACHABLE, event) << "client saw: " << Name(event);
+}
+
 // rpma_ep_shutdown with a request nobody took: librpma destroys the pending child ids
 // (rdma_cm rejects them): the client reads RPMA_CONN_REJECTED.
 TEST_F(TwoPeers, ShutdownRejectsAPendingRequest) {
