@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -214,6 +216,43 @@ bool MovedParts(uintptr_t start, uintptr_t end, const MovedRange& moved, Protect
     return true;
   });
   return covered == end - start;
+}
+
+std::vector<std::pair<uintptr_t, uintptr_t>> NotCopiedOnFork() {
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  FILE* smaps = fopen("/proc/self/smaps", "re");
+  if (smaps == nullptr) return ranges;
+  char* line = nullptr;
+  size_t capacity = 0;
+  unsigned long start = 0, end = 0;
+  // A mapping's line ("start-end perms ..."), then its fields, the last "VmFlags: rd wr ...".
+  while (getline(&line, &capacity, smaps) > 0) {
+    unsigned long from, to;
+    if (sscanf(line, "%lx-%lx ", &from, &to) == 2) {
+      start = from;
+      end = to;
+    } else if (strncmp(line, "VmFlags:", 8) == 0 && strstr(line + 8, " dc") != nullptr) {
+      ranges.emplace_back(start, end);
+    }
+  }
+  free(line);
+  fclose(smaps);
+  return ranges;
+}
+
+void RemoveRanges(const std::vector<std::pair<uintptr_t, uintptr_t>>& ranges, Protections* parts) {
+  for (const auto& range : ranges) {
+    Protections kept;
+    for (const ProtectedPart& part : *parts) {
+      if (part.end <= range.first || part.start >= range.second) {
+        kept.push_back(part);
+        continue;
+      }
+      if (part.start < range.first) kept.push_back({part.start, range.first, part.prot});
+      if (part.end > range.second) kept.push_back({range.second, part.end, part.prot});
+    }
+    parts->swap(kept);
+  }
 }
 
 bool MoveBack(uintptr_t start, uintptr_t end, const MovedRange& moved) {

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
+#include <utility>
 #include <vector>
 
 namespace rpma_sim {
@@ -52,6 +53,14 @@ bool MoveToMemfd(uintptr_t start, uintptr_t end, MovedRange* moved);
 // (the application may have unmapped or replaced some), each with its protection, in
 // *parts; true if they are the whole range.
 bool MovedParts(uintptr_t start, uintptr_t end, const MovedRange& moved, Protections* parts);
+
+// The ranges of this process's mappings a fork child does not get (madvise MADV_DONTFORK,
+// which the application may set on a moved range too: "dc" among the VmFlags
+// /proc/self/smaps lists), in address order. Empty if smaps cannot be read.
+std::vector<std::pair<uintptr_t, uintptr_t>> NotCopiedOnFork();
+
+// Takes out of *parts what lies in `ranges` (in address order), splitting parts as needed.
+void RemoveRanges(const std::vector<std::pair<uintptr_t, uintptr_t>>& ranges, Protections* parts);
 
 // Moves what is left of [start, end) back to private anonymous memory, with its bytes and
 // protection, and gives the file up. False if the kernel refused (the pages stay shared,

@@ -319,6 +319,10 @@ void SharedPages::SetFile(uintptr_t start, uintptr_t end, std::string path, uint
 void SharedPages::BeforeFork() NO_THREAD_SAFETY_ANALYSIS {
   g_table.mutex.Lock();  // held until after the fork
   WaitUntilSettledLocked(0, UINTPTR_MAX);
+  // What the application marked MADV_DONTFORK since the move the child does not get, from
+  // the kernel nor from here.
+  const std::vector<std::pair<uintptr_t, uintptr_t>> not_copied =
+      g_table.extents.empty() ? std::vector<std::pair<uintptr_t, uintptr_t>>() : NotCopiedOnFork();
   // Not read-only meanwhile (the engine or the application may be writing to a region):
   // the copy is the region as a device's DMA under way would leave it.
   for (Extent& extent : g_table.extents) {
@@ -326,6 +330,7 @@ void SharedPages::BeforeFork() NO_THREAD_SAFETY_ANALYSIS {
     // something else there: the child keeps that), copied from the file (the range may
     // not be readable, by the application's protection).
     MovedParts(extent.start, extent.end, extent.moved, &extent.fork_parts);
+    RemoveRanges(not_copied, &extent.fork_parts);
     extent.fork_copy = extent.fork_parts.empty()
                            ? MAP_FAILED
                            : CopyForChild(extent.start, extent.end, extent.moved);

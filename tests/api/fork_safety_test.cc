@@ -4,7 +4,8 @@
 //   close-on-exec, as every fd of real librpma, libibverbs and librdmacm is (O_CLOEXEC);
 // - a fork() child holds none of its parent's sockets, even when another thread of the
 //   parent connects or deletes a connection as it forks;
-// - a fork() child has a registered region at its address, with its bytes and protection.
+// - a fork() child has a registered region at its address, with its bytes and protection,
+//   unless the application marked it MADV_DONTFORK.
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -324,6 +325,25 @@ class RegionForkTest : public ::testing::Test {
   uint8_t* region_ = nullptr;
   rpma_mr_local* mr_ = nullptr;
 };
+
+// After madvise(MADV_DONTFORK) on a registered region (what rdma-core's fork support does to
+// registered memory, and a common idiom of RDMA applications) a fork() child has no mapping
+// there (madvise(2)): the kernel does not copy it, and neither does the simulator.
+TEST_F(RegionForkTest, MadvDontforkAfterRegistrationLeavesTheChildWithoutTheRegion) {
+  ASSERT_EQ(0, madvise(region_, 2 * kPage, MADV_DONTFORK)) << strerror(errno);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // msync fails with ENOMEM where nothing is mapped.
+    const bool mapped = msync(region_, 2 * kPage, MS_ASYNC) == 0;
+    _exit(mapped ? 1 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(child, waitpid(child, &status, 0));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(0, WEXITSTATUS(status)) << "the fork child has the MADV_DONTFORK region mapped";
+  ASSERT_EQ(0, madvise(region_, 2 * kPage, MADV_DOFORK)) << strerror(errno);
+}
 
 // After mprotect(PROT_READ) on a registered region, a fork() child
 // has the region at the same address, with the same bytes, read-only (a store there kills
