@@ -108,15 +108,16 @@ class Explorer {
       not_durable_[region].Add(event.range.begin, event.range.end);
       return;
     }
+    // As the flush did: the older values drained first, then what it made durable.
+    for (const CrashValue& value : event.durable_values) {
+      memcpy(durable_[index_.at(value.key)].data() + value.begin, value.bytes.data(),
+             value.bytes.size());
+    }
     for (const CrashSpan& span : event.made_durable) {
       const size_t region = index_.at(span.key);
       memcpy(durable_[region].data() + span.begin, current_[region].data() + span.begin,
              span.end - span.begin);
       not_durable_[region].Remove(span.begin, span.end);
-    }
-    for (const CrashValue& value : event.durable_values) {
-      memcpy(durable_[index_.at(value.key)].data() + value.begin, value.bytes.data(),
-             value.bytes.size());
     }
   }
 

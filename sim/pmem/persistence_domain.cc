@@ -95,6 +95,7 @@ void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset
     last_key_ = region.key;
   }
   RegionState& state = *last_state_;
+  if (state.base == nullptr) NoteAliasesLocked(region);  // the region's first placement
   state.base = region.base;
   state.length = region.length;
   state.ordinal = region.ordinal;
@@ -110,8 +111,31 @@ void PersistenceDomain::PlaceTracked(const PlacedRegion& region, uint64_t offset
     if (!save) return;
     mutex_.AssertHeld();  // called by Place, within this function's lock
     state.pre_images.Save(state.base, begin, end);
-    if (regions_.size() > 1) AdoptPreImagesLocked(region.key, &state, begin, end);
+    if (aliased_) AdoptPreImagesLocked(region.key, &state, begin, end);
   });
+  if (aliased_) {
+    const uintptr_t first = reinterpret_cast<uintptr_t>(region.base) + offset;
+    HandOverLocked(region.key, first, first + length);
+  }
+}
+
+void PersistenceDomain::NoteAliasesLocked(const PlacedRegion& region) {
+  const uintptr_t base = reinterpret_cast<uintptr_t>(region.base);
+  ForEachRegionWithinLocked(base, base + region.length,
+                            [&](uint32_t other, RegionState&, uint64_t, uint64_t) {
+                              mutex_.AssertHeld();  // called within this lock
+                              if (other != region.key) aliased_ = true;
+                            });
+}
+
+void PersistenceDomain::HandOverLocked(uint32_t key, uintptr_t first, uintptr_t last) {
+  ForEachRegionWithinLocked(
+      first, last, [&](uint32_t other, RegionState& state, uint64_t begin, uint64_t end) {
+        mutex_.AssertHeld();  // called by ForEachRegionWithinLocked, within this lock
+        if (other == key) return;
+        state.placed.MakeDurable(begin, end);  // not durable: placed in `key` only, from now
+        DropPreImagesIfDurableLocked(&state);
+      });
 }
 
 void PersistenceDomain::Flush(const PlacedRegion& region, uint64_t offset, uint64_t length,

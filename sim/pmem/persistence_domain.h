@@ -171,6 +171,13 @@ class PersistenceDomain {
   // their durable value is that region's pre-image, not memory now.
   void AdoptPreImagesLocked(uint32_t key, RegionState* mine, uint64_t begin, uint64_t end)
       REQUIRES(mutex_);
+  // Sets aliased_ if `region` (placed in for the first time) shares memory with another.
+  void NoteAliasesLocked(const PlacedRegion& region) REQUIRES(mutex_);
+  // The addresses [first, last) were just placed through the region `key` (which adopted
+  // their pre-images): every other registration of the same memory lets them go, so that a
+  // byte is placed in one region only, by its latest placement (a flush of the connection
+  // that placed it before finds it no longer its own).
+  void HandOverLocked(uint32_t key, uintptr_t first, uintptr_t last) REQUIRES(mutex_);
   // PowerFail's work under the lock: adds the bytes not durable and those reverted.
   void PowerFailLocked(LossMode mode, uint64_t seed, const TornKeep* keep, uint64_t* placed,
                        uint64_t* reverted) REQUIRES(mutex_);
@@ -189,6 +196,9 @@ class PersistenceDomain {
   std::atomic<uint64_t> points_{0};  // written under mutex_
   Mutex mutex_;
   std::unordered_map<uint32_t, RegionState> regions_ GUARDED_BY(mutex_);
+  // Some memory is registered twice (and placed in through both): placements then look at
+  // the other registrations too. Set once, never cleared.
+  bool aliased_ GUARDED_BY(mutex_) = false;
   SupersededValues superseded_ GUARDED_BY(mutex_);  // armed, flushes_connection() only
   // The region placed in last, found again without hashing (null: look it up).
   uint32_t last_key_ GUARDED_BY(mutex_) = 0;

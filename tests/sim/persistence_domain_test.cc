@@ -40,6 +40,11 @@ class Node {
   void FlushElsewhere(uint64_t placer) {
     domain_.Flush(Region(), 2048, 8, FlushKind::kPersistent, placer, /*ordinal=*/2);
   }
+  // Starts recording the node's crash points (its memory is anonymous).
+  void Record() {
+    domain_.StartRecording(/*node=*/1,
+                           [](const void*, uint64_t, std::string*, uint64_t*) { return false; });
+  }
   // What the first `len` bytes hold after a power failure that reverts everything.
   std::vector<uint8_t> AfterPowerFailure(uint64_t len) {
     domain_.PowerFail(LossMode::kAll, 1);
@@ -103,6 +108,22 @@ TEST(PersistenceDomainTest, ForgottenRegionIsNotReverted) {
   std::vector<uint8_t> memory = node.Memory();
   EXPECT_EQ(std::vector<uint8_t>(64, kNew),
             std::vector<uint8_t>(memory.begin(), memory.begin() + 64));
+}
+
+// The image of the crash explorer's last state of `journal` (a failure after the last
+// point) in *last, and that state's point in *point.
+void LastExploredState(const CrashJournal& journal, std::vector<uint8_t>* last, uint64_t* point) {
+  CrashExploreSummary summary;
+  std::string error;
+  ASSERT_TRUE(ExploreCrashStates(
+      journal, CrashExploreOptions(),
+      [&](const CrashState& state) {
+        if (state.point > *point) *last = (*state.images)[0];
+        *point = std::max(*point, state.point);
+        return true;
+      },
+      &summary, &error))
+      << error;
 }
 
 DeviceCaps FlushScopeQp() {
@@ -172,26 +193,13 @@ TEST(PersistenceDomainTest, FlushScopeQpEndedConnectionFlushesNothing) {
 // failure leaves.
 TEST(PersistenceDomainTest, FlushScopeQpExplorerAgreesWithThePowerFailure) {
   Node node(0, FlushScopeQp());
-  node.domain().StartRecording(/*node=*/1, [](const void*, uint64_t, std::string*, uint64_t*) {
-    return false;  // anonymous memory
-  });
+  node.Record();
   node.Write(1, 0, 64, kNew);
   node.Write(2, 0, 32, kNewer);
   node.FlushElsewhere(1);
-  CrashJournal journal = node.domain().StopRecording();
   std::vector<uint8_t> last;
   uint64_t last_point = 0;
-  CrashExploreSummary summary;
-  std::string error;
-  ASSERT_TRUE(ExploreCrashStates(
-      journal, CrashExploreOptions(),
-      [&](const CrashState& state) {
-        if (state.point > last_point) last = (*state.images)[0];
-        last_point = std::max(last_point, state.point);
-        return true;
-      },
-      &summary, &error))
-      << error;
+  ASSERT_NO_FATAL_FAILURE(LastExploredState(node.domain().StopRecording(), &last, &last_point));
   EXPECT_EQ(4u, last_point);  // after the two writes and the flush (points 1 to 3)
   std::vector<uint8_t> after = node.AfterPowerFailure(4096);
   EXPECT_EQ(kNew, after[0]);
@@ -203,6 +211,45 @@ TEST(PersistenceDomainTest, FlushScopeRangeDoesNotDrainOverwrittenWrites) {
   node.Write(2, 0, 64, kNewer);
   node.FlushElsewhere(1);
   EXPECT_EQ(std::vector<uint8_t>(64, kOld), node.AfterPowerFailure(64));
+}
+
+// Connection 1's value superseded by connection 2, then written again by connection 1 itself:
+// its flush makes its newest write durable, in the power failure and in the explorer alike
+// (which applies the drained older value first, as the flush does).
+TEST(PersistenceDomainTest, FlushScopeQpExplorerAgreesWhenTheFlushingConnectionWroteAgain) {
+  Node node(0, FlushScopeQp());
+  node.Record();
+  node.Write(1, 0, 64, kNew);
+  node.Write(2, 0, 64, kNewer);
+  node.Write(1, 0, 64, kNewest);
+  node.FlushElsewhere(1);
+  std::vector<uint8_t> last;
+  uint64_t last_point = 0;
+  ASSERT_NO_FATAL_FAILURE(LastExploredState(node.domain().StopRecording(), &last, &last_point));
+  std::vector<uint8_t> after = node.AfterPowerFailure(4096);
+  EXPECT_EQ(kNewest, after[0]);
+  ASSERT_EQ(after.size(), last.size());
+  EXPECT_EQ(after[0], last[0]) << "explorer's durable image after the flush";
+}
+
+// The same memory registered twice. Connection 2 wrote over connection 1's write through the
+// other registration and flushed (flush scope qp): its value is durable in both, so the
+// power failure does not put back connection 1's pre-image from the first registration.
+TEST(PersistenceDomainTest, FlushScopeQpNewerWriteThroughAnotherRegionFlushedSurvives) {
+  Node node(64, FlushScopeQp());
+  node.Write(2, 0, 64, kNewer, /*key=*/kKey + 1);
+  node.FlushElsewhere(2);
+  EXPECT_EQ(std::vector<uint8_t>(64, kNewer), node.AfterPowerFailure(64));
+}
+
+// Connection 1 wrote, connection 2 wrote over it through the other registration, connection
+// 1 wrote again and flushed: its last write is durable in both registrations.
+TEST(PersistenceDomainTest, FlushScopeQpRewriteAfterAnotherRegionsWriteIsDurable) {
+  Node node(64, FlushScopeQp());
+  node.Write(2, 0, 64, kNewer, /*key=*/kKey + 1);
+  node.Write(1, 0, 64, kNewest);
+  node.FlushElsewhere(1);
+  EXPECT_EQ(std::vector<uint8_t>(64, kNewest), node.AfterPowerFailure(64));
 }
 
 }  // namespace
