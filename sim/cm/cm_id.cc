@@ -494,7 +494,8 @@ void CmId::OnNodeFailed() {
         EndRequestLocked(CmEventType::kUnreachable);
         break;
       case State::kIncoming:
-        state_ = State::kRejected;  // taken, not accepted: the abort below ends the request
+        // Taken, not accepted: the abort below ends the client's request; an accept later
+        // finds it gone and gives the server RPMA_CONN_LOST.
         break;
       default:
         return;

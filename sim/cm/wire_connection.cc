@@ -99,6 +99,10 @@ std::shared_ptr<FrameWire> WireConnection::SendAccept(std::vector<uint8_t> priva
                                                       uint64_t node) {
   std::shared_ptr<ShmSegment> segment = shm_.held();
   AcceptMessage accept{std::move(private_data), segment != nullptr, node};
+  // From the ACCEPT on, the client sends nothing but DOORBELLs on TCP: a data frame it
+  // sends there as soon as it reads the ACCEPT is malformed already.
+  if (segment)
+    if (std::shared_ptr<FrameRouter> router = tcp_router_.lock()) router->DataMoved();
   wire_->Send(FrameType::kAccept, EncodeAccept(accept));
   return segment ? MoveToSharedMemory(std::move(segment)) : nullptr;
 }

@@ -139,6 +139,19 @@ TEST_F(TwoPeers, ServerNodeFailureEndsARequestTakenButNotAccepted) {
   EXPECT_EQ(RPMA_CONN_UNREACHABLE, event) << "client saw: " << Name(event);
 }
 
+// rpma_sim_node_fail(3): "a later rpma_conn_req_connect(3) of a taken one gives the server
+// RPMA_CONN_LOST" (the call itself succeeds).
+TEST_F(TwoPeers, ConnectOfARequestTakenBeforeTheServerNodeFailedGivesLost) {
+  ASSERT_NO_FATAL_FAILURE(RequestPending());
+  ASSERT_EQ(0, rpma_ep_next_conn_req(ep_, nullptr, &incoming_));
+  ASSERT_EQ(0, rpma_sim_node_fail(server_peer_));
+  EXPECT_EQ(RPMA_CONN_UNREACHABLE, EventWithin(client_, kSafetyTimeoutMs));
+  int ret = rpma_conn_req_connect(&incoming_, nullptr, &server_);
+  ASSERT_EQ(0, ret) << "rpma_conn_req_connect of the taken request failed";
+  rpma_conn_event event = EventWithin(server_, kSafetyTimeoutMs);
+  EXPECT_EQ(RPMA_CONN_LOST, event) << "server saw: " << Name(event);
+}
+
 // rpma_ep_shutdown with a request nobody took: librpma destroys the pending child ids
 // (rdma_cm rejects them): the client reads RPMA_CONN_REJECTED.
 TEST_F(TwoPeers, ShutdownRejectsAPendingRequest) {
