@@ -43,9 +43,6 @@ WireConnection::WireConnection(std::shared_ptr<FrameWire> wire, std::weak_ptr<Li
       server_(!listener_.expired()) {}
 
 void WireConnection::Start() {
-  auto router = std::make_shared<FrameRouter>(shared_from_this(), link_);
-  tcp_router_ = router;
-  wire_->Start(std::move(router));
   // A client sends its HELLO right after the TCP handshake. A connection that has not within
   // kHelloTimeoutMs (a port scanner, a stuck peer) would hold an fd of this process for as
   // long as it stayed open, past the endpoint's shutdown too: it is closed. A client whose
@@ -53,7 +50,8 @@ void WireConnection::Start() {
   // stuck server) would wait for ever: the connection is closed and the request ends
   // unreachable, as rdma_cm's does once the CM's retries run out. The timer is cancelled
   // once the HELLO (or the answer) comes or the connection ends, so that it keeps nothing
-  // waiting on the engine (which a process's exit would find still running).
+  // waiting on the engine (which a process's exit would find still running). Made before
+  // the wire starts reading.
   const int timeout_ms = server_ ? kHelloTimeoutMs : kAnswerTimeoutMs;
   handshake_timer_ = std::make_shared<boost::asio::steady_timer>(
       IoContext(), std::chrono::milliseconds(timeout_ms));
@@ -69,6 +67,11 @@ void WireConnection::Start() {
                     session->server_ ? "sent no HELLO" : "did not answer the HELLO", timeout_ms);
     session->Abort();
   });
+  // Only now: the first frame read (on the engine, or on this thread) may stop the timer,
+  // which must be there by then.
+  auto router = std::make_shared<FrameRouter>(shared_from_this(), link_);
+  tcp_router_ = router;
+  wire_->Start(std::move(router));
 }
 
 void WireConnection::StopHandshakeTimer() {

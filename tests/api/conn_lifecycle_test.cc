@@ -458,33 +458,4 @@ TEST_F(TwoPeers, ThirtyClientsAtOnce) {
   }
 }
 
-// A port where something that is not an RDMA endpoint listens (here a bare TCP socket that
-// never answers): on rdma_cm nobody listens on that service, so the request ends REJECTED (or,
-// at worst, UNREACHABLE once the CM's REQ times out). It ends UNREACHABLE once the client
-// has waited WireConnection::kAnswerTimeoutMs (5 s) for an answer.
-TEST(ConnectElsewhereTest, ARequestToAPortWithoutAnEndpointEnds) {
-  rpma_peer* peer = nullptr;
-  ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer));
-  int sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(sock, 0);
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(0, bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)));
-  ASSERT_EQ(0, listen(sock, 16));
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(0, getsockname(sock, reinterpret_cast<sockaddr*>(&addr), &len));
-  std::string port = std::to_string(ntohs(addr.sin_port));
-  rpma_conn_req* req = nullptr;
-  ASSERT_EQ(0, rpma_conn_req_new(peer, kLoopback, port.c_str(), nullptr, &req));
-  rpma_conn* client = nullptr;
-  ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &client));
-  rpma_conn_event event = EventWithin(client, 8000);
-  EXPECT_TRUE(event == RPMA_CONN_REJECTED || event == RPMA_CONN_UNREACHABLE)
-      << "after 8 s the client saw: " << Name(event);
-  EXPECT_EQ(0, rpma_conn_delete(&client));
-  close(sock);
-  EXPECT_EQ(0, rpma_peer_delete(&peer));
-}
-
 }  // namespace

@@ -5,7 +5,8 @@
 //   is a response of the wrong length: IBV_WC_BAD_RESP_ERR, the buffer untouched;
 // - a REQUEST before the ACCEPT ends the connect (PROTOCOL.md: "a REQUEST before the
 //   connection was accepted"), though the client bound its queue pair to the link before
-//   its HELLO.
+//   its HELLO;
+// - a HELLO never answered ends the connect, unreachable, after 5 s.
 #include <arpa/inet.h>
 #include <errno.h>
 #include <gtest/gtest.h>
@@ -211,6 +212,18 @@ TEST_F(HostileServerTest, AReadAnsweredWithoutItsBytesIsABadResponse) {
   EXPECT_EQ(IBV_WC_BAD_RESP_ERR, wc.status)
       << "a 64-byte read answered with 0 bytes completed with " << ibv_wc_status_str(wc.status)
       << " (byte_len " << wc.byte_len << "); the destination still holds '" << dst[0] << "'";
+}
+
+// A server that takes the HELLO and never answers it (a port where something else listens,
+// a stuck server): on rdma_cm the request ends once the CM's retries run out. Here the
+// client closes after WireConnection::kAnswerTimeoutMs (5 s): RPMA_CONN_UNREACHABLE.
+TEST_F(HostileServerTest, AServerThatNeverAnswersTheHelloDoesNotHoldTheConnectForever) {
+  ASSERT_NO_FATAL_FAILURE(ConnectAndTakeHello(100));
+  rpma_conn_event event = RPMA_CONN_UNDEFINED;
+  int ret = integration::NextEvent(conn_, kSafetyTimeoutMs, &event);
+  ASSERT_EQ(0, ret) << "no connection event within " << kSafetyTimeoutMs
+                    << " ms of a HELLO the server never answered: " << rpma_err_2str(ret);
+  EXPECT_EQ(RPMA_CONN_UNREACHABLE, event) << rpma_utils_conn_event_2str(event);
 }
 
 // The server sends a REQUEST before its ACCEPT: the client closes the connection, answering
