@@ -4,15 +4,11 @@
 #include <librpma.h>
 #include <rpma_sim.h>
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -37,24 +33,6 @@ rpma_conn_event EventWithin(rpma_conn* conn, int timeout_ms) {
 
 const char* Name(rpma_conn_event event) {
   return event == RPMA_CONN_UNDEFINED ? "no event" : rpma_utils_conn_event_2str(event);
-}
-
-// Runs `call` on its own thread and waits up to `timeout_ms`; false (thread detached) if it
-// did not return.
-template <typename Call>
-bool ReturnsWithin(Call call, int timeout_ms) {
-  auto done = std::make_shared<std::promise<void>>();
-  std::future<void> finished = done->get_future();
-  std::thread thread([call, done]() {
-    call();
-    done->set_value();
-  });
-  if (finished.wait_for(std::chrono::milliseconds(timeout_ms)) != std::future_status::ready) {
-    thread.detach();
-    return false;
-  }
-  thread.join();
-  return true;
 }
 
 // `peer` listens on a free port (*ep) and sends a request of its own there (*client).

@@ -327,6 +327,21 @@ TEST_F(ContractBrokenTest, TwoThreadsTakingOneEndpointsRequestsAreWarned) {
   ASSERT_NO_FATAL_FAILURE(pair.Teardown());
 }
 
+// Once the thread `waiter_tid` names sleeps in `call` on pair.server, rpma_conn_delete of
+// that connection is refused: RPMA_E_INVAL, the connection kept, a log line naming `call`.
+void ExpectDeleteRefusedWhileIn(ConnectedPair& pair, const std::atomic<pid_t>& waiter_tid,
+                                const std::string& call) {
+  while (waiter_tid.load() == 0) std::this_thread::yield();
+  ASSERT_TRUE(rpma_sim_test::WaitUntilBlockedIn(waiter_tid.load(),
+                                                {SYS_read, SYS_futex, SYS_poll, SYS_ppoll}));
+  rpma_conn* server = pair.server;
+  EXPECT_EQ(RPMA_E_INVAL, rpma_conn_delete(&server));
+  EXPECT_EQ(pair.server, server) << "the connection was let go of";
+  EXPECT_NE(std::string::npos, LoggedLines().find("rpma_conn_delete: another thread is still in " +
+                                                  call + " on this connection"))
+      << LoggedLines();
+}
+
 // A connection another thread waits on cannot be deleted: RPMA_E_INVAL, logged with both
 // calls' names, and the connection goes on; once the waiter is done it can.
 TEST_F(ContractBrokenTest, DeletingAConnectionAnotherThreadWaitsOnIsRefused) {
@@ -338,15 +353,7 @@ TEST_F(ContractBrokenTest, DeletingAConnectionAnotherThreadWaitsOnIsRefused) {
     waiter_tid = rpma_sim_test::CurrentTid();
     EXPECT_EQ(0, rpma_conn_next_event(pair.server, &event));
   });
-  while (waiter_tid.load() == 0) std::this_thread::yield();
-  ASSERT_TRUE(rpma_sim_test::WaitUntilBlockedIn(waiter_tid.load(),
-                                                {SYS_read, SYS_futex, SYS_poll, SYS_ppoll}));
-  rpma_conn* server = pair.server;
-  EXPECT_EQ(RPMA_E_INVAL, rpma_conn_delete(&server));
-  EXPECT_EQ(pair.server, server) << "the connection was let go of";
-  EXPECT_NE(std::string::npos, LoggedLines().find("rpma_conn_delete: another thread is still in "
-                                                  "rpma_conn_next_event on this connection"))
-      << LoggedLines();
+  ASSERT_NO_FATAL_FAILURE(ExpectDeleteRefusedWhileIn(pair, waiter_tid, "rpma_conn_next_event"));
   ASSERT_EQ(0, rpma_conn_disconnect(pair.client));  // the waiter's CLOSED
   waiter.join();
   EXPECT_EQ(RPMA_CONN_CLOSED, event);
@@ -375,15 +382,7 @@ TEST_F(ContractBrokenTest, DeletingAConnectionWhileAnotherThreadWaitsOnItsCqIsRe
     waiter_tid = rpma_sim_test::CurrentTid();
     ret = rpma_cq_wait(cq);
   });
-  while (waiter_tid.load() == 0) std::this_thread::yield();
-  ASSERT_TRUE(rpma_sim_test::WaitUntilBlockedIn(waiter_tid.load(),
-                                                {SYS_read, SYS_futex, SYS_poll, SYS_ppoll}));
-  rpma_conn* server = pair.server;
-  EXPECT_EQ(RPMA_E_INVAL, rpma_conn_delete(&server));
-  EXPECT_EQ(pair.server, server) << "the connection was let go of";
-  EXPECT_NE(std::string::npos, LoggedLines().find("rpma_conn_delete: another thread is still in "
-                                                  "rpma_cq_wait on this connection"))
-      << LoggedLines();
+  ASSERT_NO_FATAL_FAILURE(ExpectDeleteRefusedWhileIn(pair, waiter_tid, "rpma_cq_wait"));
   // Interrupted, the wait returns (a signal may come before it sleeps again: until it does).
   while (ret.load() == 1) {
     pthread_kill(waiter.native_handle(), SIGUSR1);
