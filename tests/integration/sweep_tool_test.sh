@@ -52,4 +52,29 @@ rc=$?
 echo "$out"
 [ "$rc" -eq 0 ] || fail "a clean sweep exited $rc"
 echo "$out" | grep -q "^4 runs, 0 with" || fail "--stride 2 did not run N = 1, 3, 5, 7"
+
+# A peer that crashes counts against the run (the sweep's usage: "Its crash (a signal it did
+# not get from us) or its sanitizer errors count against the run as well"), whether it is
+# started before the program or after it.
+peer=$work/crashing_peer.sh
+cat >"$peer" <<'PEER'
+#!/usr/bin/env bash
+echo "listening on 127.0.0.1"
+sleep 0.2
+kill -SEGV $$
+PEER
+chmod +x "$peer"
+out=$("$sweep" --timeout 5 --max 1 --before "$peer" -- "$fake" good 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" -eq 1 ] || fail "a sweep whose --before peer died of SIGSEGV exited $rc, not 1"
+row 1 | grep -q "peer-CRASH(SIGSEGV)" || fail "row 1 does not report the peer's crash: $(row 1)"
+ready_fake=$work/ready_fake.sh
+printf '#!/usr/bin/env bash\necho "listening on"\nsleep 0.5\nexec "$@"\n' >"$ready_fake"
+chmod +x "$ready_fake"
+out=$("$sweep" --timeout 5 --max 1 --after "$peer" -- "$ready_fake" "$fake" good 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" -eq 1 ] || fail "a sweep whose --after peer died of SIGSEGV exited $rc, not 1"
+row 1 | grep -q "peer-CRASH(SIGSEGV)" || fail "row 1 does not report the peer's crash: $(row 1)"
 exit "$status"
