@@ -188,7 +188,7 @@ int rpma_conn_disconnect(struct rpma_conn* conn) {
 }
 
 int rpma_conn_delete(struct rpma_conn** conn_ptr) {
-  RPMA_API_PROLOGUE();
+  RPMA_API_PROLOGUE_ENDING(rpma_conn_delete(conn_ptr));  // frees it whatever the result
   if (conn_ptr == nullptr) return RPMA_E_INVAL;
   rpma_conn* conn = *conn_ptr;
   if (conn == nullptr) return 0;

@@ -27,7 +27,7 @@ int rpma_conn_cfg_new(struct rpma_conn_cfg** cfg_ptr) {
 }
 
 int rpma_conn_cfg_delete(struct rpma_conn_cfg** cfg_ptr) {
-  RPMA_API_PROLOGUE();
+  RPMA_API_PROLOGUE_ENDING(rpma_conn_cfg_delete(cfg_ptr));  // frees it whatever the result
   if (cfg_ptr == nullptr) return RPMA_E_INVAL;
   if (*cfg_ptr == nullptr) return 0;
   if (!MayEnd(**cfg_ptr, __func__, kWhat)) return RPMA_E_INVAL;

@@ -58,7 +58,7 @@ int rpma_conn_req_new(struct rpma_peer* peer, const char* addr, const char* port
 }
 
 int rpma_conn_req_delete(struct rpma_conn_req** req_ptr) {
-  RPMA_API_PROLOGUE();
+  RPMA_API_PROLOGUE_ENDING(rpma_conn_req_delete(req_ptr));  // frees it whatever the result
   if (req_ptr == nullptr) return RPMA_E_INVAL;
   rpma_conn_req* req = *req_ptr;
   if (req == nullptr) return 0;
@@ -78,7 +78,7 @@ int rpma_conn_req_delete(struct rpma_conn_req** req_ptr) {
 
 int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
                           const struct rpma_conn_private_data* pdata, struct rpma_conn** conn_ptr) {
-  RPMA_API_PROLOGUE();
+  RPMA_API_PROLOGUE_ENDING(rpma_conn_req_delete(req_ptr));  // consumes it whatever the result
   if (req_ptr == nullptr || *req_ptr == nullptr) return RPMA_E_INVAL;
   if (Inherited(**req_ptr, __func__, kRequest)) {
     KeepInherited(*req_ptr);  // consumed here, as a failed connect's request is
@@ -86,6 +86,7 @@ int rpma_conn_req_connect(struct rpma_conn_req** req_ptr,
     return RPMA_E_PROVIDER;
   }
   if (RPMA_FAULT_FIRES(RPMA_E_INVAL, "rpma_conn_req_connect")) {
+    rpma_sim::InternalCall internal;  // librpma's own deleter, not the application's call
     (void)rpma_conn_req_delete(req_ptr);
     return RPMA_E_INVAL;
   }

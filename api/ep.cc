@@ -53,7 +53,7 @@ int rpma_ep_listen(struct rpma_peer* peer, const char* addr, const char* port,
 }
 
 int rpma_ep_shutdown(struct rpma_ep** ep_ptr) {
-  RPMA_API_PROLOGUE();
+  RPMA_API_PROLOGUE_ENDING(rpma_ep_shutdown(ep_ptr));  // frees it whatever the result
   if (ep_ptr == nullptr) return RPMA_E_INVAL;
   rpma_ep* ep = *ep_ptr;
   if (ep == nullptr) return 0;

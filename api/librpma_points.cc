@@ -2,6 +2,7 @@
 #include "api/librpma_points.h"
 
 #include "api/types.h"
+#include "sim/common/call_seam.h"
 #include "sim/fabric/config.h"
 
 namespace {
@@ -67,6 +68,7 @@ int PointsRequestFromId(const rpma_sim::ConnectionConfig& config, bool has_srq, 
   }
   // librpma logs the two ends' GIDs when NOTICE is logged; each is a point.
   int threshold = RPMA_LOG_DISABLED;
+  rpma_sim::InternalCall internal;  // librpma reads its threshold directly
   if (rpma_log_get_threshold(RPMA_LOG_THRESHOLD, reinterpret_cast<rpma_log_level*>(&threshold)) ==
           0 &&
       threshold >= RPMA_LOG_LEVEL_NOTICE) {

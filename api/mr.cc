@@ -62,7 +62,7 @@ int rpma_mr_reg(struct rpma_peer* peer, void* ptr, size_t size, int usage,
 }
 
 int rpma_mr_dereg(struct rpma_mr_local** mr_ptr) {
-  RPMA_API_PROLOGUE();
+  RPMA_API_PROLOGUE_ENDING(rpma_mr_dereg(mr_ptr));  // frees it whatever the result
   if (mr_ptr == nullptr) return RPMA_E_INVAL;
   rpma_mr_local* mr = *mr_ptr;
   if (mr == nullptr) return 0;
@@ -159,7 +159,7 @@ int rpma_mr_remote_get_flush_type(const struct rpma_mr_remote* mr, int* flush_ty
 }
 
 int rpma_mr_remote_delete(struct rpma_mr_remote** mr_ptr) {
-  RPMA_API_PROLOGUE();
+  RPMA_API_PROLOGUE_ENDING(rpma_mr_remote_delete(mr_ptr));  // frees it whatever the result
   if (mr_ptr == nullptr) return RPMA_E_INVAL;
   if (*mr_ptr == nullptr) return 0;
   delete *mr_ptr;

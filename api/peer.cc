@@ -48,7 +48,7 @@ int rpma_peer_new(struct ibv_context* ibv_ctx, struct rpma_peer** peer_ptr) {
 }
 
 int rpma_peer_delete(struct rpma_peer** peer_ptr) {
-  RPMA_API_PROLOGUE();
+  RPMA_API_PROLOGUE_ENDING(rpma_peer_delete(peer_ptr));  // frees it whatever the result
   if (peer_ptr == nullptr) return RPMA_E_INVAL;
   rpma_peer* peer = *peer_ptr;
   if (peer == nullptr) return 0;

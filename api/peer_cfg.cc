@@ -23,7 +23,7 @@ int rpma_peer_cfg_new(struct rpma_peer_cfg** pcfg_ptr) {
 }
 
 int rpma_peer_cfg_delete(struct rpma_peer_cfg** pcfg_ptr) {
-  RPMA_API_PROLOGUE();
+  RPMA_API_PROLOGUE_ENDING(rpma_peer_cfg_delete(pcfg_ptr));  // frees it whatever the result
   if (pcfg_ptr == nullptr) return RPMA_E_INVAL;
   if (*pcfg_ptr != nullptr && !MayEnd(**pcfg_ptr, __func__, kWhat)) return RPMA_E_INVAL;
   delete *pcfg_ptr;

@@ -47,7 +47,7 @@ int rpma_srq_new(struct rpma_peer* peer, struct rpma_srq_cfg* cfg, struct rpma_s
 }
 
 int rpma_srq_delete(struct rpma_srq** srq_ptr) {
-  RPMA_API_PROLOGUE();
+  RPMA_API_PROLOGUE_ENDING(rpma_srq_delete(srq_ptr));  // frees it whatever the result
   if (srq_ptr == nullptr) return RPMA_E_INVAL;
   rpma_srq* srq = *srq_ptr;
   if (srq == nullptr) return 0;

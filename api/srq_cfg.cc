@@ -21,7 +21,7 @@ int rpma_srq_cfg_new(struct rpma_srq_cfg** cfg_ptr) {
 }
 
 int rpma_srq_cfg_delete(struct rpma_srq_cfg** cfg_ptr) {
-  RPMA_API_PROLOGUE();
+  RPMA_API_PROLOGUE_ENDING(rpma_srq_cfg_delete(cfg_ptr));  // frees it whatever the result
   if (cfg_ptr == nullptr) return RPMA_E_INVAL;
   if (*cfg_ptr == nullptr) return 0;
   delete *cfg_ptr;

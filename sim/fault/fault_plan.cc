@@ -2,14 +2,16 @@
 // call and connect seams (the stage seam's are in stage_faults.cc).
 #include "sim/fault/fault_plan.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 
 #include "sim/cm/connect_gate.h"
 #include "sim/common/call_seam.h"
@@ -30,10 +32,58 @@ FaultPlan& FaultPlan::Get() {
   return plan.Get();
 }
 
+namespace {
+
+// The longest file of rules RPMA_SIM_FAULTS=@path may name.
+constexpr size_t kMaxRulesFile = 1 << 20;
+
+// A seed as RPMA_SIM_SEED gives it: a decimal number, or a hexadecimal one after 0x; false
+// for anything else (a sign, other characters, more than 64 bits).
+bool ParseSeed(const char* text, uint64_t* seed) {
+  int base = 10;
+  if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    base = 16;
+    text += 2;
+  }
+  if (!isxdigit(static_cast<unsigned char>(text[0]))) return false;  // no sign, no space
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long value = strtoull(text, &end, base);
+  if (errno != 0 || *end != '\0') return false;
+  *seed = value;
+  return true;
+}
+
+// The whole of the file at `path` (at most kMaxRulesFile bytes) in *text; false, with *error
+// saying why, if it cannot be read (a directory cannot).
+bool ReadRulesFile(const std::string& path, std::string* text, std::string* error) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = "cannot read " + path + ": " + strerror(errno);
+    return false;
+  }
+  char buffer[4096];
+  for (;;) {
+    ssize_t got = read(fd, buffer, sizeof(buffer));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) *error = "cannot read " + path + ": " + strerror(errno);
+    if (got <= 0) break;
+    text->append(buffer, static_cast<size_t>(got));
+    if (text->size() > kMaxRulesFile) {
+      *error = path + " holds more than " + std::to_string(kMaxRulesFile) + " bytes of rules";
+      break;
+    }
+  }
+  close(fd);
+  return error->empty();
+}
+
+}  // namespace
+
 FaultPlan::FaultPlan() {
   const char* seed = getenv("RPMA_SIM_SEED");
   if (seed != nullptr && *seed != '\0') {
-    seed_ = strtoull(seed, nullptr, 0);
+    if (!ParseSeed(seed, &seed_)) seed_error_ = seed;
   } else if (getrandom(&seed_, sizeof(seed_), 0) != sizeof(seed_)) {
     seed_ = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   }
@@ -45,6 +95,13 @@ Status FaultPlan::LoadEnvironmentOnce() {
 }
 
 Status FaultPlan::LoadEnvironment() {
+  if (!seed_error_.empty()) {
+    SIM_LOG_ERROR(
+        "RPMA_SIM_SEED: '%s' is not a whole number (decimal, or hexadecimal after "
+        "0x); every rpma_peer_new fails",
+        seed_error_.c_str());
+    return Status::kInvalid;
+  }
   std::string rules;
   std::string error;
   if (!EnvironmentRules(&rules, &error)) {
@@ -52,7 +109,7 @@ Status FaultPlan::LoadEnvironment() {
     return Status::kInvalid;
   }
   if (rules.empty()) return Status::kOk;
-  if (Add(rules, &error) != Status::kOk) {
+  if (AddRules(rules, &error) != Status::kOk) {
     SIM_LOG_ERROR("RPMA_SIM_FAULTS: %s; every rpma_peer_new fails", error.c_str());
     return Status::kInvalid;
   }
@@ -63,20 +120,21 @@ bool FaultPlan::EnvironmentRules(std::string* rules, std::string* error) {
   const char* value = getenv("RPMA_SIM_FAULTS");
   *rules = value != nullptr ? value : "";
   if (rules->empty() || (*rules)[0] != '@') return true;
-  std::ifstream file(rules->substr(1));
-  if (!file) {
-    *error = "cannot read " + rules->substr(1);
-    return false;
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  *rules = text.str();
-  for (char& c : *rules)
-    if (c == '\n') c = ';';
+  std::string text;
+  if (!ReadRulesFile(rules->substr(1), &text, error)) return false;
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ';';  // a line is a rule
+  *rules = std::move(text);
   return true;
 }
 
 Status FaultPlan::Add(const std::string& text, std::string* error) {
+  // The environment's rules come first, also when code adds some before the first peer.
+  (void)LoadEnvironmentOnce();
+  return AddRules(text, error);
+}
+
+Status FaultPlan::AddRules(const std::string& text, std::string* error) {
   std::vector<FaultRule> rules;
   if (!ParseFaultRules(text, &rules, error)) return Status::kInvalid;
   // A power failure can only revert what was recorded: every node keeps pre-images from
@@ -103,14 +161,25 @@ Status FaultPlan::Add(const std::string& text, std::string* error) {
 }
 
 void FaultPlan::Clear() {
+  // The environment's rules go too, also when they would only be read later.
+  (void)LoadEnvironmentOnce();
   StopArmingNewForPowerFailure();  // nodes created from now on are not armed by rules
-  MutexLock lock(&mutex_);
-  rules_.clear();
-  per_connection_.clear();
-  ++generation_;
-  SetCallGate(nullptr);
-  SetStageGate(nullptr);
-  SetConnectGate(nullptr);
+  std::vector<std::shared_ptr<StageHold>> cut_ends;
+  {
+    MutexLock lock(&mutex_);
+    rules_.clear();
+    per_connection_.clear();
+    // The cuts that removed rules began end: what waits at them goes on (what already gives
+    // up at its timeout still does).
+    for (auto& entry : partitions_)
+      for (const std::weak_ptr<StageHold>& waiting : entry.second.waiting)
+        if (std::shared_ptr<StageHold> hold = waiting.lock()) cut_ends.push_back(hold);
+    partitions_.clear();
+    SetCallGate(nullptr);
+    SetStageGate(nullptr);
+    SetConnectGate(nullptr);
+  }
+  for (const std::shared_ptr<StageHold>& hold : cut_ends) hold->Release();
 }
 
 uint64_t FaultPlan::fired() {
@@ -125,10 +194,10 @@ uint64_t FaultPlan::seed() {
 
 void FaultPlan::set_seed(uint64_t seed) {
   MutexLock lock(&mutex_);
-  seed_ = seed;
   // Rules added from now on draw as the first rules of a process started with
-  // RPMA_SIM_SEED=seed do, so a test that sets the seed replays its choices.
-  generation_ = 0;
+  // RPMA_SIM_SEED=seed do (a rule's draws depend on its place among the rules in force, not
+  // on what was cleared before), so a test that sets the seed replays its choices.
+  seed_ = seed;
   seed_printed_ = false;  // a run under the new seed must say how to replay it, too
 }
 
@@ -147,7 +216,7 @@ bool FaultPlan::FiresLocked(Active& active, uint64_t event, uint64_t stream) {
   if (rule.every != 0 && event % rule.every != 0) return false;
   if (rule.p < 1.0) {
     size_t index = static_cast<size_t>(&active - rules_.data());
-    uint64_t draw = Draw(seed_, (generation_ << 32) | index, stream, event);
+    uint64_t draw = Draw(seed_, index, stream, event);
     if (static_cast<double>(draw >> 11) * 0x1.0p-53 >= rule.p) return false;
   }
   ++active.fired;
@@ -167,12 +236,12 @@ Status FaultGates::Check(const char* function) {
       bool named =
           rule.function == "*" ? CanReturn(function, rule.error) : rule.function == function;
       if (!named) continue;
+      // Every rule that names the call counts it; the first of them that fires decides.
       uint64_t event = ++active.events;
-      if (!plan.FiresLocked(active, event, 0)) continue;
+      if (error != Status::kOk || !plan.FiresLocked(active, event, 0)) continue;
       error = rule.error;
       message = "fault '" + rule.text + "' fired: " + function + " returns " + rule.error_name +
                 " (call " + std::to_string(event) + ", seed " + std::to_string(plan.seed_) + ")";
-      break;
     }
   }
   if (!message.empty()) Announce(message, std::nullopt);
@@ -190,15 +259,17 @@ ConnectVerdict FaultGates::Check(ConnectionSide connection_side) {
     for (FaultPlan::Active& active : plan.rules_) {
       const FaultRule& rule = active.rule;
       if (!IsConnectKind(rule.kind) || rule.side != side) continue;
+      // Every rule that selects the request counts it; the first of them that fires decides.
       uint64_t event = ++active.events;
-      if (!plan.FiresLocked(active, event, static_cast<uint64_t>(side))) continue;
+      if (verdict != ConnectVerdict::kProceed ||
+          !plan.FiresLocked(active, event, static_cast<uint64_t>(side)))
+        continue;
       bool reject = rule.kind == FaultKind::kReject;
       verdict = reject ? ConnectVerdict::kReject : ConnectVerdict::kUnreachable;
       message = "fault '" + rule.text + "' fired: connection request " + std::to_string(event) +
                 (server ? " arriving at this server" : " made by this client") +
                 (reject ? " is rejected" : " finds its address unreachable") + " (seed " +
                 std::to_string(plan.seed_) + ")";
-      break;
     }
   }
   if (!message.empty()) Announce(message, std::nullopt);
@@ -215,11 +286,12 @@ bool FaultPlan::PowerFailureBeforePersist(ProtectionDomain* pd) {
     const Active* found = nullptr;
     for (Active& active : rules_) {
       const FaultRule& rule = active.rule;
-      if (rule.kind == FaultKind::kPowerFailure && rule.point == point && rule.side < 0 &&
-          rule.conn == 0 && FiresLocked(active, ++active.events, 0)) {  // at=persist or not
-        found = &active;
-        break;
-      }
+      if (rule.kind != FaultKind::kPowerFailure || rule.point != point || rule.side >= 0 ||
+          rule.conn != 0)  // at=persist or not
+        continue;
+      // Every rule at this point counts it; the first of them that fires decides.
+      const uint64_t event = ++active.events;
+      if (found == nullptr && FiresLocked(active, event, 0)) found = &active;
     }
     if (found == nullptr) return false;
     fired = found->rule;

@@ -40,19 +40,21 @@ class FaultPlan {
  public:
   static FaultPlan& Get();
 
-  // Reads RPMA_SIM_FAULTS (`@path`: the rules are in that file) and RPMA_SIM_SEED once per
-  // process (a fork child reads them again). kInvalid, now and at every later call, if they cannot
-  // be understood (logged).
+  // Reads RPMA_SIM_FAULTS (`@path`: the rules are in that file, at most 1 MiB) and
+  // RPMA_SIM_SEED (decimal, or hexadecimal after 0x) once per process (a fork child reads
+  // them again). kInvalid, now and at every later call, if they cannot be understood
+  // (logged).
   Status LoadEnvironmentOnce();
 
   // The rules RPMA_SIM_FAULTS gives, ';'-separated ("" when unset), reading them from the
   // file `@path` names. False, with *error saying why, if that file cannot be read.
   static bool EnvironmentRules(std::string* rules, std::string* error);
 
-  // Adds rules (';'-separated). kInvalid, with *error saying where and why, if any is not
-  // a valid rule; then none is added.
+  // Adds rules (';'-separated), after the environment's (read now if not yet). kInvalid,
+  // with *error saying where and why, if any is not a valid rule; then none is added.
   Status Add(const std::string& rules, std::string* error);
-  // Removes every rule (the counts of firings stay).
+  // Removes every rule, the environment's too (read now if not yet), and ends the cuts of
+  // links that partition rules began; the counts of firings stay.
   void Clear();
   // How many times rules fired in this process.
   uint64_t fired();
@@ -77,6 +79,8 @@ class FaultPlan {
   friend class PerProcess<FaultPlan>;
 
   Status LoadEnvironment();
+  // Add's work, without reading the environment first (LoadEnvironment's own).
+  Status AddRules(const std::string& rules, std::string* error);
 
   // A rule and what it has done.
   struct Active {
@@ -102,20 +106,24 @@ class FaultPlan {
   struct Partition {
     std::chrono::steady_clock::time_point end;
     std::map<const void*, std::weak_ptr<NodeMember>> giving_up;
+    // The holds of the requests that wait for the cut to end (a clear releases them).
+    std::vector<std::weak_ptr<StageHold>> waiting;
   };
-  // What a queue pair at a cut link does: the hold, and when it gives up (or none).
+  // What a queue pair at a cut link does: the hold, and when it gives up (or none). A hold
+  // that ends with the cut does `then` (StageHold::Then) with the request.
   struct PartitionHold {
     std::shared_ptr<StageHold> hold;
     std::chrono::steady_clock::time_point give_up_at;
   };
   PartitionHold HoldAtPartitionLocked(Partition& cut, const QueuePair* qp, const ConnectionTag& tag,
-                                      std::chrono::steady_clock::time_point now) REQUIRES(mutex_);
+                                      std::chrono::steady_clock::time_point now,
+                                      StageHold::Then then) REQUIRES(mutex_);
   // Lower node id first.
   std::map<ConnectionTag::Link, Partition> partitions_ GUARDED_BY(mutex_);
   uint64_t seed_ GUARDED_BY(mutex_) = 0;
   bool seed_printed_ GUARDED_BY(mutex_) = false;
   uint64_t fired_ GUARDED_BY(mutex_) = 0;
-  uint64_t generation_ GUARDED_BY(mutex_) = 0;  // bumped by Clear: rule indexes start again
+  std::string seed_error_;  // RPMA_SIM_SEED when it is not a number (set by the constructor)
   std::once_flag environment_loaded_;
   Status environment_status_ = Status::kOk;  // set once, under environment_loaded_
 };

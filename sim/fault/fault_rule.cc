@@ -172,6 +172,9 @@ class RuleParser {
     if (IsConnectKind(rule_->kind) && (key == "conn" || key == "at_ms" || key == "op"))
       return Fail(param.position, "'" + key + "' selects a connection's work requests; a " +
                                       "connection request has none");
+    if (rule_->kind == FaultKind::kCall && (key == "conn" || key == "at_ms" || key == "side"))
+      return Fail(param.position, "'" + key + "' selects a connection's work requests or " +
+                                      "requests; a call has neither");
     if (key == "nth" || key == "after" || key == "every" || key == "times" || key == "conn") {
       uint64_t n;
       if (!ParseCount(value, &n) || n == 0)
@@ -262,6 +265,8 @@ class RuleParser {
 
   bool ApplyPowerFailure(const Param& param, size_t at) {
     if (param.key == "loss" || param.key == "mode") {
+      if (loss_given_) return Fail(param.position, "loss and mode are one key, given twice");
+      loss_given_ = true;
       int loss;
       if (!Lookup(kLosses, param.value, &loss))
         return Fail(at, "loss is all, words, lines or none, not '" + param.value + "'");
@@ -389,6 +394,7 @@ class RuleParser {
   size_t status_at_ = 0;
   size_t keep_at_ = 0;
   size_t at_persist_at_ = 0;
+  bool loss_given_ = false;  // by loss= or mode=, its other name
 };
 
 }  // namespace

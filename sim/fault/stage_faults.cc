@@ -1,5 +1,6 @@
 // stage_faults.cc -- the fault plan's gate in the stage seam: which rule applies to a work
 // request at a stage of its pipeline, and what each kind of rule does to it.
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <chrono>
 
@@ -118,8 +119,9 @@ FaultGates::Firing FaultGates::HoldAtCutLinkLocked(FaultPlan& plan, const StageC
     plan.partitions_.erase(partition);  // the cut is over
     return Firing{};
   }
-  FaultPlan::PartitionHold cut =
-      plan.HoldAtPartitionLocked(partition->second, at.point.qp, at.tag, at.now);
+  // Only delayed: once the link is whole the request is asked of the rules as any other.
+  FaultPlan::PartitionHold cut = plan.HoldAtPartitionLocked(partition->second, at.point.qp, at.tag,
+                                                            at.now, StageHold::Then::kAskAgain);
   return Firing{cut.hold, "", GiveUpAt(at, cut.give_up_at)};
 }
 
@@ -133,14 +135,17 @@ bool FaultGates::Selects(const FaultRule& rule, const StageContext& at) {
 
 FaultGates::Firing FaultGates::FireFirstRuleLocked(FaultPlan& plan, const StageContext& at,
                                                    std::string* message) {
+  Firing firing;
+  bool fired = false;
+  // Every rule that selects the request counts it; the first of them that fires decides.
   for (size_t index = 0; index < plan.rules_.size(); ++index) {
     FaultPlan::Active& active = plan.rules_[index];
     const FaultRule& rule = active.rule;
     if (!Selects(rule, at)) continue;
     uint64_t event =
         ++plan.per_connection_[FaultPlan::ConnectionKey(index, at.side, at.tag.ordinal)];
-    if (!plan.FiresLocked(active, event, at.stream)) continue;
-    Firing firing;
+    if (fired || !plan.FiresLocked(active, event, at.stream)) continue;
+    fired = true;
     switch (rule.kind) {
       case FaultKind::kWc:
         firing = FireWc(rule, at);
@@ -166,9 +171,8 @@ FaultGates::Firing FaultGates::FireFirstRuleLocked(FaultPlan& plan, const StageC
                std::to_string(event) + " of " + (at.side ? "server" : "client") + " connection " +
                std::to_string(at.tag.ordinal) + " " + firing.what + " (seed " +
                std::to_string(plan.seed_) + ")";
-    return firing;  // one rule at most fires per stage
   }
-  return Firing{};
+  return firing;  // one rule at most fires per stage
 }
 
 FaultGates::Firing FaultGates::FireWc(const FaultRule& rule, const StageContext& at) {
@@ -207,7 +211,8 @@ FaultGates::Firing FaultGates::FirePartitionLocked(FaultPlan& plan, const FaultR
   // after its retries.
   FaultPlan::Partition& partition = plan.partitions_[at.link];
   partition.end = std::max(partition.end, at.now + std::chrono::milliseconds(rule.ms));
-  FaultPlan::PartitionHold cut = plan.HoldAtPartitionLocked(partition, at.point.qp, at.tag, at.now);
+  FaultPlan::PartitionHold cut =
+      plan.HoldAtPartitionLocked(partition, at.point.qp, at.tag, at.now, StageHold::Then::kGoOn);
   const bool ends = rule.ms >= static_cast<uint64_t>(at.tag.timeout_ms);
   return Firing{cut.hold,
                 "cuts the link between its two nodes for " + std::to_string(rule.ms) + " ms" +
@@ -267,9 +272,10 @@ std::function<void()> FaultGates::GiveUpAt(const StageContext& at,
   };
 }
 
-FaultPlan::PartitionHold FaultPlan::HoldAtPartitionLocked(
-    Partition& cut, const QueuePair* qp, const ConnectionTag& tag,
-    std::chrono::steady_clock::time_point now) {
+FaultPlan::PartitionHold FaultPlan::HoldAtPartitionLocked(Partition& cut, const QueuePair* qp,
+                                                          const ConnectionTag& tag,
+                                                          std::chrono::steady_clock::time_point now,
+                                                          StageHold::Then then) {
   auto giving_up = cut.giving_up.find(qp);
   if (giving_up != cut.giving_up.end()) {
     // The same connection (not a later queue pair at the same address) waits for its loss.
@@ -278,7 +284,18 @@ FaultPlan::PartitionHold FaultPlan::HoldAtPartitionLocked(
     cut.giving_up.erase(giving_up);
   }
   auto timeout_at = now + std::chrono::milliseconds(tag.timeout_ms);
-  if (timeout_at > cut.end) return PartitionHold{StageHold::Until(cut.end), {}};
+  if (timeout_at > cut.end) {
+    std::shared_ptr<StageHold> hold = StageHold::Until(cut.end, then);
+    // Bounded by the queue pairs at the cut: the holds already released go.
+    cut.waiting.erase(std::remove_if(cut.waiting.begin(), cut.waiting.end(),
+                                     [](const std::weak_ptr<StageHold>& waiting) {
+                                       std::shared_ptr<StageHold> held = waiting.lock();
+                                       return !held || held->released();
+                                     }),
+                      cut.waiting.end());
+    cut.waiting.push_back(hold);
+    return PartitionHold{hold, {}};
+  }
   cut.giving_up.emplace(qp, tag.connection);
   return PartitionHold{StageHold::UntilReleased(), timeout_at};
 }

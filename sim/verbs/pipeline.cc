@@ -4,8 +4,9 @@
 // (`unsubmitted_`), at kExecute inbound_ (shared with RNR waits), at kComplete the head of
 // in_flight_ (their outcomes in `answered_`). Only the first request in a line is ever
 // held; the rest wait behind it without asking the gate, and each is asked once it is
-// first. Everything here runs under the execution lock; a released hold resumes the queue
-// pair on the progress engine (ResumeHeld).
+// first. A request held only to delay it (StageHold::Then::kAskAgain) is asked again. Everything
+// here runs under the execution lock; a released hold resumes the queue pair on the progress engine
+// (ResumeHeld).
 #include "sim/verbs/queue_pair.h"
 
 namespace rpma_sim {
@@ -15,8 +16,11 @@ bool QueuePair::PassHeldOrGatedLocked(Stage stage, const SendRequest& request, u
   std::shared_ptr<StageHold>& hold = holds_[static_cast<int>(stage)];
   if (hold) {
     if (!hold->released()) return false;
-    hold.reset();  // the request that waited for it goes on without asking again
-    return true;
+    const StageHold::Then then = hold->then();
+    hold.reset();
+    // The request that waited for the gate's verdict goes on without asking again; one that
+    // was only delayed is asked now.
+    if (then == StageHold::Then::kGoOn) return true;
   }
   hold = CheckStage(StagePoint{stage, this, &request, sequence, fail});
   if (!hold) return true;

@@ -22,11 +22,12 @@ std::shared_ptr<StageHold> CheckStage(const StagePoint& point) {
 }
 
 std::shared_ptr<StageHold> StageHold::UntilReleased() {
-  return std::shared_ptr<StageHold>(new StageHold());
+  return std::shared_ptr<StageHold>(new StageHold(Then::kGoOn));
 }
 
-std::shared_ptr<StageHold> StageHold::Until(std::chrono::steady_clock::time_point deadline) {
-  std::shared_ptr<StageHold> hold(new StageHold());
+std::shared_ptr<StageHold> StageHold::Until(std::chrono::steady_clock::time_point deadline,
+                                            Then then) {
+  std::shared_ptr<StageHold> hold(new StageHold(then));
   // The engine keeps the hold alive until its time: nobody else needs to.
   RunAt(deadline, [hold] { hold->Release(); });
   return hold;

@@ -69,10 +69,16 @@ inline bool IsReceiverStatus(ibv_wc_status status) {
 // Keeps a stage shut until Release() (or, for a hold made by Until, its time).
 class StageHold : public std::enable_shared_from_this<StageHold> {
  public:
+  // What the request that waited does once the hold is released: go on (the hold was the
+  // gate's verdict on it), or ask the gate again as if it had just come (the hold only
+  // delayed it: a cut link, which decides nothing about the request itself).
+  enum class Then { kGoOn, kAskAgain };
+
   // A hold released by whoever made it.
   static std::shared_ptr<StageHold> UntilReleased();
   // A hold the progress engine releases at `deadline` (or earlier, by Release()).
-  static std::shared_ptr<StageHold> Until(std::chrono::steady_clock::time_point deadline);
+  static std::shared_ptr<StageHold> Until(std::chrono::steady_clock::time_point deadline,
+                                          Then then = Then::kGoOn);
   static std::shared_ptr<StageHold> For(std::chrono::microseconds duration) {
     return Until(std::chrono::steady_clock::now() + duration);
   }
@@ -84,14 +90,16 @@ class StageHold : public std::enable_shared_from_this<StageHold> {
   // thread, which may hold any lock). Idempotent.
   void Release();
   bool released() const { return released_.load(std::memory_order_acquire); }
+  Then then() const { return then_; }
 
   // Runs `resume` on the progress engine once the hold is released (soon, if it already
   // is). A queue pair calls it with its execution lock held; `resume` takes it again.
   void OnRelease(std::function<void()> resume);
 
  private:
-  StageHold() = default;
+  explicit StageHold(Then then) : then_(then) {}
 
+  const Then then_;
   std::atomic<bool> released_{false};
   Mutex mutex_;
   std::vector<std::function<void()>> waiters_ GUARDED_BY(mutex_);

@@ -1,8 +1,9 @@
 // call_prologue_test.cc -- the seam every fallible public call passes through first
 // (sim/common/call_seam.h, api/api_prologue.h): each of librpma's 82 functions that return an
 // error code asks the installed gate by its own name before anything else and returns the
-// error the gate gives, mapped to its librpma code, with no effect; a gate that lets the call
-// through changes nothing. The list of functions is checked against librpma.h itself.
+// error the gate gives, mapped to its librpma code, with no effect (a deleter still frees, as
+// librpma's do whatever they return); a gate that lets the call through changes nothing. The list
+// of functions is checked against librpma.h itself.
 #include <gtest/gtest.h>
 #include <librpma.h>
 
@@ -224,11 +225,26 @@ TEST_F(CallPrologueTest, FailedCallHasNoEffect) {
   rpma_sim::SetCallGate(nullptr);
   ASSERT_EQ(0, rpma_peer_cfg_new(&cfg));
   rpma_sim::SetCallGate(std::make_shared<RecordingGate>(Status::kNoMemory));
-  EXPECT_EQ(RPMA_E_NOMEM, rpma_peer_cfg_delete(&cfg));
-  EXPECT_NE(nullptr, cfg);  // still there: the failed call did nothing
+  EXPECT_EQ(RPMA_E_NOMEM, rpma_peer_cfg_set_direct_write_to_pmem(cfg, true));
   rpma_sim::SetCallGate(nullptr);
+  bool supported = true;
+  EXPECT_EQ(0, rpma_peer_cfg_get_direct_write_to_pmem(cfg, &supported));
+  EXPECT_FALSE(supported);  // the failed call did nothing
   EXPECT_EQ(0, rpma_peer_cfg_delete(&cfg));
   EXPECT_EQ(nullptr, cfg);
+}
+
+// A deleter ends its object whatever it returns, as librpma's do: one the gate fails frees it
+// too (or a program correct under librpma would leak it), asking the gate once (its own work
+// is no call of the application's).
+TEST_F(CallPrologueTest, AFailedDeleterStillFrees) {
+  rpma_peer_cfg* cfg = nullptr;
+  ASSERT_EQ(0, rpma_peer_cfg_new(&cfg));
+  auto gate = std::make_shared<RecordingGate>(Status::kNoMemory);
+  rpma_sim::SetCallGate(gate);
+  EXPECT_EQ(RPMA_E_NOMEM, rpma_peer_cfg_delete(&cfg));
+  EXPECT_EQ(nullptr, cfg);
+  EXPECT_EQ((std::vector<std::string>{"rpma_peer_cfg_delete"}), gate->asked());
 }
 
 }  // namespace

@@ -45,9 +45,16 @@ TEST_F(FaultControlTest, SetSeedIsWhatSeedReturns) {
   }
 }
 
+// Which of 64 calls a p=0.5 rule fails, under the seed in force.
+std::vector<bool> Choices();
+
 // Which of 64 calls a p=0.5 rule fails, under a seed.
 std::vector<bool> ChoicesUnder(uint64_t seed) {
   EXPECT_EQ(0, rpma_sim_fault_set_seed(seed));
+  return Choices();
+}
+
+std::vector<bool> Choices() {
   EXPECT_EQ(0, rpma_sim_fault_add("call:fn=rpma_conn_cfg_new,err=RPMA_E_NOMEM,p=0.5"));
   std::vector<bool> failed;
   for (int i = 0; i < 64; ++i) {
@@ -66,6 +73,25 @@ TEST_F(FaultControlTest, TheSeedDecidesEveryChoice) {
   std::vector<bool> first = ChoicesUnder(7);
   EXPECT_EQ(first, ChoicesUnder(7));
   EXPECT_NE(first, ChoicesUnder(8));  // 2^-64 to be equal by chance
+}
+
+// rpma_sim_fault_set_seed(3): the seed is replaced "for the choices made afterwards", and
+// rules added afterwards choose as in a process started with RPMA_SIM_SEED=seed
+// (docs/fault-injection.md). Clearing leftover rules after setting the seed changes nothing.
+TEST_F(FaultControlTest, AClearAfterTheSeedDoesNotChangeItsChoices) {
+  std::vector<bool> fresh = ChoicesUnder(7);
+  ASSERT_EQ(0, rpma_sim_fault_set_seed(7));
+  ASSERT_EQ(0, rpma_sim_fault_clear());
+  EXPECT_EQ(fresh, Choices());
+}
+
+// A choice depends on the seed, the rule, the connection and the ordinal (docs/
+// fault-injection.md, "Replaying a run"), so the same rules put in force again under the same
+// seed -- a second ScopedFaults, whose failures say "RPMA_SIM_SEED=S replays the fault
+// choices" -- choose as they did the first time, as a process running that scope alone does.
+TEST_F(FaultControlTest, TheSameRulesInForceAgainChooseTheSame) {
+  std::vector<bool> first = ChoicesUnder(7);  // ends with rpma_sim_fault_clear()
+  EXPECT_EQ(first, Choices());
 }
 
 TEST_F(FaultControlTest, TheNthPointFailsAndTheCountStartsAgainAtEverySet) {

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <librpma.h>
+#include <poll.h>
 #include <rpma_sim.h>
 
 #include <chrono>
@@ -111,6 +112,35 @@ TEST_F(FaultRulesTest, CallRuleForAnyFunctionPicksOnesThatCanFailSo) {
   EXPECT_EQ(RPMA_E_NOMEM, rpma_conn_cfg_new(&cfg));  // can run out of memory: fails
   EXPECT_EQ(0, rpma_conn_cfg_new(&cfg));             // times=1: once only
   EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+}
+
+// Two rules on the same function: each counts the calls it selects ("nth=N: only the Nth
+// matching event"), whether or not another rule fired on one of them.
+TEST_F(FaultRulesTest, EachRuleCountsEveryCallItSelects) {
+  ASSERT_EQ(0, rpma_sim_fault_add("call:fn=rpma_conn_cfg_new,err=RPMA_E_NOMEM,nth=1;"
+                                  "call:fn=rpma_conn_cfg_new,err=RPMA_E_INVAL,nth=2"));
+  std::vector<int> returned;
+  for (int i = 0; i < 3; ++i) {
+    rpma_conn_cfg* cfg = nullptr;
+    returned.push_back(rpma_conn_cfg_new(&cfg));
+    if (cfg != nullptr) EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+  }
+  // The 1st call fails by the first rule, the 2nd by the second, the 3rd runs.
+  EXPECT_EQ((std::vector<int>{RPMA_E_NOMEM, RPMA_E_INVAL, 0}), returned);
+}
+
+// `conn=` and `at_ms=` select a connection's work requests (rpma_sim(7): "For the kinds that
+// act on work requests also"); a call has none, so a call rule naming them is not understood,
+// as a reject rule naming them is not.
+TEST_F(FaultRulesTest, CallRulesRefuseConnectionSelectors) {
+  EXPECT_EQ(RPMA_E_INVAL,
+            rpma_sim_fault_add("call:fn=rpma_conn_cfg_new,err=RPMA_E_NOMEM,conn=1000"));
+  EXPECT_EQ(RPMA_E_INVAL,
+            rpma_sim_fault_add("call:fn=rpma_conn_cfg_new,err=RPMA_E_NOMEM,at_ms=3600000"));
+  // Whatever was taken must at least not fail calls that no connection makes.
+  rpma_conn_cfg* cfg = nullptr;
+  EXPECT_EQ(0, rpma_conn_cfg_new(&cfg));
+  if (cfg != nullptr) EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
 }
 
 constexpr int kTargetUsage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC;
@@ -299,6 +329,58 @@ TEST_F(FaultWorkRequestTest, PartitionCutsEveryConnectionBetweenTheTwoNodes) {
   ASSERT_NO_FATAL_FAILURE(DisconnectAndDelete(&client2, &server2));
 }
 
+// A cut link only delays (ms below the timeout): a request that waited at it is still a
+// matching event of the rules, so the first read of the other connection between the two
+// nodes is the one `nth=1` fails, whether or not a cut held it for a while.
+TEST_F(FaultWorkRequestTest, ARequestHeldAtACutLinkIsStillSelectedByRules) {
+  rpma_conn* client2 = nullptr;
+  rpma_conn* server2 = nullptr;
+  ASSERT_NO_FATAL_FAILURE(
+      ConnectOnce(pair_.peer, pair_.ep, pair_.port, PairOptions(), &client2, &server2));
+  ASSERT_EQ(0, rpma_sim_fault_add("partition:op=write,ms=100,times=1,side=client;"
+                                  "wc:op=read,status=IBV_WC_REM_OP_ERR,nth=1,side=client"));
+  ASSERT_NO_FATAL_FAILURE(Write(1));  // the link is cut for 100 ms
+  ASSERT_EQ(0, rpma_read(client2, source_->mr, 0, remote_, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  SCOPED_TRACE("the 1st read of the 2nd connection, held at the cut: wc nth=1 must fail it");
+  EXPECT_NO_FATAL_FAILURE(
+      ExpectCompletion(MainCq(client2), 2, IBV_WC_REM_OP_ERR, IBV_WC_RDMA_READ));
+  ASSERT_NO_FATAL_FAILURE(DisconnectAndDelete(&client2, &server2));
+}
+
+// Connections whose timeout (five minutes) is longer than any cut here: a cut only delays.
+class FaultLongTimeoutTest : public FaultWorkRequestTest {
+ protected:
+  FaultLongTimeoutTest() { client_timeout_ms_ = kLongTimeoutMs; }
+  static constexpr int kLongTimeoutMs = 300000;
+};
+
+// rpma_sim_fault_clear removes every rule and ends the cuts they began: a request waiting at one
+// goes on at once (not after its two minutes), and a later, unrelated rule does not bring the
+// cut back to hold the other connection between the two nodes.
+TEST_F(FaultLongTimeoutTest, ClearEndsTheCutARuleBegan) {
+  rpma_conn_cfg* cfg = NewCfg();
+  ASSERT_NE(nullptr, cfg);
+  ASSERT_EQ(0, rpma_conn_cfg_set_timeout(cfg, kLongTimeoutMs));
+  PairOptions options;
+  options.client_cfg = cfg;
+  rpma_conn* client2 = nullptr;
+  rpma_conn* server2 = nullptr;
+  ASSERT_NO_FATAL_FAILURE(
+      ConnectOnce(pair_.peer, pair_.ep, pair_.port, options, &client2, &server2));
+  ASSERT_EQ(0, rpma_sim_fault_add("partition:op=write,ms=120000,nth=1,side=client"));
+  ASSERT_NO_FATAL_FAILURE(Write(1));  // waits at the cut
+  ASSERT_EQ(0, rpma_sim_fault_clear());
+  SCOPED_TRACE("the write that waited at the cut, once the rules are cleared");
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  // A rule on a call that no write makes: the other connection's writes go through.
+  ASSERT_EQ(0, rpma_sim_fault_add("call:fn=rpma_mr_advise,err=RPMA_E_PROVIDER"));
+  ASSERT_EQ(0,
+            rpma_write(client2, remote_, 40, source_->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client2), 2, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(DisconnectAndDelete(&client2, &server2));
+}
+
 // A partition at least as long as the connection's timeout (200 ms here) ends it.
 class FaultPartitionTest : public FaultWorkRequestTest {
  protected:
@@ -369,6 +451,85 @@ TEST_F(FaultConnectTest, UnreachableRuleEndsTheRequestAfterItsTimeout) {
   auto started = std::chrono::steady_clock::now();
   ASSERT_NO_FATAL_FAILURE(ExpectRequestEndsThenNextConnects(cfg, RPMA_CONN_UNREACHABLE));
   EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(40));
+  EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
+}
+
+// A call rule fails the application's calls: the simulator's own use of a public function
+// inside another call (rpma_conn_req_new asks rpma_log_get_threshold whether to print GIDs,
+// where librpma reads its threshold directly) is no call of the application's, and neither
+// counts for `nth=` nor fires.
+TEST_F(FaultConnectTest, ACallRuleCountsTheApplicationsCallsOnly) {
+  ASSERT_NO_FATAL_FAILURE(Listen());
+  ASSERT_EQ(0, rpma_sim_fault_add("call:fn=rpma_log_get_threshold,err=RPMA_E_INVAL,nth=1"));
+  uint64_t before = Fired();
+  rpma_conn_req* req = nullptr;
+  ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), nullptr, &req));
+  EXPECT_EQ(0, rpma_conn_req_delete(&req));
+  EXPECT_EQ(before, Fired()) << "a rule fired inside rpma_conn_req_new";
+  rpma_log_level level = RPMA_LOG_DISABLED;
+  EXPECT_EQ(RPMA_E_INVAL, rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &level))
+      << "the application's 1st rpma_log_get_threshold";
+}
+
+// A call rule gives "an error librpma 1.3 can return from it": where librpma's code consumes or
+// frees the object whatever the result (docs/librpma-compatibility.md: rpma_conn_req_connect
+// "*req_ptr is NULL afterwards, whatever the result"; rpma_conn_req_delete "Frees anyway";
+// rpma_mr_dereg, rpma_peer_delete, rpma_ep_shutdown "always freed and set to NULL"), an
+// injected error must too, or a program correct under librpma leaks the object.
+TEST_F(FaultConnectTest, AnInjectedErrorConsumesWhatLibrpmaAlwaysConsumes) {
+  ASSERT_NO_FATAL_FAILURE(Listen());
+  rpma_conn_req* req = nullptr;
+  ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), nullptr, &req));
+  ASSERT_EQ(0, rpma_sim_fault_add("call:fn=rpma_conn_req_connect,err=RPMA_E_PROVIDER,times=1"));
+  rpma_conn* conn = nullptr;
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_conn_req_connect(&req, nullptr, &conn));
+  EXPECT_EQ(nullptr, req) << "rpma_conn_req_connect left the request to the caller";
+  if (req != nullptr) EXPECT_EQ(0, rpma_conn_req_delete(&req));
+
+  ASSERT_EQ(0, rpma_conn_req_new(peer_, kLoopback, port_.c_str(), nullptr, &req));
+  ASSERT_EQ(0, rpma_sim_fault_add("call:fn=rpma_conn_req_delete,err=RPMA_E_PROVIDER,times=1"));
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_conn_req_delete(&req));
+  EXPECT_EQ(nullptr, req) << "rpma_conn_req_delete did not free the request";
+  if (req != nullptr) EXPECT_EQ(0, rpma_conn_req_delete(&req));
+
+  std::vector<uint8_t> buffer(64);
+  rpma_mr_local* mr = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(peer_, buffer.data(), buffer.size(), RPMA_MR_USAGE_READ_SRC, &mr));
+  ASSERT_EQ(0, rpma_sim_fault_add("call:fn=rpma_mr_dereg,err=RPMA_E_PROVIDER,times=1"));
+  EXPECT_EQ(RPMA_E_PROVIDER, rpma_mr_dereg(&mr));
+  EXPECT_EQ(nullptr, mr) << "rpma_mr_dereg did not free the region";
+  if (mr != nullptr) EXPECT_EQ(0, rpma_mr_dereg(&mr));
+}
+
+// docs/fault-injection.md's example: RPMA_SIM_FAULTS='reject:nth=1;unreachable:nth=2' --
+// "the 1st and 2nd connects fail".
+TEST_F(FaultConnectTest, TheDocumentedRejectThenUnreachableFailsTheFirstTwoConnects) {
+  ASSERT_NO_FATAL_FAILURE(Listen());
+  rpma_conn_cfg* cfg = nullptr;
+  ASSERT_EQ(0, rpma_conn_cfg_new(&cfg));
+  ASSERT_EQ(0, rpma_conn_cfg_set_timeout(cfg, 40));
+  ASSERT_EQ(0, rpma_sim_fault_add("reject:nth=1;unreachable:nth=2"));
+  rpma_conn* client = nullptr;
+  ASSERT_NO_FATAL_FAILURE(ClientConnect(peer_, port_, cfg, nullptr, &client));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, RPMA_CONN_REJECTED));
+  EXPECT_EQ(0, rpma_conn_delete(&client));
+  // The 2nd: its address never answers, so the endpoint never hears of it.
+  ASSERT_NO_FATAL_FAILURE(ClientConnect(peer_, port_, cfg, nullptr, &client));
+  int ep_fd = -1, conn_fd = -1;
+  ASSERT_EQ(0, rpma_ep_get_fd(ep_, &ep_fd));
+  ASSERT_EQ(0, rpma_conn_get_event_fd(client, &conn_fd));
+  pollfd fds[2] = {{ep_fd, POLLIN, 0}, {conn_fd, POLLIN, 0}};
+  ASSERT_GT(poll(fds, 2, 5000), 0) << "neither side heard of the 2nd request";
+  if (fds[0].revents & POLLIN) {
+    ADD_FAILURE() << "the 2nd connect was not failed: its request reached the endpoint";
+    rpma_conn_req* req = nullptr;
+    ASSERT_NO_FATAL_FAILURE(NextConnReq(ep_, nullptr, &req));
+    EXPECT_EQ(0, rpma_conn_req_delete(&req));  // turns it down
+    ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, RPMA_CONN_REJECTED));
+  } else {
+    ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(client, RPMA_CONN_UNREACHABLE));
+  }
+  EXPECT_EQ(0, rpma_conn_delete(&client));
   EXPECT_EQ(0, rpma_conn_cfg_delete(&cfg));
 }
 
