@@ -38,19 +38,36 @@ def integration_test(
     """
     tags = ["sim_only"] + (["tsan"] if tsan else []) + (["no_asan"] if no_asan else [])
     gtest = ["//third_party:gtest_main" if gtest_main else "//third_party:gtest"]
-    for transport in transports or [None]:
+    transports = transports or [None]
+
+    # The first transport's test is the program; the others run that same binary (built once,
+    # not once per transport) through exec_test.sh with their own environment.
+    binary = "%s_%s_test" % (name, transports[0]) if transports[0] else name
+    for transport in transports:
         test_env = dict(env)
         if transport:
             test_env["RPMA_SIM_TRANSPORT"] = transport
-        native.cc_test(
-            name = "%s_%s_test" % (name, transport) if transport else name,
-            size = size,
-            srcs = srcs or [name + ("_test.cc" if transports else ".cc")],
-            env = test_env,
-            data = data,
-            tags = tags,
-            deps = _BASE_DEPS + gtest + deps,
-        )
+        test_name = "%s_%s_test" % (name, transport) if transport else name
+        if test_name == binary:
+            native.cc_test(
+                name = test_name,
+                size = size,
+                srcs = srcs or [name + ("_test.cc" if transport else ".cc")],
+                env = test_env,
+                data = data,
+                tags = tags,
+                deps = _BASE_DEPS + gtest + deps,
+            )
+        else:
+            native.sh_test(
+                name = test_name,
+                size = size,
+                srcs = ["//tests/common:exec_test.sh"],
+                args = ["$(location :%s)" % binary],
+                env = test_env,
+                data = data + [":" + binary],
+                tags = tags,
+            )
 
 def examples_test(name, mode, examples, size = "medium", env = {}, tags = []):
     """run_examples.sh in `mode` over every program of `examples`, on the simulator only.
