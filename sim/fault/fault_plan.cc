@@ -187,6 +187,11 @@ uint64_t FaultPlan::fired() {
   return fired_;
 }
 
+size_t FaultPlan::connection_counts() {
+  MutexLock lock(&mutex_);
+  return per_connection_.size();
+}
+
 uint64_t FaultPlan::seed() {
   MutexLock lock(&mutex_);
   return seed_;

@@ -65,6 +65,10 @@ class FaultPlan {
   // prints it.
   void set_seed(uint64_t seed);
 
+  // How many (rule, side, connection) counts of work requests the plan holds: those of live
+  // connections, and at most about a thousand of connections that ended (for tests).
+  size_t connection_counts();
+
   // rpma_sim_persist is about to make bytes of `pd`'s node durable: the node's next crash
   // point. A power_failure rule with that `point=` (and no side or connection selector: no
   // connection makes a persist; `at=persist` says so, and keeps work requests of another
@@ -98,7 +102,17 @@ class FaultPlan {
 
   Mutex mutex_;
   std::vector<Active> rules_ GUARDED_BY(mutex_);
-  std::map<ConnectionKey, uint64_t> per_connection_ GUARDED_BY(mutex_);
+  struct ConnectionCount {
+    uint64_t events = 0;
+    std::weak_ptr<NodeMember> connection;  // gone: the count can go
+  };
+  std::map<ConnectionKey, ConnectionCount> per_connection_ GUARDED_BY(mutex_);
+  // per_connection_ drops the counts of ended connections when it grows to this size, so it
+  // holds the counts of live connections only (amortized: the next sweep at twice the size).
+  size_t sweep_counts_at_ GUARDED_BY(mutex_) = 1024;
+  // The count of `rule` (its index) for the connection `tag` names, on its side.
+  uint64_t& ConnectionEventsLocked(size_t rule, int side, const ConnectionTag& tag)
+      REQUIRES(mutex_);
   // A link between two nodes that carries nothing until `end`: every stage of every queue
   // pair of a connection between them waits. A queue pair whose connection's timeout ends
   // first gives up then (its requester's retries are exceeded) and its connection is lost;

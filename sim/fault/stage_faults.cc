@@ -142,8 +142,7 @@ FaultGates::Firing FaultGates::FireFirstRuleLocked(FaultPlan& plan, const StageC
     FaultPlan::Active& active = plan.rules_[index];
     const FaultRule& rule = active.rule;
     if (!Selects(rule, at)) continue;
-    uint64_t event =
-        ++plan.per_connection_[FaultPlan::ConnectionKey(index, at.side, at.tag.ordinal)];
+    uint64_t event = ++plan.ConnectionEventsLocked(index, at.side, at.tag);
     if (fired || !plan.FiresLocked(active, event, at.stream)) continue;
     fired = true;
     switch (rule.kind) {
@@ -270,6 +269,20 @@ std::function<void()> FaultGates::GiveUpAt(const StageContext& at,
       if (std::shared_ptr<NodeMember> member = connection.lock()) member->OnNodeFailed();
     });
   };
+}
+
+uint64_t& FaultPlan::ConnectionEventsLocked(size_t rule, int side, const ConnectionTag& tag) {
+  if (per_connection_.size() >= sweep_counts_at_) {
+    for (auto it = per_connection_.begin(); it != per_connection_.end();) {
+      // Ordinal 0 (no connection) has nothing to end.
+      const bool ended = std::get<2>(it->first) != 0 && it->second.connection.expired();
+      it = ended ? per_connection_.erase(it) : std::next(it);
+    }
+    sweep_counts_at_ = std::max<size_t>(1024, 2 * per_connection_.size());
+  }
+  ConnectionCount& count = per_connection_[ConnectionKey(rule, side, tag.ordinal)];
+  if (count.events == 0) count.connection = tag.connection;
+  return count.events;
 }
 
 FaultPlan::PartitionHold FaultPlan::HoldAtPartitionLocked(Partition& cut, const QueuePair* qp,

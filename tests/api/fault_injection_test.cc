@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/fault/fault_plan.h"
 #include "tests/common/test_support.h"
 
 namespace {
@@ -346,6 +347,30 @@ TEST_F(FaultWorkRequestTest, ARequestHeldAtACutLinkIsStillSelectedByRules) {
   EXPECT_NO_FATAL_FAILURE(
       ExpectCompletion(MainCq(client2), 2, IBV_WC_REM_OP_ERR, IBV_WC_RDMA_READ));
   ASSERT_NO_FATAL_FAILURE(DisconnectAndDelete(&client2, &server2));
+}
+
+// A rule counts a connection's work requests (nth=2: the 2nd of each connection); the counts
+// of connections that ended go, so a process that makes connection after connection under a
+// rule holds a bounded number of them, and a live connection's count survives.
+TEST_F(FaultWorkRequestTest, CountsOfEndedConnectionsGo) {
+  if (getenv("RPMA_SIM_TRANSPORT") != nullptr) GTEST_SKIP() << "in process only: 1100 connections";
+  ASSERT_EQ(0, rpma_sim_fault_add("wc:op=write,status=IBV_WC_GENERAL_ERR,nth=2,side=client"));
+  ASSERT_NO_FATAL_FAILURE(Write(1));  // the pair's 1st: counted, does not fire
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  constexpr int kConnections = 1100;
+  for (int i = 0; i < kConnections; ++i) {
+    rpma_conn* client = nullptr;
+    rpma_conn* server = nullptr;
+    ASSERT_NO_FATAL_FAILURE(
+        ConnectOnce(pair_.peer, pair_.ep, pair_.port, PairOptions(), &client, &server));
+    ASSERT_EQ(0,
+              rpma_write(client, remote_, 0, source_->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, Ctx(7)));
+    ASSERT_NO_FATAL_FAILURE(ExpectCompletion(MainCq(client), 7, IBV_WC_RDMA_WRITE));
+    ASSERT_NO_FATAL_FAILURE(DisconnectAndDelete(&client, &server));
+  }
+  EXPECT_LT(rpma_sim::FaultPlan::Get().connection_counts(), static_cast<size_t>(kConnections));
+  ASSERT_NO_FATAL_FAILURE(Write(2));  // the pair's 2nd: its count survived
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 2, IBV_WC_GENERAL_ERR, IBV_WC_RDMA_WRITE));
 }
 
 // Connections whose timeout (five minutes) is longer than any cut here: a cut only delays.
