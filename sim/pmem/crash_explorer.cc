@@ -5,6 +5,11 @@
 // from there it keeps, at each point, the current image C, the durable image D (the bytes
 // as they were when last durable) and the bytes not durable U, for which C and D differ at
 // most; a state's image is D with the units of U that survive taken from C.
+//
+// Memory registered twice is one memory: whatever changes bytes of one region's image
+// changes the same bytes of every region that shares them (Mirror), and a placement takes its
+// bytes from the other regions' sets of bytes not durable (as the persistence domain hands
+// them over), so every image agrees on the memory the regions share.
 #include "sim/pmem/crash_explorer.h"
 
 #include <inttypes.h>
@@ -12,8 +17,9 @@
 #include <string.h>
 
 #include <algorithm>
+#include <set>
 #include <unordered_map>
-#include <unordered_set>
+#include <utility>
 
 #include "sim/common/seeded_draw.h"
 #include "sim/pmem/byte_ranges.h"
@@ -28,6 +34,13 @@ using Images = std::vector<std::vector<uint8_t>>;
 struct Unit {
   size_t region;
   uint64_t address;
+};
+
+// Another region that shares memory with a region: its index, and the distance from the one
+// region's start to the other's (the other's offset = this one's offset - `shift`).
+struct Alias {
+  size_t region;
+  int64_t shift;
 };
 
 class Explorer {
@@ -45,6 +58,7 @@ class Explorer {
       }
       index_[region.key] = i;
     }
+    FindAliases();
     summary_->points = journal_.events.size();
     RebuildTheStart();
     durable_ = current_;
@@ -85,6 +99,38 @@ class Explorer {
     return journal_.events.empty() ? journal_.first_point : journal_.events.back().point + 1;
   }
 
+  void FindAliases() {
+    aliases_.assign(journal_.regions.size(), {});
+    for (size_t i = 0; i < journal_.regions.size(); ++i) {
+      for (size_t j = 0; j < journal_.regions.size(); ++j) {
+        const CrashRegion& a = journal_.regions[i];
+        const CrashRegion& b = journal_.regions[j];
+        if (i != j && a.address < b.address + b.length && b.address < a.address + a.length)
+          aliases_[i].push_back(Alias{j, static_cast<int64_t>(b.address - a.address)});
+      }
+    }
+  }
+
+  // Calls `visit(j, from, to, shift)` for each other region j that holds some of region i's
+  // bytes [begin, end): [from, to) in j's offsets, j's offset + shift = i's.
+  template <typename Visit>
+  void ForEachAlias(size_t i, uint64_t begin, uint64_t end, Visit&& visit) const {
+    for (const Alias& alias : aliases_[i]) {
+      const int64_t length = static_cast<int64_t>(journal_.regions[alias.region].length);
+      const int64_t from = std::max<int64_t>(static_cast<int64_t>(begin) - alias.shift, 0);
+      const int64_t to = std::min<int64_t>(static_cast<int64_t>(end) - alias.shift, length);
+      if (from < to)
+        visit(alias.region, static_cast<uint64_t>(from), static_cast<uint64_t>(to), alias.shift);
+    }
+  }
+
+  // Region i's bytes [begin, end) of `images` changed: the regions that share them get them.
+  void Mirror(Images* images, size_t i, uint64_t begin, uint64_t end) const {
+    ForEachAlias(i, begin, end, [&](size_t j, uint64_t from, uint64_t to, int64_t shift) {
+      memcpy((*images)[j].data() + from, (*images)[i].data() + (from + shift), to - from);
+    });
+  }
+
   // current_ = the memory before the first point; placed_[k] = the bytes placement k put.
   void RebuildTheStart() {
     current_.resize(journal_.regions.size());
@@ -94,9 +140,11 @@ class Explorer {
     for (size_t k = journal_.events.size(); k-- > 0;) {
       const CrashEvent& event = journal_.events[k];
       if (event.kind != CrashEventKind::kPlacement) continue;
-      std::vector<uint8_t>& image = current_[index_.at(event.range.key)];
+      const size_t region = index_.at(event.range.key);
+      std::vector<uint8_t>& image = current_[region];
       placed_[k].assign(image.begin() + event.range.begin, image.begin() + event.range.end);
       memcpy(image.data() + event.range.begin, event.overwritten.data(), event.overwritten.size());
+      Mirror(&current_, region, event.range.begin, event.range.begin + event.overwritten.size());
     }
   }
 
@@ -105,19 +153,29 @@ class Explorer {
     if (event.kind == CrashEventKind::kPlacement) {
       const size_t region = index_.at(event.range.key);
       memcpy(current_[region].data() + event.range.begin, placed_[k].data(), placed_[k].size());
+      Mirror(&current_, region, event.range.begin, event.range.end);
+      // The bytes are this region's placement now, no other's.
+      ForEachAlias(
+          region, event.range.begin, event.range.end,
+          [&](size_t j, uint64_t from, uint64_t to, int64_t) { not_durable_[j].Remove(from, to); });
       not_durable_[region].Add(event.range.begin, event.range.end);
       return;
     }
     // As the flush did: the older values drained first, then what it made durable.
     for (const CrashValue& value : event.durable_values) {
-      memcpy(durable_[index_.at(value.key)].data() + value.begin, value.bytes.data(),
-             value.bytes.size());
+      const size_t region = index_.at(value.key);
+      memcpy(durable_[region].data() + value.begin, value.bytes.data(), value.bytes.size());
+      Mirror(&durable_, region, value.begin, value.begin + value.bytes.size());
     }
     for (const CrashSpan& span : event.made_durable) {
       const size_t region = index_.at(span.key);
       memcpy(durable_[region].data() + span.begin, current_[region].data() + span.begin,
              span.end - span.begin);
+      Mirror(&durable_, region, span.begin, span.end);
       not_durable_[region].Remove(span.begin, span.end);
+      ForEachAlias(
+          region, span.begin, span.end,
+          [&](size_t j, uint64_t from, uint64_t to, int64_t) { not_durable_[j].Remove(from, to); });
     }
   }
 
@@ -168,9 +226,11 @@ class Explorer {
     const uint64_t to = std::min(unit.address + size - base, journal_.regions[unit.region].length);
     for (const auto& range : not_durable_[unit.region].ranges()) {
       const uint64_t begin = std::max(from, range.first), end = std::min(to, range.second);
-      if (begin < end)
+      if (begin < end) {
         memcpy((*image)[unit.region].data() + begin, current_[unit.region].data() + begin,
                end - begin);
+        Mirror(image, unit.region, begin, end);
+      }
     }
   }
 
@@ -218,12 +278,21 @@ class Explorer {
     return true;
   }
 
-  // Hands `image` to the check unless an equal one went before; false to stop.
+  // Hands `image` to the check unless an equal one went before (by a 128-bit digest: two
+  // independent 64-bit hashes, FNV-1a and a multiply-rotate one, so that no pair of images
+  // that one of them confuses, as FNV-1a's can be found to, is taken as equal); false to
+  // stop.
   bool Give(CrashState& state, const Images& image) {
-    uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a over every region's bytes
-    for (const std::vector<uint8_t>& region : image)
-      for (uint8_t byte : region) hash = (hash ^ byte) * 0x100000001b3ull;
-    if (!seen_.insert(hash).second) {
+    uint64_t fnv = 0xcbf29ce484222325ull;
+    uint64_t mix = 0x9e3779b97f4a7c15ull;
+    for (const std::vector<uint8_t>& region : image) {
+      for (uint8_t byte : region) {
+        fnv = (fnv ^ byte) * 0x100000001b3ull;
+        mix = ((mix + byte + 1) * 0xbf58476d1ce4e5b9ull);
+        mix ^= mix >> 29;
+      }
+    }
+    if (!seen_.insert({fnv, mix}).second) {
       ++summary_->duplicates;
       return true;
     }
@@ -238,11 +307,12 @@ class Explorer {
   const std::function<bool(const CrashState&)>& check_;
   CrashExploreSummary* const summary_;
   std::unordered_map<uint32_t, size_t> index_;  // region key -> index
+  std::vector<std::vector<Alias>> aliases_;     // by region: the others sharing its memory
   Images current_;
   Images durable_;
   std::vector<ByteRanges> not_durable_;
-  std::vector<std::vector<uint8_t>> placed_;  // by event
-  std::unordered_set<uint64_t> seen_;         // the images' hashes
+  std::vector<std::vector<uint8_t>> placed_;      // by event
+  std::set<std::pair<uint64_t, uint64_t>> seen_;  // the images' digests
 };
 
 }  // namespace

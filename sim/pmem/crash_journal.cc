@@ -28,6 +28,8 @@ namespace {
 constexpr char kMagic[8] = {'R', 'P', 'M', 'A', 'S', 'I', 'M', 'J'};
 constexpr uint32_t kVersion = 2;
 constexpr uint32_t kOldestVersion = 1;  // no durable values
+// Past every address a process maps (the upper half is the kernel's).
+constexpr uint64_t kHighestAddress = uint64_t{1} << 63;
 
 class Writer {
  public:
@@ -285,6 +287,10 @@ bool CrashJournal::ReadFrom(const std::string& path, CrashJournal* journal, std:
     // A key once: events are checked against the first region with theirs (Region), and
     // the explorer must find that same one.
     ok = ok && journal->Region(region.key) == &region;
+    // In the lower half of the address space, where a process maps memory: the explorer's
+    // words and lines (at most 64 bytes past the end) then never wrap past 2^64.
+    ok = ok && region.address <= kHighestAddress &&
+         region.length <= kHighestAddress - region.address;
   }
   ok = ok && reader.U64(&events) && events <= reader.left() / 59;
   if (ok) journal->events.resize(events);

@@ -58,7 +58,8 @@ std::vector<std::string> LintCrashJournal(const CrashJournal& journal) {
     }
     if (durable_kind && journal.persistent_memory && event.made_durable.empty() &&
         event.durable_values.empty()) {
-      if (region.flushed_unwritten.Covers(begin, end))
+      // An empty flush is covered by anything, and never a second flush of anything.
+      if (begin < end && region.last_flush != 0 && region.flushed_unwritten.Covers(begin, end))
         findings.push_back(Finding(event.point, event,
                                    "flushed twice with no write between (point " +
                                        std::to_string(region.last_flush) +

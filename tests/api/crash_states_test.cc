@@ -78,11 +78,10 @@ class CrashStatesTest : public PairFixture {
     if (target_ == nullptr)
       ASSERT_EQ(0, posix_memalign(reinterpret_cast<void**>(&target_), 4096, kSize));
     memset(target_, 0, kSize);
-    rpma_mr_local* mr = nullptr;
-    ASSERT_NO_FATAL_FAILURE(regs_.Register(pair_.peer, target_, kSize, kTargetUsage, &mr));
+    ASSERT_NO_FATAL_FAILURE(regs_.Register(pair_.peer, target_, kSize, kTargetUsage, &target_mr_));
     source_ = Register(kSize, RPMA_MR_USAGE_WRITE_SRC, 0);
     ASSERT_NE(nullptr, source_->mr);
-    ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(mr, &remote_));
+    ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(target_mr_, &remote_));
     // The server's writes go straight to persistent memory: a persistent flush is allowed.
     rpma_peer_cfg* pcfg = nullptr;
     ASSERT_EQ(0, rpma_peer_cfg_new(&pcfg));
@@ -146,6 +145,7 @@ class CrashStatesTest : public PairFixture {
 
   std::string journal_;
   uint8_t* target_ = nullptr;
+  rpma_mr_local* target_mr_ = nullptr;  // the target's registration
   Buffer* source_ = nullptr;
   rpma_mr_remote* remote_ = nullptr;
   Collected collected_;
@@ -436,6 +436,76 @@ TEST_F(CrashStatesTest, AStatesRuleAtAPersistFiresThere) {
   EXPECT_EQ(expected.image, Target()) << expected.rule;  // one word of 0xAA, the rest reverted
   ASSERT_NO_FATAL_FAILURE(Lost());
   EXPECT_EQ(0, rpma_sim_fault_clear());
+}
+
+// Every region over `target` in each state: (point, image) pairs.
+struct OverTarget {
+  const void* target;
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> images;
+};
+
+int CollectOverTarget(const rpma_sim_crash_state* state, void* arg) {
+  OverTarget& over = *static_cast<OverTarget*>(arg);
+  for (size_t i = 0; i < state->regions; ++i)
+    if (state->region[i].address == reinterpret_cast<uint64_t>(over.target))
+      over.images.emplace_back(
+          state->point, std::vector<uint8_t>(state->region[i].image,
+                                             state->region[i].image + state->region[i].length));
+  return 0;
+}
+
+// A server that registers its persistent memory again (a region per connection, say): the
+// second registration's image must not hold, before point 1, a write the first one took only
+// at point 1. (Each region is rebuilt alone, from its own final contents back through its own
+// placements: the second's start still holds the first's write, and rpma-sim-crash lays the
+// second's image over the first's in the file, so a crash before the write or before its flush
+// shows it there.)
+TEST_F(CrashStatesTest, AMemoryRegisteredAgainHoldsNoWriteBeforeItHappened) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  ASSERT_NO_FATAL_FAILURE(Write(0, 64, 0xAA));                        // point 1
+  ASSERT_NO_FATAL_FAILURE(Flush(0, 64, RPMA_FLUSH_TYPE_PERSISTENT));  // point 2
+  ASSERT_NO_FATAL_FAILURE(regs_.Deregister(&target_mr_));
+  ASSERT_NO_FATAL_FAILURE(regs_.Register(pair_.peer, target_, kSize, kTargetUsage, &target_mr_));
+  ASSERT_NO_FATAL_FAILURE(regs_.RemoteOf(target_mr_, &remote_));
+  ASSERT_NO_FATAL_FAILURE(Write(64, 64, 0xBB));                        // point 3
+  ASSERT_NO_FATAL_FAILURE(Flush(64, 64, RPMA_FLUSH_TYPE_PERSISTENT));  // point 4
+  ASSERT_EQ(0, rpma_sim_crash_record_stop(pair_.peer, journal_.c_str()));
+  OverTarget over{target_, {}};
+  ASSERT_EQ(0,
+            rpma_sim_crash_explore(journal_.c_str(), nullptr, CollectOverTarget, &over, nullptr));
+  bool before_the_write = false;
+  for (const auto& state : over.images) {
+    if (state.first > 2) continue;
+    before_the_write = true;
+    // Before point 1 nothing was written; before point 2 the write was not durable.
+    EXPECT_EQ(Image({}), state.second) << "a region over the target before point " << state.first;
+  }
+  EXPECT_TRUE(before_the_write);
+}
+
+// Two images that differ are two states, even when a 64-bit hash of them is equal: these two
+// words have the same FNV-1a hash (so do two regions starting with them and alike after), and
+// the state after the durable write (its word whole) must still be given, not skipped as a
+// duplicate of the state before it.
+TEST_F(CrashStatesTest, TwoImagesThatDifferAreNotSkippedAsDuplicates) {
+  const uint8_t before[8] = {18, 44, 49, 138, 92, 87, 142, 89};      // 0x598e575c8a312c12
+  const uint8_t written[8] = {229, 44, 185, 120, 139, 58, 145, 19};  // 0x13913a8b78b92ce5
+  ASSERT_NO_FATAL_FAILURE(Prepare());
+  memcpy(target_, before, 8);  // durable when the recording begins
+  ASSERT_EQ(0, rpma_sim_crash_record(pair_.peer));
+  memcpy(source_->bytes.data(), written, 8);
+  ASSERT_EQ(0, rpma_write(pair_.client, remote_, 0, source_->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+                          Ctx(1)));  // point 1
+  ASSERT_NO_FATAL_FAILURE(ExpectCompletion(client_cq_, 1, IBV_WC_RDMA_WRITE));
+  ASSERT_NO_FATAL_FAILURE(Flush(0, 8, RPMA_FLUSH_TYPE_PERSISTENT));  // point 2
+  rpma_sim_crash_summary summary{};
+  ASSERT_NO_FATAL_FAILURE(Explore(nullptr, &summary));
+  // Before 1: the old word; before 2: the same (a duplicate); after the last: the new word.
+  EXPECT_EQ(2u, summary.states);
+  EXPECT_EQ(1u, summary.duplicates);
+  std::vector<uint8_t> after(kSize, 0);
+  memcpy(after.data(), written, 8);
+  EXPECT_EQ(after, Last().image) << "the state after the flush was not given";
 }
 
 }  // namespace

@@ -2,12 +2,15 @@
 #include "sim/pmem/crash_journal.h"
 
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "sim/pmem/crash_explorer.h"
+#include "sim/pmem/crash_lint.h"
 
 namespace rpma_sim {
 namespace {
@@ -116,6 +119,57 @@ TEST_F(CrashJournalTest, RefusesAPlacementOutsideItsRegion) {
   ASSERT_TRUE(written.WriteTo(path_, &error)) << error;
   CrashJournal read;
   EXPECT_FALSE(CrashJournal::ReadFrom(path_, &read, &error));
+}
+
+// Explores `journal` with the torn lines, in at most 1 GiB and 20 s, then exits 0.
+[[noreturn]] void ExploreLinesInBoundedMemoryAndExit(const CrashJournal& journal) {
+  const rlimit memory{1ull << 30, 1ull << 30};
+  setrlimit(RLIMIT_AS, &memory);
+  alarm(20);
+  CrashExploreOptions options;
+  options.lines = true;
+  CrashExploreSummary summary;
+  std::string error;
+  ExploreCrashStates(
+      journal, options, [](const CrashState&) { return true; }, &summary, &error);
+  _exit(0);
+}
+
+// A journal is read from a file: the address it gives a region must not make the explorer
+// loop. A region at the top of the address space (its torn lines' addresses wrap past 2^64)
+// is either refused as damaged or explored in bounded time and memory.
+TEST_F(CrashJournalTest, ARegionAtTheTopOfTheAddressSpaceIsRefusedOrExploredInBoundedMemory) {
+  CrashJournal written;
+  CrashRegion region = Region(0x1001, 8);
+  region.address = 0xFFFFFFFFFFFFFFF0ull;
+  written.regions.push_back(region);
+  written.events.push_back(Placement(0x1001, 0, 8));
+  std::string error;
+  ASSERT_TRUE(written.WriteTo(path_, &error)) << error;
+  CrashJournal read;
+  if (!CrashJournal::ReadFrom(path_, &read, &error)) {
+    EXPECT_NE(std::string::npos, error.find("damaged")) << error;
+    return;
+  }
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_EXIT(ExploreLinesInBoundedMemoryAndExit(read), ::testing::ExitedWithCode(0), "");
+}
+
+// An empty flush (length 0, or at the region's end) was never preceded by a flush of its
+// range: the lint must not say it was "flushed twice" by a "point 0".
+TEST_F(CrashJournalTest, LintDoesNotCallAnEmptyFlushASecondFlushByPointZero) {
+  CrashJournal journal;
+  journal.regions.push_back(Region(0x1001, 64));
+  CrashEvent flush;
+  flush.point = 1;
+  flush.kind = CrashEventKind::kFlush;
+  flush.persistent = true;
+  flush.range = CrashSpan{0x1001, 16, 16};
+  journal.events.push_back(flush);
+  const std::vector<std::string> findings = LintCrashJournal(journal);
+  ASSERT_EQ(1u, findings.size());
+  EXPECT_EQ(std::string::npos, findings[0].find("flushed twice")) << findings[0];
+  EXPECT_EQ(std::string::npos, findings[0].find("point 0")) << findings[0];
 }
 
 }  // namespace
