@@ -60,6 +60,10 @@ int rpma_sim_crash_record_stop(struct rpma_peer* peer, const char* journal) {
   return 0;
 }
 
+// `truncated` took the padding after `stopped`: a program built before it passes a summary of
+// the same size.
+static_assert(sizeof(rpma_sim_crash_summary) == 32, "rpma_sim_crash_summary changed size");
+
 int rpma_sim_crash_explore(const char* journal, const struct rpma_sim_crash_options* options,
                            rpma_sim_crash_check check, void* arg,
                            struct rpma_sim_crash_summary* summary) {
@@ -103,7 +107,7 @@ int rpma_sim_crash_explore(const char* journal, const struct rpma_sim_crash_opti
   }
   if (summary != nullptr)
     *summary = rpma_sim_crash_summary{explored.points, explored.states, explored.duplicates,
-                                      explored.stopped ? 1 : 0};
+                                      explored.stopped ? 1 : 0, recorded.truncated ? 1 : 0};
   return 0;
 }
 

@@ -135,6 +135,11 @@ CrashSweepSummary SweepCrashStates(const std::function<void(ConnectedPair& pair)
          static_cast<unsigned long long>(summary.states),
          static_cast<unsigned long long>(summary.duplicates),
          static_cast<unsigned long long>(summary.failed));
+  if (explored.truncated) {
+    ADD_FAILURE() << "the recording was cut short at the crash journal's limit (256 MiB, the "
+                     "server's region counted whole at its first write): what the workload did "
+                     "after was not recorded, and its crash states were not judged";
+  }
   if (summary.failed == 0) return summary;
   std::string failing;
   for (const CrashStateResult& row : summary.results) {

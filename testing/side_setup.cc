@@ -78,6 +78,9 @@ void NewConnCfg(const PairOptions& options, rpma_conn_cfg** cfg) {
 void ConnectRequest(const PairOptions& options,
                     const std::function<int(const rpma_conn_cfg*, rpma_conn_req**)>& make,
                     const std::string& private_data, rpma_conn** conn) {
+  // librpma's private data has a u8 length: more cannot be sent, and is not cut.
+  ASSERT_LE(private_data.size(), 255u)
+      << "private data of " << private_data.size() << " bytes: librpma sends at most 255";
   rpma_conn_cfg* cfg = nullptr;
   ASSERT_NO_FATAL_FAILURE(NewConnCfg(options, &cfg));
   rpma_conn_req* request = nullptr;

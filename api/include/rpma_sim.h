@@ -219,6 +219,8 @@ struct rpma_sim_crash_summary {
   uint64_t states;     /* states given to the check */
   uint64_t duplicates; /* states skipped: their image equals one given before */
   int stopped;         /* the check or max_states ended it early */
+  int truncated;       /* the recording ended early, at the journal's limit (256 MiB): what
+                          the run did after was not recorded, so its states are not here */
 };
 
 /* returns 0 to go on to the next state, anything else to stop */

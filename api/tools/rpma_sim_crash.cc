@@ -13,7 +13,9 @@
 // states (point, loss, result, what reverted, operation), and for each failing state the
 // line that makes an ordinary run fail there. --torn N adds the torn states by words and
 // lines: each unit alone and N seeded subsets. Exits 1 if a state failed, 2 if the run could
-// not be explored.
+// not be explored (bad usage, a server or client that cannot run, a CHECK that cannot run,
+// a recording cut short at the journal's limit).
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -58,10 +60,15 @@ struct Options {
   exit(2);
 }
 
-uint64_t Number(const char* option, const char* text) {
+// A whole number from 0 to `most`, in decimal; anything else is a usage error.
+uint64_t Number(const char* option, const char* text, uint64_t most) {
   char* end = nullptr;
+  errno = 0;
   unsigned long long value = strtoull(text, &end, 10);
-  if (*text == '\0' || *end != '\0') Usage((std::string(option) + " takes a number").c_str());
+  if (!isdigit(static_cast<unsigned char>(*text)) || *end != '\0' || errno == ERANGE ||
+      value > most)
+    Usage(
+        (std::string(option) + " takes a whole number from 0 to " + std::to_string(most)).c_str());
   return value;
 }
 
@@ -73,11 +80,13 @@ Options Parse(int argc, char** argv) {
     if (i + 1 >= argc) Usage((option + " needs a value").c_str());
     const char* value = argv[++i];
     if (option == "--torn") {
-      options.torn = static_cast<unsigned>(Number("--torn", value));
+      options.torn = static_cast<unsigned>(Number("--torn", value, UINT32_MAX));
     } else if (option == "--max-states") {
-      options.max_states = Number("--max-states", value);
+      options.max_states = Number("--max-states", value, UINT64_MAX);
     } else if (option == "--timeout") {
-      options.timeout_s = static_cast<int>(Number("--timeout", value));
+      // At least a second, at most a day (the deadlines are milliseconds in 64 bits).
+      options.timeout_s = static_cast<int>(Number("--timeout", value, 86400));
+      if (options.timeout_s == 0) Usage("--timeout takes a whole number from 1 to 86400");
     } else if (option == "--ready") {
       // Checked here, before anything runs (a usage error leaves no server behind).
       regex_t ready;
@@ -86,7 +95,7 @@ Options Parse(int argc, char** argv) {
       regfree(&ready);
       options.ready = value;
     } else if (option == "--seed") {
-      options.seed = Number("--seed", value);
+      options.seed = Number("--seed", value, UINT64_MAX);
     } else {
       Usage(("unknown option " + option).c_str());
     }
@@ -123,10 +132,18 @@ struct Child {
   int status = 0;
 };
 
-// Starts `command` with `env` added. False if it cannot.
+// Starts `command` with `env` added. False, with errno saying why, if it cannot: also when
+// the command cannot be executed (the child tells the parent through a close-on-exec pipe,
+// which an exec that succeeds closes empty).
 bool Start(const Command& command, const std::map<std::string, std::string>& env, Child* child) {
   int pipe_fds[2];
+  int exec_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return false;
+  if (pipe2(exec_fds, O_CLOEXEC) != 0) {
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return false;
+  }
   pid_t pid = fork();
   if (pid == 0) {
     dup2(pipe_fds[1], 1);
@@ -136,12 +153,25 @@ bool Start(const Command& command, const std::map<std::string, std::string>& env
     for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());
-    fprintf(stderr, "rpma-sim-crash: cannot run %s: %s\n", argv[0], strerror(errno));
+    const int error = errno;
+    (void)!write(exec_fds[1], &error, sizeof(error));
     _exit(127);
   }
+  const int fork_error = errno;
   close(pipe_fds[1]);
-  if (pid < 0) {
+  close(exec_fds[1]);
+  int exec_error = 0;
+  ssize_t got = 0;
+  if (pid > 0) {
+    do {
+      got = read(exec_fds[0], &exec_error, sizeof(exec_error));
+    } while (got < 0 && errno == EINTR);
+  }
+  close(exec_fds[0]);
+  if (pid < 0 || got == static_cast<ssize_t>(sizeof(exec_error))) {
     close(pipe_fds[0]);
+    if (pid > 0) waitpid(pid, nullptr, 0);
+    errno = pid < 0 ? fork_error : exec_error;
     return false;
   }
   child->pid = pid;
@@ -231,11 +261,21 @@ void RemoveDirectory(const std::string& dir) {
   rmdir(dir.c_str());
 }
 
+// `command` as a shell reads it back: a word with anything but letters, digits and
+// @%+=:,./_- in single quotes (an inner ' as '\''), an empty word as ''.
 std::string Quoted(const Command& command) {
+  static const char kSafe[] =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-";
   std::string line;
   for (const std::string& word : command) {
     line += line.empty() ? "" : " ";
-    line += word.find_first_of(" '\"$") == std::string::npos ? word : "'" + word + "'";
+    if (!word.empty() && word.find_first_not_of(kSafe) == std::string::npos) {
+      line += word;
+      continue;
+    }
+    line += '\'';
+    for (char c : word) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += '\'';
   }
   return line;
 }
@@ -251,6 +291,7 @@ struct Exploration {
   std::map<std::string, std::string> files;  // each region file's contents after the run
   uint64_t failed = 0;
   std::vector<std::string> replays;
+  std::string cannot_check;  // why the check cannot run (the exploration stops)
 };
 
 // The files as the crash left them: the run's contents, each region's image in place; the
@@ -296,10 +337,13 @@ int CheckState(const rpma_sim_crash_state* state, void* arg) {
   Child child;
   std::string why;  // empty: recovered
   if (!Start(check, {{"RPMA_SIM_CRASH_FILE", file}}, &child)) {
+    // No verdict on the state: nothing can be judged.
+    run.cannot_check = "cannot run the check " + check[0] + ": " + strerror(errno);
     Kill(&child);
-    why = "cannot run the check";
-  } else if (!Pump({&child}, NowMs() + run.options->timeout_s * 1000LL,
-                   [&child] { return Ended(child); })) {
+    return 1;
+  }
+  if (!Pump({&child}, NowMs() + run.options->timeout_s * 1000LL,
+            [&child] { return Ended(child); })) {
     Kill(&child);
     why = "hung: killed after " + std::to_string(run.options->timeout_s) + " s";
   } else if (!EndedWell(child)) {
@@ -374,8 +418,13 @@ bool RecordRun(const Options& options, const std::string& journal) {
       Kill(&server);
       return false;
     }
-    if (!Start(options.client, {}, &client) ||
-        !Pump({&server, &client}, NowMs() + timeout_ms, [&] { return Ended(client); }))
+    if (!Start(options.client, {}, &client)) {
+      perror("rpma-sim-crash: cannot start the client");
+      Kill(&client);
+      Kill(&server);
+      return false;
+    }
+    if (!Pump({&server, &client}, NowMs() + timeout_ms, [&] { return Ended(client); }))
       Kill(&client);
     if (!EndedWell(client))
       fprintf(stderr, "rpma-sim-crash: the client did not end well (explored all the same):\n%s",
@@ -413,7 +462,7 @@ int main(int argc, char** argv) {
   int result = 0;
   for (int node = 1; access((journal + "." + std::to_string(node)).c_str(), R_OK) == 0; ++node) {
     const std::string path = journal + "." + std::to_string(node);
-    Exploration run{&options, workdir, {}, 0, {}};
+    Exploration run{&options, workdir, {}, 0, {}, {}};
     rpma_sim_crash_summary summary{};
     if (rpma_sim_crash_explore(path.c_str(), nullptr, NoteFiles, &run.files, &summary) != 0 ||
         summary.points == 0)
@@ -430,6 +479,12 @@ int main(int argc, char** argv) {
       result = 2;
       break;
     }
+    if (!run.cannot_check.empty()) {
+      fflush(stdout);
+      fprintf(stderr, "rpma-sim-crash: %s\n", run.cannot_check.c_str());
+      result = 2;
+      break;
+    }
     printf("node %d: %llu states checked, %llu duplicates skipped, %llu failed\n", node,
            static_cast<unsigned long long>(summary.states),
            static_cast<unsigned long long>(summary.duplicates),
@@ -437,6 +492,14 @@ int main(int argc, char** argv) {
     for (const std::string& replay : run.replays) printf("replay %s\n", replay.c_str());
     failed += run.failed;
     states += summary.states;
+    if (summary.truncated) {
+      fflush(stdout);
+      fprintf(stderr,
+              "rpma-sim-crash: node %d's recording was cut short at the journal's limit "
+              "(256 MiB, a region counted whole): the run's later points were not explored\n",
+              node);
+      result = 2;
+    }
   }
   RemoveDirectory(workdir);
   if (result != 0) return result;

@@ -132,10 +132,16 @@ std::vector<Setting> Settings() {
 
   const char* seed_text = getenv("RPMA_SIM_SEED");
   bool seeded = seed_text != nullptr && *seed_text != '\0';
-  settings.push_back(Setting{
+  Setting seed{
       "RPMA_SIM_SEED", seeded ? std::to_string(rpma_sim::FaultPlan::Get().seed()) : "(random)",
       seeded ? "environment" : "default (each run draws one and prints it when faults start)",
-      "the seed of every fault-injection choice"});
+      "the seed of every fault-injection choice"};
+  if (seeded && !rpma_sim::FaultPlan::Get().seed_understood()) {
+    seed.value = "(none: every rpma_peer_new fails with RPMA_E_INVAL)";
+    seed.source = std::string("environment (\"") + seed_text +
+                  "\" not understood: decimal, or hexadecimal after 0x)";
+  }
+  settings.push_back(seed);
 
   int64_t point = rpma_sim::LibrpmaFaultTarget();
   const char* point_text = getenv("RPMA_FAULT_INJECTION");
@@ -144,6 +150,13 @@ std::vector<Setting> Settings() {
                                  ? (point > 0 ? "environment" : "environment (not > 0: off)")
                                  : "default",
                              "librpma's: fail the Nth fault point passed"});
+
+  const char* journal = getenv("RPMA_SIM_CRASH_JOURNAL");
+  bool recording = journal != nullptr && *journal != '\0';
+  settings.push_back(Setting{"RPMA_SIM_CRASH_JOURNAL", recording ? journal : "(off)",
+                             recording ? "environment" : "default",
+                             "every node records its crash points; its journal is PATH.N "
+                             "(%p: the process id)"});
 
   const char* trace = getenv("RPMA_SIM_TRACE");
   bool traced = trace != nullptr && *trace != '\0';

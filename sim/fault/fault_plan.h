@@ -60,6 +60,9 @@ class FaultPlan {
   uint64_t fired();
   // The seed every choice is drawn from: RPMA_SIM_SEED, a random one, or set_seed's.
   uint64_t seed();
+  // False if RPMA_SIM_SEED is set to something that is not a number (LoadEnvironmentOnce
+  // then fails).
+  bool seed_understood() const { return seed_error_.empty(); }
   // Replaces the seed for the choices made from now on: rules added afterwards choose as the
   // same rules added first in a process started with RPMA_SIM_SEED=seed. The next rule added
   // prints it.

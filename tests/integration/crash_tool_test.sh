@@ -40,6 +40,42 @@ status=$?
 [ ! -e "$work/never" ] || fail "a bad --ready still started the server"
 echo "PASS: a bad --ready is a usage error before the server starts"
 
+# A CHECK that cannot be run (a typo in its path) judges nothing: the run could not be
+# explored (exit 2, saying so), not 13 failed states with replay lines for crash bugs that
+# the right order does not have.
+"$crash" --timeout 30 \
+  -- env RPMA_SIM_TRANSPORT=inproc REMOTE_LOG_FILE="$work/log-no-check" "$right" both \
+  -- -- "$work/no-such-check" "{file}" >"$work/out" 2>&1
+status=$?
+[ "$status" -eq 2 ] || { cat "$work/out"; fail "a CHECK that cannot run exited $status, not 2"; }
+echo "PASS: a CHECK that cannot run is not a failed state"
+
+# The replay line is a shell command to paste: a word with a quote in it (a path with an
+# apostrophe) must come out quoted so that the shell reads it back as the same word.
+"$crash" --timeout 30 \
+  -- env RPMA_SIM_TRANSPORT=inproc "REMOTE_LOG_FILE=$work/it's a log" "$wrong" both \
+  -- -- "$check" "{file}" >"$work/out" 2>&1
+status=$?
+[ "$status" -eq 1 ] || { cat "$work/out"; fail "the wrong order in a quoted file was not found (exit $status)"; }
+line=$(grep -A1 "^replay point" "$work/out" | head -2 | tail -1)
+words=$(bash -c "set -- $line; printf '%s\n' \"\$@\"" 2>&1)
+printf '%s\n' "$words" | grep -qxF "REMOTE_LOG_FILE=$work/it's a log" ||
+  { echo "replay line: $line"; echo "the shell reads it as:"; echo "$words"; fail "the replay line does not give the server's words back"; }
+echo "PASS: the replay line quotes a word with a quote in it"
+
+# A number option that is negative or does not fit is a usage error before anything runs,
+# as a word is: not wrapped around to 4294967295 samples, 0 torn states or a timeout that has
+# passed already.
+for bad in "--torn -1" "--torn 4294967296" "--timeout -1" "--timeout 4294967297" "--max-states -1"; do
+  rm -f "$work/started"
+  # shellcheck disable=SC2086 # the option and its value are two words
+  timeout 60 "$crash" $bad -- touch "$work/started" -- -- true >"$work/out" 2>&1
+  status=$?
+  [ "$status" -eq 2 ] && grep -q "takes a whole number" "$work/out" && [ ! -e "$work/started" ] ||
+    { cat "$work/out"; fail "'$bad' was taken (exit $status): not a usage error before the server starts"; }
+done
+echo "PASS: a negative or too large number is a usage error before the server starts"
+
 for transport in inproc shm tcp; do
   for torn in 0 2; do
     explore "$transport" "$wrong" "$torn"

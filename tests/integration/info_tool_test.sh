@@ -78,6 +78,19 @@ expect "rules not understood, with the reason" "$out" \
   '^	RPMA_SIM_FAULTS=\(none: every rpma_peer_new fails with RPMA_E_INVAL\) +environment \(not understood: .*IBV_WC_NOT_A_STATUS'
 expect "a bound not understood" "$out" '^	RPMA_SIM_TRACE_MAX_MB=256 +environment \("-1" not understood'
 
+# A seed that is not a number is shown as refused (every rpma_peer_new fails), not as another seed.
+out=$("${clean_env[@]}" RPMA_SIM_SEED=seven "$info")
+expect "a seed not understood" "$out" \
+  '^	RPMA_SIM_SEED=\(none: every rpma_peer_new fails with RPMA_E_INVAL\) +environment \("seven" not understood'
+
+# RPMA_SIM_CRASH_JOURNAL is a setting too (every program run with it records its nodes' crash
+# points and writes journals at exit): shown off by default, and where it came from when set.
+out=$("${clean_env[@]}" -u RPMA_SIM_CRASH_JOURNAL "$info")
+expect "RPMA_SIM_CRASH_JOURNAL off by default" "$out" '^	RPMA_SIM_CRASH_JOURNAL=\(off\) +default'
+out=$("${clean_env[@]}" RPMA_SIM_CRASH_JOURNAL=/tmp/journal.%p "$info")
+expect "RPMA_SIM_CRASH_JOURNAL from the environment" "$out" \
+  '^	RPMA_SIM_CRASH_JOURNAL=/tmp/journal\.%p +environment'
+
 "$info" -h | grep -q '^usage: rpma-sim-info' || { echo "FAIL  -h prints the usage"; failures=$((failures + 1)); }
 "$info" --bogus 2>/dev/null
 [ $? -eq 2 ] && echo "ok    an unknown option exits 2" || { echo "FAIL  an unknown option exits 2"; failures=$((failures + 1)); }

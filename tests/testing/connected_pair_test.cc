@@ -94,6 +94,24 @@ PairOptions EchoServerOnAThread() {
   return options;
 }
 
+// Private data longer than rpma_conn_private_data's u8 length can say (271 bytes): the pair
+// fails to connect or sends it whole, never a cut 15-byte piece as if that were asked.
+TEST_P(ConnectedPairTest, PrivateDataTooLongIsRefusedNotCut) {
+  PairOptions options;
+  options.client_private_data = std::string(256 + 15, 'c');
+  ::testing::TestPartResultArray results;
+  {
+    ::testing::ScopedFakeTestPartResultReporter reporter(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
+    pair_.Connect(options);
+  }
+  for (int i = 0; i < results.size(); ++i)
+    if (results.GetTestPartResult(i).failed()) return;  // refused: as it should
+  EXPECT_EQ(options.client_private_data.size(), PrivateDataOf(server().conn).size())
+      << "connected, with the private data cut to " << PrivateDataOf(server().conn).size()
+      << " bytes";
+}
+
 TEST_P(ConnectedPairTest, TheServerAnswersFromItsThreadWhileTheTestRuns) {
   ASSERT_NO_FATAL_FAILURE(Connect(EchoServerOnAThread()));
   ASSERT_EQ(0, rpma_recv(client().conn, client().mr, 64, 64, nullptr));

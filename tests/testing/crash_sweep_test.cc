@@ -184,6 +184,24 @@ TEST_P(CrashSweepTest, ARecoveryThatCrashesIsAResult) {
   EXPECT_NE(std::string::npos, failure.find("recovery crashed: Aborted")) << failure;
 }
 
+// A server region of 256 MiB (a small persistent-memory pool): a journal holds at most
+// 256 MiB, the region's final contents counted at its first write, so the recording ends at
+// the workload's first write and the flag-first commit is never explored. The sweep must not
+// pass as if every state recovered: it records a failure (the states it found, or that the
+// recording was cut short and the rest were not explored).
+TEST_P(CrashSweepTest, ARecordingCutShortAtTheJournalsLimitIsNotAPass) {
+  // The limit is the recorder's, whatever the transport.
+  if (GetParam() != RPMA_SIM_TRANSPORT_INPROC) GTEST_SKIP() << "inproc is enough";
+  CrashSweepOptions options = Options(false);
+  options.pair.server_region_size = 256 << 20;
+  std::string failure;
+  CrashSweepSummary summary =
+      Sweep([](ConnectedPair& pair) { Commit(pair, true); }, Recover, options, &failure);
+  EXPECT_NE("", failure) << summary.states << " states judged, " << summary.failed << " failed, of "
+                         << summary.points
+                         << " points: a clean pass, though the commit was never explored";
+}
+
 // The server tells the client something: a message into the client's receive buffer is a
 // crash point of the client's node.
 bool Tell(ConnectedPair& pair, int i) {

@@ -361,7 +361,9 @@ struct CrashSweepSummary {
 // process (forked once and reused; again after one crashes or hangs), so that a crash or a
 // hang in recovery code is a result, not the end of the test. Prints the table of states,
 // the lint, and for each failing state its replay line; records one failure naming every
-// failing state. Use with ASSERT_NO_FATAL_FAILURE for the setup's own failures.
+// failing state, and one if the recording was cut short at the journal's limit (256 MiB, the
+// region counted whole: a larger region is never explored). Use with ASSERT_NO_FATAL_FAILURE
+// for the setup's own failures.
 CrashSweepSummary SweepCrashStates(const std::function<void(ConnectedPair& pair)>& workload,
                                    const std::function<void(uint8_t* memory, size_t size)>& recover,
                                    const CrashSweepOptions& options = CrashSweepOptions());
