@@ -464,9 +464,14 @@ int main(int argc, char** argv) {
     const std::string path = journal + "." + std::to_string(node);
     Exploration run{&options, workdir, {}, 0, {}, {}};
     rpma_sim_crash_summary summary{};
-    if (rpma_sim_crash_explore(path.c_str(), nullptr, NoteFiles, &run.files, &summary) != 0 ||
-        summary.points == 0)
+    if (rpma_sim_crash_explore(path.c_str(), nullptr, NoteFiles, &run.files, &summary) != 0) {
+      // Logged by the library; a node that cannot be explored is no pass for the others.
+      fflush(stdout);
+      fprintf(stderr, "rpma-sim-crash: %s cannot be explored\n", path.c_str());
+      result = 2;
       continue;
+    }
+    if (summary.points == 0) continue;
     printf("node %d: %llu crash points\n", node, static_cast<unsigned long long>(summary.points));
     rpma_sim_crash_lint(path.c_str(), PrintFinding, nullptr);
     if (run.files.empty()) {

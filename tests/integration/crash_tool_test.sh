@@ -50,6 +50,19 @@ status=$?
 [ "$status" -eq 2 ] || { cat "$work/out"; fail "a CHECK that cannot run exited $status, not 2"; }
 echo "PASS: a CHECK that cannot run is not a failed state"
 
+# A node's journal that cannot be explored (damaged: here a garbage one written after the
+# server's nodes wrote theirs) is no pass for the nodes that explored cleanly: exit 2.
+# shellcheck disable=SC2016 # expanded by the inner shell
+"$crash" --timeout 30 \
+  -- sh -c 'env RPMA_SIM_TRANSPORT=inproc REMOTE_LOG_FILE="$1" "$2" both || exit
+            n=1; while [ -e "$RPMA_SIM_CRASH_JOURNAL.$n" ]; do n=$((n + 1)); done
+            printf garbage >"$RPMA_SIM_CRASH_JOURNAL.$n"' sh "$work/log-damaged" "$right" \
+  -- -- "$check" "{file}" >"$work/out" 2>&1
+status=$?
+[ "$status" -eq 2 ] && grep -q "cannot be explored" "$work/out" ||
+  { cat "$work/out"; fail "a damaged node journal exited $status, not 2"; }
+echo "PASS: a node journal that cannot be explored is no pass"
+
 # The replay line is a shell command to paste: a word with a quote in it (a path with an
 # apostrophe) must come out quoted so that the shell reads it back as the same word.
 "$crash" --timeout 30 \
