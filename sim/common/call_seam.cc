@@ -6,7 +6,14 @@
 namespace rpma_sim {
 
 GateSlot<CallGate> g_call_gate_slot;
-thread_local int InternalCall::depth_ = 0;
+
+namespace {
+thread_local int internal_calls = 0;  // InternalCall scopes alive on this thread
+}  // namespace
+
+InternalCall::InternalCall() { ++internal_calls; }
+InternalCall::~InternalCall() { --internal_calls; }
+bool InternalCall::active() { return internal_calls > 0; }
 
 Status CheckInstalledCallGate(const char* function) {
   if (InternalCall::active()) return Status::kOk;

@@ -28,17 +28,16 @@ class CallGate {
 // While one lives on a thread, that thread's calls do not pass the seam: the API layer's own
 // calls of public functions (an rpma_conn_req_delete inside rpma_conn_req_connect) are not
 // the application's, and a rule neither counts nor fails them.
+// (Its count is a thread_local of call_seam.cc, not a member: librpma.so exports no symbol of
+// its own.)
 class InternalCall {
  public:
-  InternalCall() { ++depth_; }
-  ~InternalCall() { --depth_; }
+  InternalCall();
+  ~InternalCall();
   InternalCall(const InternalCall&) = delete;
   InternalCall& operator=(const InternalCall&) = delete;
 
-  static bool active() { return depth_ > 0; }
-
- private:
-  static thread_local int depth_;
+  static bool active();
 };
 
 // The process's gate, or null for none (the default).
