@@ -57,15 +57,6 @@ int SyslogSeverity(LogLevel level) {
   }
 }
 
-// Opens syslog once, the way librpma's constructor does.
-void OpenSyslogOnce() {
-  static const bool opened = [] {
-    openlog("rpma", LOG_PID, LOG_LOCAL7);
-    return true;
-  }();
-  (void)opened;
-}
-
 // "%b %d %H:%M:%S.uuuuuu [tid] " like librpma's stderr prefix.
 void TimestampPrefix(char* buf, size_t size) {
   struct timeval tv;
@@ -118,7 +109,8 @@ struct LogLine {
   void WriteToStderr(LogLevel level) const {
     char prefix[64];
     TimestampPrefix(prefix, sizeof(prefix));
-    fprintf(stderr, "%s%s%s%s\n", prefix, LevelTag(level), file_info, message);
+    // The message ends with the "\n" its format has (RPMA_SIM_LOG's), as librpma's do.
+    fprintf(stderr, "%s%s%s%s", prefix, LevelTag(level), file_info, message);
   }
 };
 
@@ -132,7 +124,6 @@ void DefaultLogFunction(LogLevel level, const char* file, int line, const char* 
   LogLine text(file, line, function, format, args);
   va_end(args);
   if (static_cast<int>(level) <= g_thresholds[0].load()) {
-    OpenSyslogOnce();
     syslog(SyslogSeverity(level), "%s%s%s", LevelTag(level), text.file_info, text.message);
   }
   if (static_cast<int>(level) <= g_thresholds[1].load()) text.WriteToStderr(level);

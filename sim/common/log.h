@@ -47,6 +47,7 @@ void DefaultLogFunction(LogLevel level, const char* file, int line, const char* 
 
 // What librpma's RPMA_LOG_ALWAYS does: a DEBUG line in the default function's stderr format,
 // whatever the thresholds and whatever function the application installed; never syslog.
+// `format` ends with its own "\n", as RPMA_LOG_ALWAYS's does.
 void LogAlways(const char* file, int line, const char* function, const char* format, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -56,12 +57,14 @@ LogFunction LogFunctionFor(LogLevel level);
 
 }  // namespace rpma_sim
 
-#define RPMA_SIM_LOG(level, ...)                                               \
-  do {                                                                         \
-    if (false) ::rpma_sim::CheckLogFormat(__VA_ARGS__);                        \
-    ::rpma_sim::LogFunction log_function_ = ::rpma_sim::LogFunctionFor(level); \
-    if (log_function_ != nullptr)                                              \
-      log_function_((level), __FILE__, __LINE__, __func__, __VA_ARGS__);       \
+// As librpma's RPMA_LOG_*: the format (a string literal) gets a "\n", which the log function
+// (the application's, or the default) receives as part of the message.
+#define RPMA_SIM_LOG(level, format, ...)                                                \
+  do {                                                                                  \
+    if (false) ::rpma_sim::CheckLogFormat(format, ##__VA_ARGS__);                       \
+    ::rpma_sim::LogFunction log_function_ = ::rpma_sim::LogFunctionFor(level);          \
+    if (log_function_ != nullptr)                                                       \
+      log_function_((level), __FILE__, __LINE__, __func__, format "\n", ##__VA_ARGS__); \
   } while (0)
 #define SIM_LOG_ERROR(...) RPMA_SIM_LOG(::rpma_sim::LogLevel::kError, __VA_ARGS__)
 #define SIM_LOG_WARNING(...) RPMA_SIM_LOG(::rpma_sim::LogLevel::kWarning, __VA_ARGS__)

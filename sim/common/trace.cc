@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -153,10 +154,37 @@ class TraceFile {
     return path;
   }
 
+  // The file, locked for this process (flock): emptied once the lock is held. A file another
+  // running process writes (the same FILE without %p) is not touched: this one writes
+  // FILE.<pid>, and says so.
+  static int OpenLocked(std::string* path, int pid) {
+    int fd = open(path->c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      close(fd);
+      const std::string own = *path + "." + std::to_string(pid);
+      fprintf(stderr,
+              "rpma-sim: RPMA_SIM_TRACE: %s is another running process's trace; this "
+              "one writes %s (put %%p in the name to give each process its own)\n",
+              path->c_str(), own.c_str());
+      *path = own;
+      fd = open(path->c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        errno = EWOULDBLOCK;
+        return -1;
+      }
+    }
+    if (fd >= 0 && ftruncate(fd, 0) != 0) {
+      close(fd);
+      return -1;
+    }
+    return fd;
+  }
+
   void Open() {
     pid_ = static_cast<int>(getpid());
     std::string path = Path();
-    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = OpenLocked(&path, pid_);
     void* map = MAP_FAILED;
     if (fd >= 0) map = mmap(nullptr, max_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) {
@@ -261,11 +289,9 @@ TraceFile& TraceFile::Get() {
   return *file;
 }
 
-// Opens the file as the library loads, so that it is there even if the process never
-// reaches an event.
-const bool g_opened = (TraceFile::Get(), true);
-
 }  // namespace
+
+void OpenAtLoad() { TraceFile::Get(); }
 
 uint64_t MaxMegabytes(bool* understood) {
   *understood = true;
@@ -287,9 +313,43 @@ uint64_t NowNs() {
   return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence of 2 to 4 bytes at text[at], or 0.
+size_t Utf8SequenceAt(const std::string& text, size_t at) {
+  const unsigned char lead = static_cast<unsigned char>(text[at]);
+  size_t length;
+  uint32_t code;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+    code = lead & 0x1f;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    code = lead & 0x0f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    code = lead & 0x07;
+  } else {
+    return 0;
+  }
+  if (at + length > text.size()) return 0;
+  for (size_t i = 1; i < length; ++i) {
+    const unsigned char next = static_cast<unsigned char>(text[at + i]);
+    if ((next & 0xc0) != 0x80) return 0;
+    code = (code << 6) | (next & 0x3f);
+  }
+  // No overlong form, no surrogate, nothing past U+10FFFF.
+  const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < least[length] || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff) return 0;
+  return length;
+}
+
+}  // namespace
+
 std::string Quote(const std::string& text) {
   std::string quoted = "\"";
-  for (unsigned char c : text) {
+  for (size_t at = 0; at < text.size(); ++at) {
+    const unsigned char c = static_cast<unsigned char>(text[at]);
     if (c == '"' || c == '\\') {
       quoted += '\\';
       quoted += static_cast<char>(c);
@@ -297,8 +357,13 @@ std::string Quote(const std::string& text) {
       char escaped[8];
       snprintf(escaped, sizeof(escaped), "\\u%04x", c);
       quoted += escaped;
-    } else {
+    } else if (c < 0x80) {
       quoted += static_cast<char>(c);
+    } else if (size_t length = Utf8SequenceAt(text, at)) {
+      quoted.append(text, at, length);
+      at += length - 1;
+    } else {
+      quoted += "\\ufffd";  // not UTF-8 (a name the kernel cut mid-character, say)
     }
   }
   return quoted + "\"";

@@ -56,8 +56,14 @@ void Instant(uint64_t track, const char* category, const std::string& name,
 // variable is set to something that is not a number from 1 to 2^20 (the default then holds).
 uint64_t MaxMegabytes(bool* understood);
 
-// `text` as a JSON string literal, quotes included.
+// `text` as a JSON string literal, quotes included, in UTF-8: a byte that is not part of a
+// well-formed UTF-8 sequence becomes U+FFFD.
 std::string Quote(const std::string& text);
+
+// Opens RPMA_SIM_TRACE's file, if it is set and not open yet. librpma calls it as it loads
+// (api/), so that the file is there even if the process never reaches an event; a tool that
+// links the simulator without the API (rpma-sim-info) never opens it.
+void OpenAtLoad();
 
 // Ends the array and closes the file, as at a normal exit (for a process about to _exit).
 // Later events are dropped.

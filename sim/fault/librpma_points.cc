@@ -38,11 +38,11 @@ bool PassLibrpmaFaultPoint(const char* file, int line, const char* function, con
   if (target == 0) return false;  // the first point, and the variable says no
   int64_t ordinal = g_passed.fetch_add(1) + 1;
   if (ordinal == target) {
-    LogAlways(file, line, function, "[#%lld] [FAULT INJECTION: \"%s\"]",
+    LogAlways(file, line, function, "[#%lld] [FAULT INJECTION: \"%s\"]\n",
               static_cast<long long>(ordinal), error);
     return true;
   }
-  LogAlways(file, line, function, "[#%lld]", static_cast<long long>(ordinal));
+  LogAlways(file, line, function, "[#%lld]\n", static_cast<long long>(ordinal));
   return false;
 }
 

@@ -91,6 +91,31 @@ out=$("${clean_env[@]}" RPMA_SIM_CRASH_JOURNAL=/tmp/journal.%p "$info")
 expect "RPMA_SIM_CRASH_JOURNAL from the environment" "$out" \
   '^	RPMA_SIM_CRASH_JOURNAL=/tmp/journal\.%p +environment'
 
+# rpma-sim-info reports RPMA_SIM_TRACE; it must not act on it. A user with the variable
+# exported (a server of the run writing the file) who asks rpma-sim-info what is set must not
+# have the file truncated and rewritten with rpma-sim-info's own trace, nor get files for
+# rpma-sim-info and its probes' children (left without their closing "]").
+trace_dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/info-trace.XXXXXX")
+echo '[the server is writing this]' >"$trace_dir/run.json"
+out=$("${clean_env[@]}" RPMA_SIM_TRACE="$trace_dir/run.json" "$info")
+expect "RPMA_SIM_TRACE from the environment" "$out" "^	RPMA_SIM_TRACE=$trace_dir/run.json +environment"
+if [ "$(cat "$trace_dir/run.json")" = '[the server is writing this]' ]; then
+  echo "ok    rpma-sim-info leaves the RPMA_SIM_TRACE file alone"
+else
+  echo "FAIL  rpma-sim-info leaves the RPMA_SIM_TRACE file alone; it now holds:"
+  head -c 400 "$trace_dir/run.json"; echo
+  failures=$((failures + 1))
+fi
+"${clean_env[@]}" RPMA_SIM_TRACE="$trace_dir/info-%p.json" "$info" >/dev/null
+made=$(ls "$trace_dir" | grep -c '^info-' || true)
+if [ "$made" -eq 0 ]; then
+  echo "ok    rpma-sim-info writes no trace file of its own (%p)"
+else
+  echo "FAIL  rpma-sim-info writes no trace file of its own (%p): it made $made:"
+  ls -l "$trace_dir"
+  failures=$((failures + 1))
+fi
+
 "$info" -h | grep -q '^usage: rpma-sim-info' || { echo "FAIL  -h prints the usage"; failures=$((failures + 1)); }
 "$info" --bogus 2>/dev/null
 [ $? -eq 2 ] && echo "ok    an unknown option exits 2" || { echo "FAIL  an unknown option exits 2"; failures=$((failures + 1)); }

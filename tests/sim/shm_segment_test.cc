@@ -299,7 +299,7 @@ TEST(ShmSegmentTest, OpenRefusesASegmentLargerThanAnyOfferBeforeMappingIt) {
   LogSetFunction(nullptr);
   EXPECT_EQ(server, nullptr);
   // Refused for its size, not found wrong after mapping a terabyte.
-  EXPECT_EQ(g_last_error_format, "shared memory segment %s has the wrong size");
+  EXPECT_EQ(g_last_error_format, "shared memory segment %s has the wrong size\n");
 }
 
 TEST(ShmSegmentTest, ClientOutboundIsServerInboundAndBack) {
