@@ -13,8 +13,9 @@ namespace rpma_sim {
 bool InstallSignalHandler(int signal, void (*handler)(int, siginfo_t*, void*),
                           struct sigaction* previous, const char* what);
 
-// From inside a handler: calls `previous` as it was installed; for the default action,
-// restores it and raises the signal again, so that the process ends of it as it would have
+// From inside a handler: calls `previous` as it was installed, with the signal mask its
+// sa_mask and SA_NODEFER would have given it (SA_RESETHAND is not emulated); for the default
+// action, restores it and raises the signal again, so that the process ends of it as it would have
 // without the simulator (a signal sent with kill too). Async-signal-safe; keeps errno.
 void PassToPreviousHandler(int signal, siginfo_t* info, void* context,
                            const struct sigaction& previous);

@@ -41,15 +41,19 @@ uintptr_t PageSize() {
 //
 // A slot given back keeps its range for kRetryWindowNs (unless every other slot is taken
 // meanwhile): an access that faulted just before the move ended may reach the handler just
-// after, and is retried too. One that faults there for another reason (the application
-// made the pages read-only) is retried for that long, then goes to the handler before this
-// one.
+// after, and is retried too, once: a store that faults again at the same address on the same
+// thread faults for another reason (the application made the pages read-only) and goes to
+// the handler before this one at once; a load, if the byte cannot be read now.
 struct MovingSlot {
   std::atomic<uintptr_t> start{0};
   std::atomic<uintptr_t> end{0};
   std::atomic<int64_t> finished_ns{0};  // CLOCK_MONOTONIC when given back; 0 while moving
 };
 constexpr int64_t kRetryWindowNs = 1000 * 1000 * 1000;
+// This thread's last store retried after its move had ended: its address and the move's end
+// (initial-exec: no allocation on first use inside the handler).
+__attribute__((tls_model("initial-exec"))) thread_local uintptr_t t_retried_store = 0;
+__attribute__((tls_model("initial-exec"))) thread_local int64_t t_retried_move = 0;
 MovingSlot g_moving[SharedPages::kMaxMoving];
 struct sigaction g_previous_segv;
 
@@ -96,8 +100,19 @@ void OnSegmentationFault(int signal, siginfo_t* info, void* context) {
     if (start == 0 || address < start || address >= slot.end.load(std::memory_order_acquire))
       continue;
     if (finished != 0 && MonotonicNs() - finished > kRetryWindowNs) continue;
-    // After the move, a load the application's own protection refuses is its own fault.
-    if (finished != 0 && !IsStore(context) && !ReadableNow(address)) continue;
+    if (finished != 0) {
+      // After the move: a load the application's own protection refuses is its own fault, as
+      // is a store that faulted again once retried.
+      if (!IsStore(context)) {
+        if (!ReadableNow(address)) continue;
+      } else if (t_retried_store == address && t_retried_move == finished) {
+        t_retried_store = 0;
+        continue;
+      } else {
+        t_retried_store = address;
+        t_retried_move = finished;
+      }
+    }
     while (slot.start.load(std::memory_order_acquire) == start &&
            slot.finished_ns.load(std::memory_order_acquire) == 0)
       sched_yield();

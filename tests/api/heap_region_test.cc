@@ -9,6 +9,8 @@
 // the same tests hold.
 #include <fcntl.h>
 #include <malloc.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -367,6 +370,104 @@ TEST(HeapRegionForkTest, TheChildHasItsOwnCopyAndThePeerStillReachesTheParent) {
   registrations.Release();
   ASSERT_NO_FATAL_FAILURE(pair.Teardown());
   free(region);
+}
+
+std::atomic<int> g_own_faults{0};
+char* g_own_protected = nullptr;
+
+// The application's own SIGSEGV handler (a write barrier, dirty-page tracking): it opens the
+// page the store faulted on and lets the store go on.
+void OwnWriteFault(int, siginfo_t* info, void*) {
+  char* page = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(info->si_addr) & ~(kPage - 1));
+  if (g_own_protected == nullptr || page < g_own_protected || page >= g_own_protected + 2 * kPage)
+    _exit(20);  // not the application's fault: it would crash
+  mprotect(page, kPage, PROT_READ | PROT_WRITE);
+  g_own_faults.fetch_add(1);
+}
+
+// An application that tracks stores with mprotect and a SIGSEGV handler of its own,
+// installed before its first registration (so the simulator's handler passes it what is
+// not its own): a store to a registered page it protected reaches its handler at once, not
+// after the simulator's second of retrying faults in a range it just moved.
+TEST(HeapRegionProtectionTest, TheApplicationsOwnWriteFaultsReachItsHandlerAtOnce) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        struct sigaction own;
+        sigemptyset(&own.sa_mask);
+        own.sa_flags = SA_SIGINFO;
+        own.sa_sigaction = OwnWriteFault;
+        if (sigaction(SIGSEGV, &own, nullptr) != 0) _exit(30);
+        rpma_peer* peer = nullptr;
+        NewLocalPeer(&peer);
+        char* region = static_cast<char*>(aligned_alloc(kPage, 2 * kPage));
+        if (peer == nullptr || region == nullptr) _exit(31);
+        Fill(region, 2 * kPage, 22);
+        rpma_mr_local* mr = nullptr;
+        if (rpma_mr_reg(peer, region, 2 * kPage, kRemoteUsage, &mr) != 0) _exit(32);
+        g_own_protected = region;
+        mprotect(region, 2 * kPage, PROT_READ);  // the application's tracking starts
+        const auto start = std::chrono::steady_clock::now();
+        region[0] = 1;
+        region[kPage] = 2;
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+        fprintf(stderr, "two stores took %lld ms, %d faults reached the application\n",
+                static_cast<long long>(took), g_own_faults.load());
+        // The old retries held the stores for the rest of the second after the move.
+        _exit(took < 500 && g_own_faults.load() == 2 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+jmp_buf g_probe;
+void ProbeFault(int) { longjmp(g_probe, 1); }
+
+// Whether a load from `address` faults, found as a program that probes memory does: its
+// SIGSEGV handler (SA_NODEFER, so that it may fault again after jumping out of it) jumps
+// back here.
+bool LoadFaults(const volatile char* address) {
+  if (setjmp(g_probe) != 0) return true;
+  (void)*address;
+  return false;
+}
+
+// The simulator's SIGSEGV handler (installed at the first registration) passes a fault that
+// is not its own to the handler installed before it with the mask that handler's flags ask
+// for (SA_NODEFER here): a handler that jumps out (longjmp) must not leave SIGSEGV blocked,
+// or the next fault kills the process instead of reaching it.
+TEST(HeapRegionProtectionTest, TheApplicationsOwnSigsegvHandlerKeepsItsFlags) {
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer intercepts sigaction and runs handlers itself: a longjmp out of the
+  // application's handler, called from the simulator's, kills the process under it (not
+  // investigated further; the plain and ASan+UBSan runs check the chaining).
+  GTEST_SKIP() << "not under ThreadSanitizer";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        struct sigaction probe;
+        sigemptyset(&probe.sa_mask);
+        probe.sa_flags = SA_NODEFER;
+        probe.sa_handler = ProbeFault;
+        if (sigaction(SIGSEGV, &probe, nullptr) != 0) _exit(40);
+        char* guard =
+            static_cast<char*>(mmap(nullptr, kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        if (guard == MAP_FAILED) _exit(41);
+        if (!LoadFaults(guard)) _exit(42);  // as before any registration
+        rpma_peer* peer = nullptr;
+        NewLocalPeer(&peer);
+        char* region = static_cast<char*>(aligned_alloc(kPage, 2 * kPage));
+        if (peer == nullptr || region == nullptr) _exit(43);
+        rpma_mr_local* mr = nullptr;
+        if (rpma_mr_reg(peer, region, 2 * kPage, kRemoteUsage, &mr) != 0) _exit(44);
+        int faults = 0;
+        for (int i = 0; i < 3; ++i) faults += LoadFaults(guard) ? 1 : 0;
+        fprintf(stderr, "%d of 3 probes came back\n", faults);
+        _exit(faults == 3 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
