@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """trace_edge_test.py -- RPMA_SIM_TRACE and rpma-sim-trace-plot at their edges.
 
-usage: trace_edge_test.py CASE WRITE PLOT
-CASE is one of:
+usage: trace_edge_test.py WRITE PLOT
+The cases, each run in turn:
   same_path   a server and a client process (over shm) given the same FILE, without %p:
               neither may wipe the other's events: the first keeps FILE, the second writes
               FILE.<its pid> and says so on stderr; both files are JSON.
@@ -15,24 +15,12 @@ import glob
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 
-FAILURES = []
-
-
-def check(condition, what):
-    print(("ok    " if condition else "FAIL  ") + what)
-    if not condition:
-        FAILURES.append(what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return str(s.getsockname()[1])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trace_test import FAILURES, check, free_port  # noqa: E402 (found beside this file)
 
 
 def same_path(write, plot, work):
@@ -105,11 +93,10 @@ def plot_empty(write, plot, work):
 
 
 def main():
-    case = sys.argv[1]
-    write, plot = (os.path.abspath(p) for p in sys.argv[2:4])
-    work = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
-    {"same_path": same_path, "utf8_name": utf8_name, "plot_empty": plot_empty}[case](
-        write, plot, work)
+    write, plot = (os.path.abspath(p) for p in sys.argv[1:3])
+    for case in (same_path, utf8_name, plot_empty):
+        print(f"=== {case.__name__}")
+        case(write, plot, tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR")))
     print(f"{len(FAILURES)} failed")
     return 1 if FAILURES else 0
 
