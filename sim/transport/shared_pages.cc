@@ -50,10 +50,12 @@ struct MovingSlot {
   std::atomic<int64_t> finished_ns{0};  // CLOCK_MONOTONIC when given back; 0 while moving
 };
 constexpr int64_t kRetryWindowNs = 1000 * 1000 * 1000;
-// This thread's last store retried after its move had ended: its address and the move's end
-// (initial-exec: no allocation on first use inside the handler).
-__attribute__((tls_model("initial-exec"))) thread_local uintptr_t t_retried_store = 0;
-__attribute__((tls_model("initial-exec"))) thread_local int64_t t_retried_move = 0;
+// This thread's last store retried after its move had ended: its address and the move's end.
+// (Plain thread_locals: librpma.so is loaded with the program, so its TLS is in the static
+// block and reading it in the handler allocates nothing; an initial-exec model would make
+// the linker export them.)
+thread_local uintptr_t t_retried_store = 0;
+thread_local int64_t t_retried_move = 0;
 MovingSlot g_moving[SharedPages::kMaxMoving];
 struct sigaction g_previous_segv;
 
