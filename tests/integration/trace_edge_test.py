@@ -20,22 +20,13 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trace_test import FAILURES, check, free_port  # noqa: E402 (found beside this file)
+from trace_test import FAILURES, check, server_and_client  # noqa: E402 (found beside this file)
 
 
 def same_path(write, plot, work):
     path = os.path.join(work, "run.json")  # no %p: both processes are given this one file
-    port = free_port()
     env = dict(os.environ, RPMA_SIM_TRACE=path, RPMA_SIM_TRANSPORT="shm")
-    server = subprocess.Popen([write, "server", "127.0.0.1", port], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    for line in server.stdout:
-        if "listening on" in line:
-            break
-    client = subprocess.run([write, "client", "127.0.0.1", port], env=env, timeout=60,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    server.stdout.read()
-    server_rc = server.wait(timeout=60)
+    server, server_rc, client = server_and_client(write, env)
     check(client.returncode == 0 and server_rc == 0,
           f"both processes exit 0 (client {client.returncode}, server {server_rc})")
     events = []

@@ -39,6 +39,21 @@ def free_port():
         return str(s.getsockname()[1])
 
 
+def server_and_client(program, env):
+    """Runs `program` as a server and, once it listens, as its client, with `env`; returns
+    (server process, its exit status, the client's run)."""
+    port = free_port()
+    server = subprocess.Popen([program, "server", "127.0.0.1", port], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in server.stdout:
+        if "listening on" in line:
+            break
+    client = subprocess.run([program, "client", "127.0.0.1", port], env=env, timeout=60,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    server.stdout.read()
+    return server, server.wait(timeout=60), client
+
+
 def run(argv, env_extra, timeout=60):
     env = dict(os.environ, **env_extra)
     return subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -124,18 +139,10 @@ def main():
 
     # 2. Server and client processes over shared memory, one file each (%p).
     pattern = os.path.join(work, "shm-%p.json")
-    port = free_port()
     env = dict(os.environ, RPMA_SIM_TRACE=pattern, RPMA_SIM_TRANSPORT="shm")
     started_us = time.monotonic() * 1e6  # CLOCK_MONOTONIC, the clock of every trace
-    server = subprocess.Popen([write, "server", "127.0.0.1", port], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    for line in server.stdout:
-        if "listening on" in line:
-            break
-    client = subprocess.run([write, "client", "127.0.0.1", port], env=env, timeout=60,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    server.stdout.read()
-    check(client.returncode == 0 and server.wait(timeout=60) == 0, "shm: both processes exit 0")
+    server, server_rc, client = server_and_client(write, env)
+    check(client.returncode == 0 and server_rc == 0, "shm: both processes exit 0")
     ended_us = time.monotonic() * 1e6
     files = {int(os.path.basename(p)[4:-5]): p for p in glob.glob(os.path.join(work, "shm-*.json"))}
     check(server.pid in files, "shm: the server's file is named after its pid")
