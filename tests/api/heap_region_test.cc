@@ -372,6 +372,19 @@ TEST(HeapRegionForkTest, TheChildHasItsOwnCopyAndThePeerStillReachesTheParent) {
   free(region);
 }
 
+// In a death test's child: two pages of heap memory holding `fill`, registered with a new
+// local peer (the child exits 31 or 32 if that fails).
+char* RegisteredPagesInChild(uint8_t fill) {
+  rpma_peer* peer = nullptr;
+  NewLocalPeer(&peer);
+  char* region = static_cast<char*>(aligned_alloc(kPage, 2 * kPage));
+  if (peer == nullptr || region == nullptr) _exit(31);
+  Fill(region, 2 * kPage, fill);
+  rpma_mr_local* mr = nullptr;
+  if (rpma_mr_reg(peer, region, 2 * kPage, kRemoteUsage, &mr) != 0) _exit(32);
+  return region;
+}
+
 std::atomic<int> g_own_faults{0};
 char* g_own_protected = nullptr;
 
@@ -398,13 +411,7 @@ TEST(HeapRegionProtectionTest, TheApplicationsOwnWriteFaultsReachItsHandlerAtOnc
         own.sa_flags = SA_SIGINFO;
         own.sa_sigaction = OwnWriteFault;
         if (sigaction(SIGSEGV, &own, nullptr) != 0) _exit(30);
-        rpma_peer* peer = nullptr;
-        NewLocalPeer(&peer);
-        char* region = static_cast<char*>(aligned_alloc(kPage, 2 * kPage));
-        if (peer == nullptr || region == nullptr) _exit(31);
-        Fill(region, 2 * kPage, 22);
-        rpma_mr_local* mr = nullptr;
-        if (rpma_mr_reg(peer, region, 2 * kPage, kRemoteUsage, &mr) != 0) _exit(32);
+        char* region = RegisteredPagesInChild(22);
         g_own_protected = region;
         mprotect(region, 2 * kPage, PROT_READ);  // the application's tracking starts
         const auto start = std::chrono::steady_clock::now();
@@ -456,12 +463,7 @@ TEST(HeapRegionProtectionTest, TheApplicationsOwnSigsegvHandlerKeepsItsFlags) {
             static_cast<char*>(mmap(nullptr, kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
         if (guard == MAP_FAILED) _exit(41);
         if (!LoadFaults(guard)) _exit(42);  // as before any registration
-        rpma_peer* peer = nullptr;
-        NewLocalPeer(&peer);
-        char* region = static_cast<char*>(aligned_alloc(kPage, 2 * kPage));
-        if (peer == nullptr || region == nullptr) _exit(43);
-        rpma_mr_local* mr = nullptr;
-        if (rpma_mr_reg(peer, region, 2 * kPage, kRemoteUsage, &mr) != 0) _exit(44);
+        (void)RegisteredPagesInChild(0);
         int faults = 0;
         for (int i = 0; i < 3; ++i) faults += LoadFaults(guard) ? 1 : 0;
         fprintf(stderr, "%d of 3 probes came back\n", faults);
