@@ -1,6 +1,7 @@
 // crash_recorder.cc -- a node's crash points, as the node executes them.
 #include "sim/pmem/crash_recorder.h"
 
+#include "sim/common/guarded_copy.h"
 #include "sim/common/log.h"
 #include "sim/common/trace.h"
 #include "sim/pmem/persistence_domain.h"
@@ -68,7 +69,7 @@ void CrashRecorder::Placed(uint64_t point, const PlacedRegion& region, uint64_t 
   event.placement = placement;
   event.side = SideOf(placement.placer);
   event.range = CrashSpan{region.key, offset, offset + length};
-  event.overwritten.assign(region.base + offset, region.base + offset + length);
+  event.overwritten = ReadAsDevice(region.base + offset, length);
   Trace(event);
   journal_.events.push_back(std::move(event));
 }
@@ -107,7 +108,7 @@ void CrashRecorder::TakeFinal(Known* known) {
   if (known->final) return;
   known->final = true;
   CrashRegion& region = journal_.regions[known->index];
-  region.final_image.assign(known->base, known->base + region.length);
+  region.final_image = ReadAsDevice(known->base, region.length);
 }
 
 void CrashRecorder::RegionGoing(uint32_t key) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "sim/common/guarded_copy.h"
+
 namespace rpma_sim {
 
 void PreImages::SaveValue(uint64_t begin, const uint8_t* value, uint64_t length) {
@@ -14,7 +16,9 @@ void PreImages::SaveValue(uint64_t begin, const uint8_t* value, uint64_t length)
     uint64_t stop = std::min(end, (page + 1) * kPage);
     std::unique_ptr<uint8_t[]>& saved = pages_[page];
     if (!saved) saved.reset(new uint8_t[kPage]);
-    memcpy(saved.get() + begin % kPage, value, stop - begin);
+    // `value` may be the region's memory, which the application may have unmapped.
+    if (GuardedCopy(saved.get() + begin % kPage, value, stop - begin) != CopyResult::kCopied)
+      memset(saved.get() + begin % kPage, 0, stop - begin);
     value += stop - begin;
     begin = stop;
   }
@@ -37,8 +41,8 @@ void PreImages::Restore(uint8_t* base, uint64_t begin, uint64_t end) const {
     uint64_t page = begin / kPage;
     uint64_t stop = std::min(end, (page + 1) * kPage);
     auto saved = pages_.find(page);
-    if (saved != pages_.end())
-      memcpy(base + begin, saved->second.get() + begin % kPage, stop - begin);
+    if (saved != pages_.end())  // pages the application unmapped are left as they are
+      GuardedCopy(base + begin, saved->second.get() + begin % kPage, stop - begin);
     begin = stop;
   }
 }

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "sim/common/guarded_copy.h"
+
 namespace rpma_sim {
 
 void SupersededValues::Keep(uint64_t placer, uintptr_t address, uint64_t length) {
@@ -16,7 +18,7 @@ void SupersededValues::Keep(uint64_t placer, uintptr_t address, uint64_t length)
     Erase(values_.begin());
   }
   const uint8_t* from = reinterpret_cast<const uint8_t*>(address);
-  values_.push_back(Value{placer, address, std::vector<uint8_t>(from, from + length)});
+  values_.push_back(Value{placer, address, ReadAsDevice(from, length)});
   bytes_ += length;
 }
 

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <vector>
 
+#include "sim/common/guarded_copy.h"
 #include "sim/common/log.h"
 #include "sim/common/per_process.h"
 #include "sim/common/signal_chain.h"
@@ -125,6 +126,7 @@ void OnBusError(int signal, siginfo_t* info, void* context) {
 
 void InstallHandler() {
   g_page_mask = ~(static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)) - 1);
+  InstallCopyGuard();  // first: this handler sees a fault before it (guarded_copy.h)
   InstallSignalHandler(SIGBUS, OnBusError, &g_previous, "shared mappings");
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/common/guarded_copy.h"
 #include "sim/common/log.h"
 #include "sim/common/mutex.h"
 #include "sim/common/signal_chain.h"
@@ -123,9 +124,13 @@ void OnSegmentationFault(int signal, siginfo_t* info, void* context) {
   PassToPreviousHandler(signal, info, context, g_previous_segv);
 }
 
+bool AccessMovedPages(uintptr_t address, uint8_t* bytes, size_t length, bool write);
+
 void InstallHandlerOnce() {
   static std::once_flag installed;
   std::call_once(installed, [] {
+    InstallCopyGuard();  // first: this handler sees a fault before it (guarded_copy.h)
+    SetPinnedPagesAccess(AccessMovedPages);
     InstallSignalHandler(SIGSEGV, OnSegmentationFault, &g_previous_segv, "moved heap pages");
   });
 }
@@ -227,6 +232,30 @@ bool ClaimSlotToMoveBackLocked(uint64_t id, int* slot) REQUIRES(g_table.mutex) {
 
 void ReleaseSlot(int slot) {
   if (slot >= 0) g_moving[slot].finished_ns.store(MonotonicNs(), std::memory_order_release);
+}
+
+// Guarded copies' way to moved pages the application made unwritable or unmapped
+// (guarded_copy.h): their memfd. The region the copy is for stays registered meanwhile, so
+// its extent and file stay too; the system call is made without the table's lock.
+bool AccessMovedPages(uintptr_t address, uint8_t* bytes, size_t length, bool write) {
+  int fd = -1;
+  off_t offset = 0;
+  {
+    MutexLock lock(&g_table.mutex);
+    for (const Extent& extent : g_table.extents)
+      if (extent.state == Extent::kShared && extent.start <= address &&
+          address + length <= extent.end) {
+        fd = extent.moved.fd;
+        offset = static_cast<off_t>(address - extent.start);
+        break;
+      }
+  }
+  if (fd < 0) {
+    errno = EIO;
+    return false;
+  }
+  ssize_t moved = write ? pwrite(fd, bytes, length, offset) : pread(fd, bytes, length, offset);
+  return moved == static_cast<ssize_t>(length);
 }
 
 std::string FdPath(int fd) {

@@ -2,8 +2,6 @@
 // the target and initiator of this process.
 #include "sim/verbs/one_sided.h"
 
-#include <string.h>
-
 #include "sim/verbs/protection_domain.h"
 
 namespace rpma_sim {
@@ -59,18 +57,17 @@ void RegisteredMemory::Flush(const SendRequest& request, uint64_t sequence) {
                            request.length, request.flush_kind, qp_num_, sequence + 1);
 }
 
-bool LocalBuffer::CopyTo(uint8_t* target, size_t length) {
+ibv_wc_status LocalBuffer::CopyTo(uint8_t* target, size_t length) {
   uint8_t* local = LocalBytes();
-  if (local == nullptr) return false;
-  memcpy(target, local, length);
-  return true;
+  if (local == nullptr) return IBV_WC_LOC_PROT_ERR;
+  return StatusOfPlacing(GuardedCopy(target, local, length));
 }
 
-bool LocalBuffer::CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) {
+ibv_wc_status LocalBuffer::CopyFrom(const uint8_t* source, size_t length,
+                                    std::vector<uint8_t>* carried) {
   uint8_t* local = LocalBytes();
-  if (local == nullptr) return false;
-  memcpy(local, source, length);
-  return true;
+  if (local == nullptr) return IBV_WC_LOC_PROT_ERR;
+  return StatusOfFetching(GuardedCopy(local, source, length));
 }
 
 uint8_t* LocalBuffer::LocalBytes() {

@@ -96,9 +96,10 @@ class LocalBuffer : public InitiatorBuffer {
   LocalBuffer(std::shared_ptr<MemoryRegion> region, uint64_t offset)
       : region_(std::move(region)), offset_(offset) {}
 
-  bool CopyTo(uint8_t* target, size_t length) override
+  ibv_wc_status CopyTo(uint8_t* target, size_t length) override
       REQUIRES_SHARED(MemoryRegionTable::Get().mutex());
-  bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) override
+  ibv_wc_status CopyFrom(const uint8_t* source, size_t length,
+                         std::vector<uint8_t>* carried) override
       REQUIRES_SHARED(MemoryRegionTable::Get().mutex());
   uint8_t* LocalBytes() override REQUIRES_SHARED(MemoryRegionTable::Get().mutex());
 
@@ -118,13 +119,12 @@ class HeldLocalBuffer final : public InitiatorBuffer {
  public:
   explicit HeldLocalBuffer(uint8_t* bytes) : bytes_(bytes) {}
 
-  bool CopyTo(uint8_t* target, size_t length) override {
-    memcpy(target, bytes_, length);
-    return true;
+  ibv_wc_status CopyTo(uint8_t* target, size_t length) override {
+    return StatusOfPlacing(GuardedCopy(target, bytes_, length));
   }
-  bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) override {
-    memcpy(bytes_, source, length);
-    return true;
+  ibv_wc_status CopyFrom(const uint8_t* source, size_t length,
+                         std::vector<uint8_t>* carried) override {
+    return StatusOfFetching(GuardedCopy(bytes_, source, length));
   }
   uint8_t* LocalBytes() override { return bytes_; }
 
@@ -141,32 +141,39 @@ struct DeviceModel {
 // Executes the one-sided `request` (the requester's work request `sequence`) on `target`,
 // moving bytes from or to `initiator` (null for a request that moves none); a read's bytes
 // the initiator does not take at once are left in *read_data. The outcome is what the
-// requester's completion says: REM_ACCESS_ERR for a range no key grants, REM_INV_REQ_ERR for
-// an unaligned native atomic write, LOC_PROT_ERR when the initiator's buffer went away.
+// requester's completion says: REM_ACCESS_ERR for a range no key grants (or whose pages
+// the target's application unmapped: guarded_copy.h), REM_INV_REQ_ERR for an unaligned
+// native atomic write, LOC_PROT_ERR when the initiator's buffer went away.
 //
 // A template over the target's and the initiator's classes, so that a caller passing final
 // ones (RegisteredMemory, HeldLocalBuffer) pays no virtual call: this runs once per
 // operation on the fastest paths.
 namespace one_sided_internal {
 
-// A write's bytes, from the initiator to the target range.
+// A write's bytes, from the initiator to the target range: the status the copy gives
+// (a copy through the kernel that fails is the initiator's buffer gone meanwhile).
 template <typename Target, typename Initiator>
-bool Place(Target& target, uint8_t* mapped, const SendRequest& request, Initiator* initiator)
-    REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
-  if (initiator == nullptr) return false;
+ibv_wc_status Place(Target& target, uint8_t* mapped, const SendRequest& request,
+                    Initiator* initiator) REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
+  if (initiator == nullptr) return IBV_WC_LOC_PROT_ERR;
   if (mapped != nullptr) return initiator->CopyTo(mapped, request.length);
   const uint8_t* local = initiator->LocalBytes();
-  return local != nullptr && target.WriteUnmapped(request.remote_addr, local, request.length);
+  return local != nullptr && target.WriteUnmapped(request.remote_addr, local, request.length)
+             ? IBV_WC_SUCCESS
+             : IBV_WC_LOC_PROT_ERR;
 }
 
-// A read's bytes, from the target range to the initiator (or *read_data).
+// A read's bytes, from the target range to the initiator (or *read_data), as Place.
 template <typename Target, typename Initiator>
-bool Fetch(Target& target, const uint8_t* mapped, const SendRequest& request, Initiator* initiator,
-           std::vector<uint8_t>* read_data) REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
-  if (initiator == nullptr) return false;
+ibv_wc_status Fetch(Target& target, const uint8_t* mapped, const SendRequest& request,
+                    Initiator* initiator, std::vector<uint8_t>* read_data)
+    REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
+  if (initiator == nullptr) return IBV_WC_LOC_PROT_ERR;
   if (mapped != nullptr) return initiator->CopyFrom(mapped, request.length, read_data);
   uint8_t* local = initiator->LocalBytes();
-  return local != nullptr && target.ReadUnmapped(request.remote_addr, local, request.length);
+  return local != nullptr && target.ReadUnmapped(request.remote_addr, local, request.length)
+             ? IBV_WC_SUCCESS
+             : IBV_WC_LOC_PROT_ERR;
 }
 
 }  // namespace one_sided_internal
@@ -185,8 +192,7 @@ Outcome ExecuteOneSided(const SendRequest& request, uint64_t sequence, Target& t
         break;
       }
       target.NotePlacement(request.remote_addr, request.length, request, sequence);
-      if (!one_sided_internal::Place(target, mapped, request, initiator))
-        outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
+      outcome.status = one_sided_internal::Place(target, mapped, request, initiator);
       break;
     case SendOpcode::kRead:
       if (request.length == 0) break;
@@ -194,8 +200,7 @@ Outcome ExecuteOneSided(const SendRequest& request, uint64_t sequence, Target& t
         outcome.status = IBV_WC_REM_ACCESS_ERR;
         break;
       }
-      if (!one_sided_internal::Fetch(target, mapped, request, initiator, read_data))
-        outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
+      outcome.status = one_sided_internal::Fetch(target, mapped, request, initiator, read_data);
       break;
     case SendOpcode::kAtomicWrite: {
       if (!target.Find(request, sizeof(uint64_t), IBV_ACCESS_REMOTE_WRITE, &mapped)) {
@@ -216,10 +221,11 @@ Outcome ExecuteOneSided(const SendRequest& request, uint64_t sequence, Target& t
         if (!target.WriteUnmapped(request.remote_addr, reinterpret_cast<uint8_t*>(&value),
                                   sizeof(value)))
           outcome.status = IBV_WC_REM_ACCESS_ERR;
-      } else if (aligned) {
-        __atomic_store_n(reinterpret_cast<uint64_t*>(mapped), value, __ATOMIC_SEQ_CST);
       } else {
-        memcpy(mapped, &value, sizeof(value));  // the portable path is a plain 8-byte write
+        // The portable path's unaligned write is a plain 8-byte copy.
+        CopyResult result = aligned ? GuardedStore64(reinterpret_cast<uint64_t*>(mapped), value)
+                                    : GuardedCopy(mapped, &value, sizeof(value));
+        outcome.status = StatusOfPlacing(result);
       }
       break;
     }

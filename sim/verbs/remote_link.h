@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/common/guarded_copy.h"
 #include "sim/verbs/memory_region.h"
 #include "sim/verbs/send_request.h"
 
@@ -52,14 +53,17 @@ class InitiatorBuffer {
  public:
   virtual ~InitiatorBuffer() = default;
 
-  // A write's or send's bytes: copies `length` of them to `target`. False if the
-  // initiator's buffer went away meanwhile.
-  virtual bool CopyTo(uint8_t* target, size_t length)
+  // A write's or send's bytes: copies `length` of them to `target` (a guarded copy,
+  // guarded_copy.h). IBV_WC_LOC_PROT_ERR if the initiator's buffer went away meanwhile or
+  // could not be read, IBV_WC_REM_ACCESS_ERR if `target` could not be written.
+  virtual ibv_wc_status CopyTo(uint8_t* target, size_t length)
       REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) = 0;
 
   // A read's bytes: puts `length` bytes from `source` into the initiator's buffer, or keeps
-  // them in `*carried` for the response to carry back. False if the buffer went away.
-  virtual bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried)
+  // them in `*carried` for the response to carry back. IBV_WC_LOC_PROT_ERR if the buffer
+  // went away or could not be written, IBV_WC_REM_ACCESS_ERR if `source` could not be read.
+  virtual ibv_wc_status CopyFrom(const uint8_t* source, size_t length,
+                                 std::vector<uint8_t>* carried)
       REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) = 0;
 
   // The buffer itself, where it is memory of this process that stays registered while the
@@ -68,6 +72,19 @@ class InitiatorBuffer {
     return nullptr;
   }
 };
+
+// The status a guarded copy gives a work request, where the initiator's buffer is the
+// copy's source (a write's or send's bytes) or its target (a read's).
+inline ibv_wc_status StatusOfPlacing(CopyResult result) {
+  return result == CopyResult::kCopied              ? IBV_WC_SUCCESS
+         : result == CopyResult::kTargetUnreachable ? IBV_WC_REM_ACCESS_ERR
+                                                    : IBV_WC_LOC_PROT_ERR;
+}
+inline ibv_wc_status StatusOfFetching(CopyResult result) {
+  return result == CopyResult::kCopied              ? IBV_WC_SUCCESS
+         : result == CopyResult::kSourceUnreachable ? IBV_WC_REM_ACCESS_ERR
+                                                    : IBV_WC_LOC_PROT_ERR;
+}
 
 // A work request as the responder sees it.
 struct InboundRequest {

@@ -2,6 +2,7 @@
 // over the remote link, completions in posting order.
 #include <string.h>
 
+#include "sim/common/guarded_copy.h"
 #include "sim/common/log.h"
 #include "sim/common/trace.h"
 #include "sim/verbs/queue_pair.h"
@@ -33,9 +34,10 @@ inline void QueuePair::FinishInlineLocked(const SendRequest& request, uint64_t s
     if (length != request.length) status = IBV_WC_BAD_RESP_ERR;  // a peer's malformed answer
     if (status == IBV_WC_SUCCESS) {
       ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
-      if (MemoryRegionTable::Get().IsRegisteredLocked(*request.local))  // still, now
-        memcpy(request.local->addr + request.local_offset, read_data, length);
-      else
+      // Still registered, now, and reachable (guarded_copy.h).
+      if (!MemoryRegionTable::Get().IsRegisteredLocked(*request.local) ||
+          GuardedCopy(request.local->addr + request.local_offset, read_data, length) !=
+              CopyResult::kCopied)
         status = IBV_WC_LOC_PROT_ERR;
     }
   }

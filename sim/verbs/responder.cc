@@ -10,11 +10,12 @@
 namespace rpma_sim {
 namespace {
 
-// Copies a write's or send's bytes to `target` from wherever the link reaches the
-// initiator's buffer. False if that buffer is gone.
-bool FetchSource(const InboundRequest& inbound, uint8_t* target)
+// Copies a send's bytes to `target` from wherever the link reaches the initiator's buffer
+// (InitiatorBuffer::CopyTo's status).
+ibv_wc_status FetchSource(const InboundRequest& inbound, uint8_t* target)
     REQUIRES_SHARED(MemoryRegionTable::Get().mutex()) {
-  return inbound.initiator && inbound.initiator->CopyTo(target, inbound.request.length);
+  if (!inbound.initiator) return IBV_WC_LOC_PROT_ERR;
+  return inbound.initiator->CopyTo(target, inbound.request.length);
 }
 
 bool NeedsReceive(const SendRequest& request) {
@@ -148,7 +149,12 @@ Outcome QueuePair::ExecuteMessage(const InboundRequest& inbound, const ReceiveRe
     outcome.status = IBV_WC_REM_OP_ERR;
   } else if (request.length > 0) {
     NotePlacementLocked(*receive.region, receive.offset, request.length, request, inbound.sequence);
-    if (!FetchSource(inbound, receive.region->addr + receive.offset)) {
+    ibv_wc_status copied = FetchSource(inbound, receive.region->addr + receive.offset);
+    if (copied == IBV_WC_REM_ACCESS_ERR) {
+      // The receive buffer's pages are gone (guarded_copy.h): as for one not registered.
+      *receiver_status = IBV_WC_LOC_PROT_ERR;
+      outcome.status = IBV_WC_REM_OP_ERR;
+    } else if (copied != IBV_WC_SUCCESS) {
       *receiver_status = IBV_WC_WR_FLUSH_ERR;
       outcome.status = IBV_WC_LOC_PROT_ERR;  // the requester's buffer went away meanwhile
     }

@@ -30,17 +30,18 @@ class CarriedBytes : public InitiatorBuffer {
   CarriedBytes(FrameBody body, size_t offset, size_t length, bool intact)
       : body_(std::move(body)), offset_(offset), length_(length), intact_(intact) {}
 
-  bool CopyTo(uint8_t* target, size_t length) override {
-    if (length > length_ || !intact_) return false;
-    // Not memcpy for 0 bytes: an empty payload's data() may be null (undefined behaviour
-    // even for no bytes; tests/fuzz/corpus/frame/regression_zero_length_copy).
-    if (length > 0) memcpy(target, body_.data() + offset_, length);
-    return true;
+  ibv_wc_status CopyTo(uint8_t* target, size_t length) override {
+    if (length > length_ || !intact_) return IBV_WC_LOC_PROT_ERR;
+    // No copy of 0 bytes: an empty payload's data() may be null (undefined behaviour even
+    // for no bytes; tests/fuzz/corpus/frame/regression_zero_length_copy).
+    if (length == 0) return IBV_WC_SUCCESS;
+    return StatusOfPlacing(GuardedCopy(target, body_.data() + offset_, length));
   }
 
-  bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) override {
-    carried->assign(source, source + length);
-    return true;
+  ibv_wc_status CopyFrom(const uint8_t* source, size_t length,
+                         std::vector<uint8_t>* carried) override {
+    carried->resize(length);
+    return StatusOfFetching(GuardedCopy(carried->data(), source, length));
   }
 
  private:
@@ -57,12 +58,15 @@ class PeerProcessMemory : public InitiatorBuffer {
   PeerProcessMemory(std::shared_ptr<ShmSegment> segment, uint64_t address)
       : segment_(std::move(segment)), address_(address) {}
 
-  bool CopyTo(uint8_t* target, size_t length) override {
-    return segment_->ReadPeerMemory(address_, target, length);
+  ibv_wc_status CopyTo(uint8_t* target, size_t length) override {
+    return segment_->ReadPeerMemory(address_, target, length) ? IBV_WC_SUCCESS
+                                                              : IBV_WC_LOC_PROT_ERR;
   }
 
-  bool CopyFrom(const uint8_t* source, size_t length, std::vector<uint8_t>* carried) override {
-    return segment_->WritePeerMemory(address_, source, length);
+  ibv_wc_status CopyFrom(const uint8_t* source, size_t length,
+                         std::vector<uint8_t>* carried) override {
+    return segment_->WritePeerMemory(address_, source, length) ? IBV_WC_SUCCESS
+                                                               : IBV_WC_LOC_PROT_ERR;
   }
 
  private:
