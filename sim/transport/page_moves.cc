@@ -267,7 +267,13 @@ bool MoveBack(uintptr_t start, uintptr_t end, const MovedRange& moved) {
     for (const ProtectedPart& part : parts) back &= MakePrivate(part.start, part.end, MAP_FAILED);
   }
   Reprotect(parts);
-  if (back) close(moved.fd);
+  if (back) {
+    // The pages are private again; a peer may still map the file (until it reuses the slot
+    // of the region's table: direct_area.h), so its pages go now, not with the last mapping.
+    fallocate(moved.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+              static_cast<off_t>(end - start));
+    close(moved.fd);
+  }
   return back;
 }
 

@@ -312,6 +312,65 @@ TEST_F(HeapRegionTest, EveryRegistrationOfABurstMoves) {
 
 // The parent's client writes into its server's heap region before and after a fork(); the
 // child sees what was there at the fork, and neither side's stores reach the other.
+// The kilobytes of memory the mappings of moved regions' memfds hold in this process (the
+// Rss of each "rpma-sim-region" mapping in /proc/self/smaps).
+long MovedRegionsResidentKb() {
+  FILE* smaps = fopen("/proc/self/smaps", "re");
+  if (smaps == nullptr) return -1;
+  char line[4096];
+  bool in_region = false;
+  long kb = 0;
+  while (fgets(line, sizeof(line), smaps) != nullptr) {
+    unsigned long long start, end;
+    long rss;
+    if (sscanf(line, "%llx-%llx ", &start, &end) == 2)
+      in_region = strstr(line, "rpma-sim-region") != nullptr;
+    else if (in_region && sscanf(line, "Rss: %ld kB", &rss) == 1)
+      kb += rss;
+  }
+  fclose(smaps);
+  return kb;
+}
+
+// A region registered, written by the peer and deregistered, twenty times (a new buffer
+// each time): once deregistered, its pages are the application's private memory again and
+// the memfd they were in holds none. Over shared memory the peer (this process) keeps its
+// mapping of each old memfd until another region takes the same slot of the table; those
+// mappings must not keep a copy of each old region in memory.
+TEST(HeapRegionReuseTest, ThePeersMappingsOfDeregisteredRegionsHoldNoMemory) {
+  ConnectedPair pair;
+  ASSERT_NO_FATAL_FAILURE(pair.Connect());
+  Registrations registrations;
+  constexpr size_t kSize = 64 * kPage;
+  Buffer* source = registrations.NewBuffer(pair.peer, kSize, RPMA_MR_USAGE_WRITE_SRC, 0x33);
+  ASSERT_NE(nullptr, source);
+  rpma_cq* cq = nullptr;
+  ASSERT_EQ(0, rpma_conn_get_cq(pair.client, &cq));
+  for (int round = 0; round < 20; ++round) {
+    char* region = static_cast<char*>(aligned_alloc(kPage, kSize));
+    ASSERT_NE(nullptr, region);
+    memset(region, 0, kSize);
+    rpma_mr_local* mr = nullptr;
+    ASSERT_NO_FATAL_FAILURE(registrations.Register(pair.peer, region, kSize, kRemoteUsage, &mr));
+    rpma_mr_remote* remote = nullptr;
+    ASSERT_NO_FATAL_FAILURE(RemoteFromDescriptor(mr, &remote));
+    ASSERT_EQ(0, rpma_write(pair.client, remote, 0, source->mr, 0, kSize,
+                            RPMA_F_COMPLETION_ALWAYS, nullptr));
+    ibv_wc wc;
+    ASSERT_NO_FATAL_FAILURE(WaitForCompletion(cq, &wc));
+    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+    ASSERT_EQ(0, rpma_mr_remote_delete(&remote));
+    ASSERT_NO_FATAL_FAILURE(registrations.Deregister(&mr));
+    EXPECT_FALSE(Moved(region + kPage));
+    EXPECT_EQ(nullptr, memchr(region, 0, kSize))
+        << "the peer's bytes (0x33) stay in the region after deregistration";
+    free(region);
+  }
+  EXPECT_EQ(0, MovedRegionsResidentKb());
+  registrations.Release();
+  ASSERT_NO_FATAL_FAILURE(pair.Teardown());
+}
+
 TEST(HeapRegionForkTest, TheChildHasItsOwnCopyAndThePeerStillReachesTheParent) {
   ConnectedPair pair;
   ASSERT_NO_FATAL_FAILURE(pair.Connect());
