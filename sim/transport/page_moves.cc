@@ -174,6 +174,40 @@ void Reprotect(const Protections& parts) {
       mprotect(reinterpret_cast<void*>(part.start), part.end - part.start, part.prot);
 }
 
+// Whether a page of [start, end) is locked in memory: none is unless the process has
+// locked memory at all (VmLck in /proc/self/status, a short read), else smaps says which
+// mappings are ("lo" among their VmFlags).
+bool LockedInMemory(uintptr_t start, uintptr_t end) {
+  FILE* status = fopen("/proc/self/status", "re");
+  if (status == nullptr) return false;
+  char line[256];
+  long locked_kb = 0;
+  while (fgets(line, sizeof(line), status) != nullptr)
+    if (sscanf(line, "VmLck: %ld kB", &locked_kb) == 1) break;
+  fclose(status);
+  if (locked_kb == 0) return false;
+  FILE* smaps = fopen("/proc/self/smaps", "re");
+  if (smaps == nullptr) return false;
+  bool overlaps = false;
+  bool locked = false;
+  while (!locked && fgets(line, sizeof(line), smaps) != nullptr) {
+    unsigned long from, to;
+    if (sscanf(line, "%lx-%lx ", &from, &to) == 2)
+      overlaps = from < end && start < to;
+    else if (overlaps && strncmp(line, "VmFlags:", 8) == 0)
+      locked = strstr(line + 8, " lo") != nullptr;
+  }
+  fclose(smaps);
+  return locked;
+}
+
+// Locks each part again where the range was locked when it moved.
+void Relock(const Protections& parts, const MovedRange& moved) {
+  if (!moved.locked) return;
+  for (const ProtectedPart& part : parts)
+    mlock(reinterpret_cast<void*>(part.start), part.end - part.start);
+}
+
 }  // namespace
 
 bool IsPrivateAnonymous(uintptr_t start, uintptr_t end) {
@@ -186,6 +220,7 @@ bool IsPrivateAnonymous(uintptr_t start, uintptr_t end) {
 bool MoveToMemfd(uintptr_t start, uintptr_t end, MovedRange* moved) {
   int fd = memfd_create("rpma-sim-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return false;
+  moved->locked = LockedInMemory(start, end);
   struct stat status;
   if (ftruncate(fd, static_cast<off_t>(end - start)) != 0 ||
       fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
@@ -196,6 +231,7 @@ bool MoveToMemfd(uintptr_t start, uintptr_t end, MovedRange* moved) {
   moved->fd = fd;
   moved->device = status.st_dev;
   moved->inode = status.st_ino;
+  if (moved->locked) mlock(reinterpret_cast<void*>(start), end - start);  // as a NIC pins them
   return true;
 }
 
@@ -268,6 +304,7 @@ bool MoveBack(uintptr_t start, uintptr_t end, const MovedRange& moved) {
   }
   Reprotect(parts);
   if (back) {
+    Relock(parts, moved);
     // The pages are private again; a peer may still map the file (until it reuses the slot
     // of the region's table: direct_area.h), so its pages go now, not with the last mapping.
     fallocate(moved.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,

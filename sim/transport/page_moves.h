@@ -38,6 +38,7 @@ struct MovedRange {
   uint64_t device = 0;
   uint64_t inode = 0;
   void* aside = MAP_FAILED;  // its own mapping, one page long; MAP_FAILED if not kept
+  bool locked = false;       // the pages were locked in memory (mlock, mlockall): they stay so
 };
 
 // Whether [start, end) is private anonymous read-write memory throughout: the only memory

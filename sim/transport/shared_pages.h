@@ -31,8 +31,8 @@
 //   again, with their contents and protection, so madvise(MADV_DONTNEED) zero-fills them
 //   again (as malloc and calloc assume of memory they give back and take again). If the
 //   kernel refuses, they stay shared and in the table (a fork still copies them).
-// - madvise flags of the old pages (MADV_DONTFORK, MADV_HUGEPAGE) and mlock do not carry
-//   over to the new mapping.
+// - madvise flags of the old pages (MADV_DONTFORK, MADV_HUGEPAGE) do not carry over to the
+//   new mapping; mlock does (the pages are locked again after each move).
 // Not moved (Share returns null; the peer then uses process_vm for all of the range):
 // a range with no whole page; memory that is not private anonymous read-write memory
 // throughout; pages that overlap moved pages that do not hold them whole, or pages being

@@ -312,6 +312,51 @@ TEST_F(HeapRegionTest, EveryRegistrationOfABurstMoves) {
 
 // The parent's client writes into its server's heap region before and after a fork(); the
 // child sees what was there at the fork, and neither side's stores reach the other.
+// Whether the mapping that holds `address` is locked in memory (mlock, mlockall: "lo" among
+// its VmFlags in /proc/self/smaps).
+bool Locked(const void* address) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  FILE* smaps = fopen("/proc/self/smaps", "re");
+  if (smaps == nullptr) return false;
+  char line[4096];
+  bool inside = false;
+  bool locked = false;
+  while (fgets(line, sizeof(line), smaps) != nullptr) {
+    unsigned long long start, end;
+    if (sscanf(line, "%llx-%llx ", &start, &end) == 2) {
+      inside = start <= at && at < end;
+    } else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+      locked = strstr(line, " lo") != nullptr;
+      break;
+    }
+  }
+  fclose(smaps);
+  return locked;
+}
+
+// An application that locks its memory (mlock, or mlockall as real-time and RDMA programs
+// do) keeps it locked: while registered (a NIC pins it too) and after deregistration, not
+// left subject to swapping for the rest of the program.
+TEST_F(HeapRegionTest, LockedPagesStayLocked) {
+  char* area = static_cast<char*>(
+      mmap(nullptr, 4 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(MAP_FAILED, area);
+  Fill(area, 4 * kPage, 23);
+  ASSERT_EQ(0, mlock(area, 4 * kPage));
+  ASSERT_TRUE(Locked(area + kPage));
+  rpma_mr_local* mr = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(peer_, area + kPage, 2 * kPage, kRemoteUsage, &mr));
+  EXPECT_EQ(PagesMoveHere(), Moved(area + kPage));
+  EXPECT_TRUE(Locked(area + kPage)) << MappingOf(area + kPage);
+  ASSERT_EQ(0, rpma_mr_dereg(&mr));
+  EXPECT_FALSE(Moved(area + kPage));
+  for (size_t page = 0; page < 4; ++page)
+    EXPECT_TRUE(Locked(area + page * kPage)) << MappingOf(area + page * kPage);
+  EXPECT_TRUE(Holds(area, 4 * kPage, 23));
+  munlock(area, 4 * kPage);
+  munmap(area, 4 * kPage);
+}
+
 // The kilobytes of memory the mappings of moved regions' memfds hold in this process (the
 // Rss of each "rpma-sim-region" mapping in /proc/self/smaps).
 long MovedRegionsResidentKb() {
@@ -354,8 +399,8 @@ TEST(HeapRegionReuseTest, ThePeersMappingsOfDeregisteredRegionsHoldNoMemory) {
     ASSERT_NO_FATAL_FAILURE(registrations.Register(pair.peer, region, kSize, kRemoteUsage, &mr));
     rpma_mr_remote* remote = nullptr;
     ASSERT_NO_FATAL_FAILURE(RemoteFromDescriptor(mr, &remote));
-    ASSERT_EQ(0, rpma_write(pair.client, remote, 0, source->mr, 0, kSize,
-                            RPMA_F_COMPLETION_ALWAYS, nullptr));
+    ASSERT_EQ(0, rpma_write(pair.client, remote, 0, source->mr, 0, kSize, RPMA_F_COMPLETION_ALWAYS,
+                            nullptr));
     ibv_wc wc;
     ASSERT_NO_FATAL_FAILURE(WaitForCompletion(cq, &wc));
     ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
