@@ -4,9 +4,11 @@
  *
  * usage: EXAMPLE [both|server|client] [ADDR] [PORT]
  *   both (default): server and client in this process, on ADDR (127.0.0.1) and PORT (a free
- *   port the kernel picks); server / client: that side only, ADDR and PORT required.
+ *   port the kernel picks); server / client: that side only, ADDR and PORT required. In both,
+ *   a client that fails ends the program at once unless the server has finished.
  */
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 static pthread_mutex_t listening_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t listening_cond = PTHREAD_COND_INITIALIZER;
 static int listening; /* set once the server listens, or gives up */
+static int server_done; /* set once the server thread has finished */
 
 void
 example_server_listening(void)
@@ -58,29 +61,45 @@ server_thread(void *arg)
 	struct side_args *args = arg;
 	args->result = run_side(true, args->addr, args->port);
 	example_server_listening(); /* never leave the client waiting */
+	pthread_mutex_lock(&listening_mutex);
+	server_done = 1;
+	pthread_mutex_unlock(&listening_mutex);
 	return NULL;
 }
 
-/* a port nobody uses now: bind to port 0 and ask the kernel which one it gave */
+/*
+ * a port nobody uses now on ADDR (a name, an IPv4 or an IPv6 address, as rpma_ep_listen takes
+ * it): bind to port 0 and ask the kernel which one it gave
+ */
 static int
 free_port(const char *addr, char *port, size_t size)
 {
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0)
+	struct addrinfo hints;
+	struct addrinfo *found = NULL;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	if (getaddrinfo(addr, "0", &hints, &found) != 0)
 		return -1;
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1 ||
-			bind(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
-			getsockname(fd, (struct sockaddr *)&sin, &len) != 0) {
+	int result = -1;
+	for (struct addrinfo *ai = found; ai != NULL && result != 0; ai = ai->ai_next) {
+		struct sockaddr_storage bound;
+		socklen_t len = sizeof(bound);
+		int fd = socket(ai->ai_family, SOCK_STREAM, 0);
+		if (fd < 0)
+			continue;
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+				getsockname(fd, (struct sockaddr *)&bound, &len) == 0) {
+			in_port_t number = bound.ss_family == AF_INET6
+					? ((struct sockaddr_in6 *)&bound)->sin6_port
+					: ((struct sockaddr_in *)&bound)->sin_port;
+			snprintf(port, size, "%u", ntohs(number));
+			result = 0;
+		}
 		close(fd);
-		return -1;
 	}
-	snprintf(port, size, "%u", ntohs(sin.sin_port));
-	close(fd);
-	return 0;
+	freeaddrinfo(found);
+	return result;
 }
 
 int
@@ -123,6 +142,20 @@ main(int argc, char *argv[])
 	pthread_mutex_unlock(&listening_mutex);
 
 	int client = run_side(false, addr, port);
+	pthread_mutex_lock(&listening_mutex);
+	int server_finished = server_done;
+	pthread_mutex_unlock(&listening_mutex);
+	if (client && !server_finished) {
+		/*
+		 * the server may wait for a client that will not come (the client failed before it
+		 * connected, or before its last connection): it is not waited for, and the process
+		 * ends without running exit handlers under its feet
+		 */
+		printf("FAILED (client failed; the server was not waited for)\n");
+		fflush(stdout);
+		fflush(stderr);
+		_exit(1);
+	}
 	pthread_join(thread, NULL);
 	if (client || server.result) {
 		printf("FAILED (server %s, client %s)\n", server.result ? "failed" : "ok",
