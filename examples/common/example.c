@@ -179,6 +179,8 @@ example_server_accept(const char *side, struct rpma_ep *ep, const struct rpma_co
 		const struct rpma_conn_private_data *pdata, struct rpma_conn **conn_ptr)
 {
 	struct rpma_conn_req *req = NULL;
+	if (example_wait_for_client(side, ep))
+		return -1;
 	int ret = rpma_ep_next_conn_req(ep, cfg, &req);
 	if (ret)
 		return example_fail(side, "rpma_ep_next_conn_req", ret);
@@ -358,6 +360,8 @@ example_accept_with_recvs(struct example_res *res, struct rpma_mr_local *mr, siz
 		const struct rpma_conn_private_data *pdata)
 {
 	struct rpma_conn_req *req = NULL;
+	if (example_wait_for_client(res->side, res->ep))
+		return -1;
 	int ret = rpma_ep_next_conn_req(res->ep, res->cfg, &req);
 	if (ret)
 		return example_fail(res->side, "rpma_ep_next_conn_req", ret);

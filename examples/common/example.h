@@ -31,6 +31,19 @@ int example_client(struct example_res *res, const char *addr, const char *port);
 /* the server calls this once it listens, so that an in-process client may connect */
 void example_server_listening(void);
 
+/*
+ * Before it takes a connection request, the server waits for one here: at once in a process
+ * of its own; in one process with the client ('both'), until a request is there or the
+ * client has failed (then -1, after saying so: no client will connect).
+ */
+int example_wait_for_client(const char *side, struct rpma_ep *ep);
+
+/*
+ * In one process with the client: an fd that becomes readable once the client has failed
+ * (for a server that waits for several things at once, with epoll); -1 otherwise.
+ */
+int example_client_gone_fd(void);
+
 /* prints "[side] message" to stdout and flushes, so that output of both sides interleaves */
 void example_say(const char *side, const char *format, ...) __attribute__((format(printf, 2, 3)));
 

@@ -18,6 +18,8 @@ example_server(struct example_res *res, const char *addr, const char *port)
 	if (example_listen(res, addr, port))
 		return -1;
 
+	if (example_wait_for_client(SIDE, res->ep))
+		return -1;
 	if ((ret = rpma_ep_next_conn_req(res->ep, NULL, &req)))
 		return example_fail(SIDE, "rpma_ep_next_conn_req", ret);
 	struct rpma_conn_private_data in;

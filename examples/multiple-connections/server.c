@@ -150,6 +150,15 @@ example_server(struct example_res *res, const char *addr, const char *port)
 		goto out;
 	}
 
+	/* in one process with the client: its failure, marked by &gone_marker */
+	static int gone_marker;
+	int gone_fd = example_client_gone_fd(), client_gone = 0;
+	struct epoll_event gone_event = { .events = EPOLLIN, .data.ptr = &gone_marker };
+	if (gone_fd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, gone_fd, &gone_event)) {
+		example_say(SIDE, "ERROR: epoll_ctl(ADD): %s", strerror(errno));
+		goto out;
+	}
+
 	int accepted = 0, closed = 0;
 	while (closed < CLIENTS) {
 		struct epoll_event events[CLIENTS + 1];
@@ -161,6 +170,11 @@ example_server(struct example_res *res, const char *addr, const char *port)
 			goto out;
 		}
 		for (int i = 0; i < n; i++) {
+			if (events[i].data.ptr == &gone_marker) {
+				client_gone = 1;
+				(void)epoll_ctl(epfd, EPOLL_CTL_DEL, gone_fd, NULL);
+				continue;
+			}
 			struct client *client = events[i].data.ptr;
 			if (client == NULL) {
 				if (handle_requests(res->ep, mr, clients, &accepted, epfd))
@@ -173,6 +187,10 @@ example_server(struct example_res *res, const char *addr, const char *port)
 			if (handle_conn_events(client, epfd, &is_closed))
 				goto out;
 			closed += is_closed;
+		}
+		if (client_gone && accepted == closed) {
+			example_say(SIDE, "ERROR: the client failed: no client will connect");
+			goto out;
 		}
 	}
 
