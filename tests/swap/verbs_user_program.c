@@ -12,6 +12,6 @@ main(void)
 	struct ibv_context *ctx;
 	int ret = rpma_utils_get_ibv_context("127.0.0.1", RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx);
 	printf("%s; a completion would say: %s\n", ret ? rpma_err_2str(ret) : "device found",
-		ibv_wc_status_str(IBV_WC_SUCCESS));
+			ibv_wc_status_str(IBV_WC_SUCCESS));
 	return 0;
 }
