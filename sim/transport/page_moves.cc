@@ -1,5 +1,5 @@
-// page_moves.cc -- moving a range of private anonymous pages into a shared memfd mapping in
-// place, and back.
+// page_moves.cc -- moving a range of private anonymous pages into a shared mapping of the
+// process's region file in place, and back.
 #include "sim/transport/page_moves.h"
 
 #include <errno.h>
@@ -9,10 +9,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "sim/transport/file_backing.h"
 
@@ -67,9 +69,9 @@ bool CopyOut(uintptr_t start, uintptr_t end, void* to) {
 // The mappings that replace a range in place, as system calls of their own: a sanitizer's
 // mmap and mremap take the range for new memory (ThreadSanitizer forgets who accessed it,
 // AddressSanitizer the redzones of the heap objects on it), but the bytes are the same.
-void* RawMapShared(uintptr_t start, size_t length, int fd) {
+void* RawMapShared(uintptr_t start, size_t length, int fd, uint64_t offset) {
   return reinterpret_cast<void*>(
-      syscall(SYS_mmap, start, length, kProt, MAP_SHARED | MAP_FIXED, fd, 0));
+      syscall(SYS_mmap, start, length, kProt, MAP_SHARED | MAP_FIXED, fd, offset));
 }
 
 void* RawMremap(void* from, size_t length, uintptr_t to) {
@@ -110,13 +112,13 @@ bool PutInPlace(void* copy, uintptr_t start, uintptr_t end) {
   return false;
 }
 
-// Moves [start, end) into `fd` (as long as the range) at offset 0, and sets its own mapping
-// aside (*aside, one page). False (the range as it was, *aside MAP_FAILED) if the kernel
-// refuses.
-bool MoveInto(int fd, uintptr_t start, uintptr_t end, void** aside) {
+// Moves [start, end) into `fd` at `offset`, and sets its own mapping aside (*aside, one
+// page). False (the range as it was, *aside MAP_FAILED) if the kernel refuses.
+bool MoveInto(int fd, uint64_t offset, uintptr_t start, uintptr_t end, void** aside) {
   const size_t length = end - start;
   *aside = MAP_FAILED;
-  void* staging = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* staging =
+      mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
   if (staging == MAP_FAILED) return false;
   void* range = reinterpret_cast<void*>(start);
   if (!CopyOut(start, end, staging)) {
@@ -126,7 +128,7 @@ bool MoveInto(int fd, uintptr_t start, uintptr_t end, void** aside) {
   }
   // Empty once its pages are aside: inaccessible meanwhile (a load waits, as a store does).
   if (mprotect(range, length, PROT_NONE) == 0) *aside = RawSetAside(start, length);
-  const bool moved = RawMapShared(start, length, fd) != MAP_FAILED;
+  const bool moved = RawMapShared(start, length, fd, offset) != MAP_FAILED;
   if (!moved && *aside != MAP_FAILED) {
     if (RawMremap(*aside, length, start) == MAP_FAILED) {
       // The range is empty and its pages will not go back: its bytes from the copy.
@@ -208,6 +210,72 @@ void Relock(const Protections& parts, const MovedRange& moved) {
     mlock(reinterpret_cast<void*>(part.start), part.end - part.start);
 }
 
+// ---------------------------------------------------------------------------------------
+// The region file: made at the first move (threads that race to make it keep one).
+
+struct RegionFile {
+  int fd;
+  uint64_t device;
+  uint64_t inode;
+};
+std::atomic<RegionFile*> g_region_file{nullptr};
+
+// The region file, or null if the kernel refuses to make it (no descriptor left: EMFILE).
+const RegionFile* TheRegionFile() {
+  RegionFile* file = g_region_file.load(std::memory_order_acquire);
+  if (file != nullptr) return file;
+  int fd = memfd_create("rpma-sim-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return nullptr;
+  struct stat status;
+  if (ftruncate(fd, static_cast<off_t>(kRegionFileSize)) != 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+      fstat(fd, &status) != 0) {
+    close(fd);
+    return nullptr;
+  }
+  RegionFile* made = new RegionFile{fd, status.st_dev, status.st_ino};
+  if (g_region_file.compare_exchange_strong(file, made, std::memory_order_acq_rel)) return made;
+  close(fd);  // another thread made it first
+  delete made;
+  return file;
+}
+
+// Gives the pages of [from, to) of the file back to the system.
+void EmptyFilePart(const MovedRange& moved, uint64_t from, uint64_t to) {
+  if (to > from)
+    fallocate(moved.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
+              static_cast<off_t>(to - from));
+}
+
+// Gives the pages of a range's slot of the file back to the system.
+void EmptySlot(const MovedRange& moved) {
+  EmptyFilePart(moved, moved.offset, moved.offset + kRegionSlotSize);
+}
+
+// Empties the range's slot but for the parts of it that the application still maps
+// elsewhere (it moved or grew some of the range with mremap: those keep their bytes).
+// Whether any such part is left.
+bool EmptySlotButWhatIsMapped(const MovedRange& moved) {
+  const uint64_t slot_end = moved.offset + kRegionSlotSize;
+  std::vector<std::pair<uint64_t, uint64_t>> mapped;  // parts of the slot, in the file
+  VisitMappings(0, UINTPTR_MAX, [&](const MapsEntry& entry) {
+    const uint64_t from = std::max(entry.offset, moved.offset);
+    const uint64_t to = std::min(entry.offset + (entry.stop - entry.start), slot_end);
+    if (entry.inode == moved.inode && makedev(entry.major, entry.minor) == moved.device &&
+        entry.perms[3] == 's' && from < to)
+      mapped.emplace_back(from, to);
+    return true;
+  });
+  std::sort(mapped.begin(), mapped.end());
+  uint64_t emptied = moved.offset;  // [moved.offset, emptied) is empty or mapped
+  for (const auto& part : mapped) {
+    EmptyFilePart(moved, emptied, part.first);
+    emptied = std::max(emptied, part.second);
+  }
+  EmptyFilePart(moved, emptied, slot_end);
+  return !mapped.empty();
+}
+
 }  // namespace
 
 bool IsPrivateAnonymous(uintptr_t start, uintptr_t end) {
@@ -217,32 +285,33 @@ bool IsPrivateAnonymous(uintptr_t start, uintptr_t end) {
   });
 }
 
-bool MoveToMemfd(uintptr_t start, uintptr_t end, MovedRange* moved) {
-  int fd = memfd_create("rpma-sim-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return false;
+bool MoveToMemfd(uintptr_t start, uintptr_t end, uint64_t slot, MovedRange* moved) {
+  const RegionFile* file = TheRegionFile();
+  if (file == nullptr || end - start > kRegionSlotSize || slot >= kRegionSlots) return false;
+  moved->offset = slot * kRegionSlotSize;
+  moved->fd = file->fd;
+  moved->device = file->device;
+  moved->inode = file->inode;
   moved->locked = LockedInMemory(start, end);
-  struct stat status;
-  if (ftruncate(fd, static_cast<off_t>(end - start)) != 0 ||
-      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
-      fstat(fd, &status) != 0 || !MoveInto(fd, start, end, &moved->aside)) {
-    close(fd);
+  if (!MoveInto(moved->fd, moved->offset, start, end, &moved->aside)) {
+    EmptySlot(*moved);  // what the copy had written
     return false;
   }
-  moved->fd = fd;
-  moved->device = status.st_dev;
-  moved->inode = status.st_ino;
   if (moved->locked) mlock(reinterpret_cast<void*>(start), end - start);  // as a NIC pins them
   return true;
 }
 
-bool MovedParts(uintptr_t start, uintptr_t end, const MovedRange& moved, Protections* parts) {
+bool MovedParts(uintptr_t start, uintptr_t end, const MovedRange& moved, Protections* parts,
+                bool* grown) {
   parts->clear();
   size_t covered = 0;
+  if (grown != nullptr) *grown = false;
   VisitMappings(start, end, [&](const MapsEntry& entry) {
     const uintptr_t from = std::max<uintptr_t>(entry.start, start);
     const uintptr_t to = std::min<uintptr_t>(entry.stop, end);
     if (entry.inode == moved.inode && entry.perms[3] == 's' &&
-        entry.offset + (from - entry.start) == from - start) {
+        entry.offset + (from - entry.start) == moved.offset + (from - start)) {
+      if (grown != nullptr && (entry.start < start || entry.stop > end)) *grown = true;
       const int prot = (entry.perms[0] == 'r' ? PROT_READ : 0) |
                        (entry.perms[1] == 'w' ? PROT_WRITE : 0) |
                        (entry.perms[2] == 'x' ? PROT_EXEC : 0);
@@ -291,10 +360,12 @@ void RemoveRanges(const std::vector<std::pair<uintptr_t, uintptr_t>>& ranges, Pr
   }
 }
 
-bool MoveBack(uintptr_t start, uintptr_t end, const MovedRange& moved) {
+MovedBack MoveBack(uintptr_t start, uintptr_t end, const MovedRange& moved) {
   Protections parts;
   bool back = true;
-  if (MovedParts(start, end, moved, &parts)) {
+  bool grown = false;
+  const bool whole = MovedParts(start, end, moved, &parts, &grown);
+  if (whole) {
     back = MakePrivate(start, end, moved.aside);
   } else {
     // The application unmapped or replaced some of it: what is left moves back piece by
@@ -303,15 +374,16 @@ bool MoveBack(uintptr_t start, uintptr_t end, const MovedRange& moved) {
     for (const ProtectedPart& part : parts) back &= MakePrivate(part.start, part.end, MAP_FAILED);
   }
   Reprotect(parts);
-  if (back) {
-    Relock(parts, moved);
-    // The pages are private again; a peer may still map the file (until it reuses the slot
-    // of the region's table: direct_area.h), so its pages go now, not with the last mapping.
-    fallocate(moved.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
-              static_cast<off_t>(end - start));
-    close(moved.fd);
+  if (!back) return MovedBack::kRefused;
+  Relock(parts, moved);
+  // The pages are private again; a peer may still map its part of the file (until it reuses
+  // the slot of the region's table: direct_area.h), so they go now, not with the last
+  // mapping.
+  if (whole && !grown) {
+    EmptySlot(moved);
+    return MovedBack::kSlotFree;
   }
-  return back;
+  return EmptySlotButWhatIsMapped(moved) ? MovedBack::kSlotRetired : MovedBack::kSlotFree;
 }
 
 void* CopyForChild(uintptr_t start, uintptr_t end, const MovedRange& moved) {
@@ -321,7 +393,7 @@ void* CopyForChild(uintptr_t start, uintptr_t end, const MovedRange& moved) {
   size_t done = 0;
   while (done < length) {
     ssize_t n = pread(moved.fd, static_cast<uint8_t*>(copy) + done, length - done,
-                      static_cast<off_t>(done));
+                      static_cast<off_t>(moved.offset + done));
     if (n > 0) {
       done += static_cast<size_t>(n);
     } else if (!(n < 0 && errno == EINTR)) {
@@ -343,6 +415,14 @@ void PutChildCopy(uintptr_t start, uintptr_t end, void* copy, const Protections&
   Reprotect(parts);
   if (copy != MAP_FAILED) munmap(copy, end - start);  // the slices not put in place
   if (moved.aside != MAP_FAILED) munmap(moved.aside, PageSize());
+}
+
+void CloseRegionFileInChild() {
+  RegionFile* file = g_region_file.exchange(nullptr, std::memory_order_acq_rel);
+  if (file != nullptr) {
+    close(file->fd);
+    delete file;
+  }
 }
 
 }  // namespace rpma_sim

@@ -2,6 +2,13 @@
 // mapping of a memfd, in place, and back, keeping their bytes (shared_pages.h keeps the table
 // of moved ranges and makes other threads wait out a move).
 //
+// Every range moves into one memfd per process (the region file), each into a slot of its
+// own (the caller's table hands them out): registering memory takes one file descriptor of
+// the application's, however many regions it registers. The file is sparse and sealed at a
+// fixed size; a slot is far longer than any range that moves, so a range grown in place
+// (mremap) reaches holes of its own slot, never another range's pages, and a range's whole
+// slot is emptied (its pages given back to the system) when it moves back.
+//
 // While a range moves it is read-only (a store faults), and for the two calls that set its
 // old mapping aside and put the new one in place it is inaccessible (a load faults too): the
 // caller's SIGSEGV handler makes such faults wait. The range's own mapping is kept aside,
@@ -32,9 +39,15 @@ struct ProtectedPart {
 };
 using Protections = std::vector<ProtectedPart>;
 
-// A range moved into a memfd.
+// The region file's slots: 4 Mi of 1 TiB each (a longer range does not move).
+constexpr uint64_t kRegionSlotSize = uint64_t{1} << 40;
+constexpr uint64_t kRegionSlots = uint64_t{1} << 22;
+constexpr uint64_t kRegionFileSize = kRegionSlotSize * kRegionSlots;
+
+// A range moved into the region file.
 struct MovedRange {
-  int fd = -1;
+  int fd = -1;          // the region file's, shared by every range
+  uint64_t offset = 0;  // the range's first byte in it: the start of its slot
   uint64_t device = 0;
   uint64_t inode = 0;
   void* aside = MAP_FAILED;  // its own mapping, one page long; MAP_FAILED if not kept
@@ -45,15 +58,17 @@ struct MovedRange {
 // that moves.
 bool IsPrivateAnonymous(uintptr_t start, uintptr_t end);
 
-// Moves [start, end) (page-aligned, private anonymous) into a new memfd, sealed against
-// shrinking and growing, mapped shared over it. False (the range as it was) if the kernel
-// refuses a step.
-bool MoveToMemfd(uintptr_t start, uintptr_t end, MovedRange* moved);
+// Moves [start, end) (page-aligned, private anonymous) into `slot` of the region file (made
+// at the first move), mapped shared over it. False (the range as it was, the slot empty)
+// if the kernel refuses a step, or the range is longer than a slot.
+bool MoveToMemfd(uintptr_t start, uintptr_t end, uint64_t slot, MovedRange* moved);
 
 // The parts of [start, end) that are still the mapping of `moved`'s file the move made
 // (the application may have unmapped or replaced some), each with its protection, in
-// *parts; true if they are the whole range.
-bool MovedParts(uintptr_t start, uintptr_t end, const MovedRange& moved, Protections* parts);
+// *parts; true if they are the whole range. *grown (if given) says whether that mapping
+// reaches past the range (the application grew it with mremap).
+bool MovedParts(uintptr_t start, uintptr_t end, const MovedRange& moved, Protections* parts,
+                bool* grown = nullptr);
 
 // The ranges of this process's mappings a fork child does not get (madvise MADV_DONTFORK,
 // which the application may set on a moved range too: "dc" among the VmFlags
@@ -63,19 +78,31 @@ std::vector<std::pair<uintptr_t, uintptr_t>> NotCopiedOnFork();
 // Takes out of *parts what lies in `ranges` (in address order), splitting parts as needed.
 void RemoveRanges(const std::vector<std::pair<uintptr_t, uintptr_t>>& ranges, Protections* parts);
 
+// What MoveBack did, and whether the range's slot of the file may take another range.
+enum class MovedBack {
+  kRefused,      // the kernel refused: the pages stay shared, the aside mapping given up
+  kSlotFree,     // back; the slot is empty and nothing maps it
+  kSlotRetired,  // back, but the application had moved or grown some of the range with
+                 // mremap, and maps that part of the slot still (with its bytes): no other
+                 // range may take the slot
+};
+
 // Moves what is left of [start, end) back to private anonymous memory, with its bytes and
-// protection, and gives the file up. False if the kernel refused (the pages stay shared,
-// the file open, the aside mapping given up).
-bool MoveBack(uintptr_t start, uintptr_t end, const MovedRange& moved);
+// protection, and empties its slot of the file (but for what the application maps
+// elsewhere).
+MovedBack MoveBack(uintptr_t start, uintptr_t end, const MovedRange& moved);
 
 // For a fork child, in the parent before the fork: a private copy of [start, end) read from
 // the file (whatever the range's protection), or MAP_FAILED.
 void* CopyForChild(uintptr_t start, uintptr_t end, const MovedRange& moved);
 // In the child: puts the parts of `copy` (CopyForChild's) in place of `parts`, with their
 // protection (or unmaps a part the kernel will not replace), and unmaps the rest of `copy`
-// and the child's aside mapping. The file stays open; the caller closes it.
+// and the child's aside mapping. The file stays open (CloseRegionFileInChild).
 void PutChildCopy(uintptr_t start, uintptr_t end, void* copy, const Protections& parts,
                   const MovedRange& moved);
+// In a fork child, once every range is put back: closes the parent's region file (the
+// child's first move makes its own).
+void CloseRegionFileInChild();
 
 }  // namespace rpma_sim
 

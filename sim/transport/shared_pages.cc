@@ -143,7 +143,8 @@ struct Extent {
   uint64_t id = 0;
   uintptr_t start = 0;
   uintptr_t end = 0;
-  MovedRange moved;  // once kShared
+  uint64_t file_slot = 0;  // its slot of the region file (page_moves.h)
+  MovedRange moved;        // once kShared
   int holders = 0;
   State state = kMoving;
   int slot = -1;  // in g_moving while not kShared
@@ -157,6 +158,9 @@ struct Table {
   Mutex mutex;
   std::vector<Extent> extents GUARDED_BY(mutex);
   uint64_t next_id GUARDED_BY(mutex) = 1;
+  // The region file's slots: those given back, and the first never taken.
+  std::vector<uint64_t> free_file_slots GUARDED_BY(mutex);
+  uint64_t next_file_slot GUARDED_BY(mutex) = 0;
 };
 Table g_table;  // plain, not PerProcess: a fork child's handler makes it the child's own
 
@@ -166,10 +170,25 @@ Extent* FindLocked(uint64_t id) REQUIRES(g_table.mutex) {
   return nullptr;
 }
 
-void EraseLocked(uint64_t id) REQUIRES(g_table.mutex) {
+// A slot of the region file for a range to move into; false if every one is taken.
+bool TakeFileSlotLocked(uint64_t* slot) REQUIRES(g_table.mutex) {
+  if (!g_table.free_file_slots.empty()) {
+    *slot = g_table.free_file_slots.back();
+    g_table.free_file_slots.pop_back();
+    return true;
+  }
+  if (g_table.next_file_slot == kRegionSlots) return false;
+  *slot = g_table.next_file_slot++;
+  return true;
+}
+
+// Takes an extent out of the table, its slot of the file free again (if it may be:
+// MovedBack).
+void EraseLocked(uint64_t id, MovedBack slot) REQUIRES(g_table.mutex) {
   Extent* extent = FindLocked(id);
-  if (extent != nullptr)
-    g_table.extents.erase(g_table.extents.begin() + (extent - g_table.extents.data()));
+  if (extent == nullptr) return;
+  if (slot == MovedBack::kSlotFree) g_table.free_file_slots.push_back(extent->file_slot);
+  g_table.extents.erase(g_table.extents.begin() + (extent - g_table.extents.data()));
 }
 
 // Waits (the lock let go meanwhile) until no extent overlapping [start, end) is moving, so
@@ -235,8 +254,8 @@ void ReleaseSlot(int slot) {
 }
 
 // Guarded copies' way to moved pages the application made unwritable or unmapped
-// (guarded_copy.h): their memfd. The region the copy is for stays registered meanwhile, so
-// its extent and file stay too; the system call is made without the table's lock.
+// (guarded_copy.h): their part of the region file. The region the copy is for stays registered
+// meanwhile, so its extent and file stay too; the system call is made without the table's lock.
 bool AccessMovedPages(uintptr_t address, uint8_t* bytes, size_t length, bool write) {
   int fd = -1;
   off_t offset = 0;
@@ -246,7 +265,7 @@ bool AccessMovedPages(uintptr_t address, uint8_t* bytes, size_t length, bool wri
       if (extent.state == Extent::kShared && extent.start <= address &&
           address + length <= extent.end) {
         fd = extent.moved.fd;
-        offset = static_cast<off_t>(address - extent.start);
+        offset = static_cast<off_t>(extent.moved.offset + (address - extent.start));
         break;
       }
   }
@@ -290,10 +309,12 @@ std::unique_ptr<SharedPages> SharedPages::Share(const void* addr, size_t length,
       if (extent.end <= start || end <= extent.start) continue;
       whole_pages_free = false;
       if (extent.start <= start && end <= extent.end)
-        pages->SetFile(extent.start, extent.end, FdPath(extent.moved.fd), extent.moved.device,
-                       extent.moved.inode);
+        pages->SetFile(extent.start, extent.end, extent.moved);
     }
-    if (whole_pages_free) moving.slot = ClaimSlotLocked(start, end);
+    if (whole_pages_free && TakeFileSlotLocked(&moving.file_slot)) {
+      moving.slot = ClaimSlotLocked(start, end);
+      if (moving.slot < 0) g_table.free_file_slots.push_back(moving.file_slot);
+    }
     if (moving.slot < 0) return pages->extents_.empty() ? nullptr : std::move(pages);
     moving.id = g_table.next_id++;
     moving.start = start;
@@ -302,13 +323,14 @@ std::unique_ptr<SharedPages> SharedPages::Share(const void* addr, size_t length,
     g_table.extents.push_back(moving);
   }
   // Outside the lock: the system calls and the copy.
-  bool moved = IsPrivateAnonymous(start, end) && MoveToMemfd(start, end, &moving.moved);
+  bool moved =
+      IsPrivateAnonymous(start, end) && MoveToMemfd(start, end, moving.file_slot, &moving.moved);
   // Before the lock: a thread that faulted on the pages may hold it (the table itself is
   // heap memory, and may be on them).
   ReleaseSlot(moving.slot);
   MutexLock lock(&g_table.mutex);
   if (!moved) {
-    EraseLocked(moving.id);
+    EraseLocked(moving.id, MovedBack::kSlotFree);  // the slot was emptied
     return pages->extents_.empty() ? nullptr : std::move(pages);
   }
   Extent* extent = FindLocked(moving.id);
@@ -316,7 +338,7 @@ std::unique_ptr<SharedPages> SharedPages::Share(const void* addr, size_t length,
   extent->slot = -1;
   extent->state = Extent::kShared;
   pages->extents_.push_back(moving.id);
-  pages->SetFile(start, end, FdPath(moving.moved.fd), moving.moved.device, moving.moved.inode);
+  pages->SetFile(start, end, moving.moved);
   return pages;
 }
 
@@ -337,14 +359,14 @@ void SharedPages::Release(uint64_t id) {
     extent->state = Extent::kMovingBack;
     leaving = *extent;
   }
-  const bool back = MoveBack(leaving.start, leaving.end, leaving.moved);
+  const MovedBack back = MoveBack(leaving.start, leaving.end, leaving.moved);
   ReleaseSlot(leaving.slot);  // before the lock and the log, as in Share
-  if (!back)
+  if (back == MovedBack::kRefused)
     SIM_LOG_WARNING("cannot move [%p, %p) back to private memory: %s; it stays shared",
                     reinterpret_cast<void*>(leaving.start), reinterpret_cast<void*>(leaving.end),
                     strerror(errno));
   MutexLock lock(&g_table.mutex);
-  if (back) return EraseLocked(id);
+  if (back != MovedBack::kRefused) return EraseLocked(id, back);
   // Still shared, so still in the table: a fork gives the child its own copy, and a region
   // registered on the pages later holds them (its release tries again).
   Extent* extent = FindLocked(id);
@@ -353,13 +375,13 @@ void SharedPages::Release(uint64_t id) {
   extent->moved.aside = MAP_FAILED;  // MoveBack gave it up
 }
 
-void SharedPages::SetFile(uintptr_t start, uintptr_t end, std::string path, uint64_t device,
-                          uint64_t inode) {
+void SharedPages::SetFile(uintptr_t start, uintptr_t end, const MovedRange& moved) {
   start_ = start;
   end_ = end;
-  path_ = std::move(path);
-  device_ = device;
-  inode_ = inode;
+  path_ = FdPath(moved.fd);
+  file_offset_ = moved.offset;
+  device_ = moved.device;
+  inode_ = moved.inode;
 }
 
 void SharedPages::BeforeFork() NO_THREAD_SAFETY_ANALYSIS {
@@ -395,9 +417,11 @@ void SharedPages::AfterForkInChild() NO_THREAD_SAFETY_ANALYSIS {
   for (Extent& extent : g_table.extents) {
     // The child's own copy in place of the parent's shared pages.
     PutChildCopy(extent.start, extent.end, extent.fork_copy, extent.fork_parts, extent.moved);
-    close(extent.moved.fd);
   }
+  CloseRegionFileInChild();
   g_table.extents.clear();
+  g_table.free_file_slots.clear();
+  g_table.next_file_slot = 0;
   for (MovingSlot& slot : g_moving) {
     slot.start.store(0, std::memory_order_relaxed);
     slot.finished_ns.store(0, std::memory_order_relaxed);
@@ -416,7 +440,7 @@ bool SharedPages::BackingOf(const void* addr, size_t length, FileBacking* backin
   backing->path = path_;
   backing->device = device_;
   backing->inode = inode_;
-  backing->offset = from - start_;
+  backing->offset = file_offset_ + (from - start_);
   backing->held_from = from - begin;
   backing->held_length = to - from;
   return true;

@@ -4,11 +4,12 @@
 // process_vm system call per operation (direct_request.h), as for a region in a file
 // (file_backing.h).
 //
-// The pages become a MAP_SHARED mapping of a memfd sealed against shrinking and growing (a
-// peer cannot make this process's memory fault), with the same contents, address and
-// protection; the peer opens it as /proc/<pid>/fd/<fd>. Only pages the range covers whole
-// move: a partial first or last page, which holds other heap objects and the allocator's
-// bookkeeping, stays where it is, and the peer reaches the range's bytes there with
+// The pages become a MAP_SHARED mapping of the process's region file, a memfd sealed
+// against shrinking and growing (a peer cannot make this process's memory fault), with the
+// same contents, address and protection; the peer opens it as /proc/<pid>/fd/<fd> and maps
+// the region's part of it. All regions share the one file (one descriptor in all). Only pages the
+// range covers whole move: a partial first or last page, which holds other heap objects and the
+// allocator's bookkeeping, stays where it is, and the peer reaches the range's bytes there with
 // process_vm. What the application sees stays:
 // - A store by another thread while the pages move waits: they are read-only while they
 //   are copied, and a write fault there waits in a SIGSEGV handler until the move is over,
@@ -49,6 +50,7 @@
 #include <vector>
 
 #include "sim/transport/file_backing.h"
+#include "sim/transport/page_moves.h"
 
 namespace rpma_sim {
 
@@ -82,7 +84,7 @@ class SharedPages {
 
   // pthread_atfork's handlers: BeforeFork copies every moved extent (the table stays
   // locked until after the fork); the child puts its copies in place of the shared pages,
-  // closes the memfds and empties its table; the parent drops the copies.
+  // closes the region file and empties its table; the parent drops the copies.
   static void BeforeFork();
   static void AfterForkInParent();
   static void AfterForkInChild();
@@ -92,14 +94,15 @@ class SharedPages {
 
  private:
   SharedPages() = default;
-  void SetFile(uintptr_t start, uintptr_t end, std::string path, uint64_t device, uint64_t inode);
+  void SetFile(uintptr_t start, uintptr_t end, const MovedRange& moved);
   static void Release(uint64_t extent);
 
   std::vector<uint64_t> extents_;  // ids in the process's table, each held once
   // The extent that holds the region's whole pages (path empty: none).
-  uintptr_t start_ = 0;  // offset 0 of the file
+  uintptr_t start_ = 0;  // at file_offset_ in the file
   uintptr_t end_ = 0;
-  std::string path_;  // the memfd as /proc/<pid>/fd/<fd>
+  uint64_t file_offset_ = 0;
+  std::string path_;  // the region file as /proc/<pid>/fd/<fd>
   uint64_t device_ = 0;
   uint64_t inode_ = 0;
 };

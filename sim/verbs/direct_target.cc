@@ -32,7 +32,7 @@ struct Directory {
 // The longest path a DirectArea entry holds.
 constexpr size_t kMaxPath = sizeof(DirectRegion::path);
 
-// The file `region` maps (the memfd its pages moved into, if they did), or null (anonymous
+// The file `region` maps (the region file its pages moved into, if they did), or null (anonymous
 // or private memory). Reads /proc/self/maps.
 std::shared_ptr<const FileBacking> FindFile(const MemoryRegion& region) {
   auto file = std::make_shared<FileBacking>();

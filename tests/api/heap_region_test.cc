@@ -24,43 +24,13 @@
 #include <thread>
 #include <vector>
 
+#include "tests/common/moved_pages.h"
 #include "tests/common/test_support.h"
 
 namespace {
 
 constexpr size_t kPage = 4096;
 constexpr int kRemoteUsage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC;
-
-// Whether this run's transport moves registered heap pages (rpma_sim(7): SHM_SHARE_HEAP).
-bool PagesMoveHere() {
-  const char* transport = getenv("RPMA_SIM_TRANSPORT");
-  const char* share = getenv("RPMA_SIM_SHM_SHARE_HEAP");
-  if (share != nullptr && strcmp(share, "0") == 0) return false;
-  return transport == nullptr ||
-         (strcmp(transport, "tcp") != 0 && strcmp(transport, "inproc") != 0);
-}
-
-// The /proc/self/maps line of the mapping that holds `address` ("" if none).
-std::string MappingOf(const void* address) {
-  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
-  FILE* maps = fopen("/proc/self/maps", "re");
-  if (maps == nullptr) return "";
-  char line[4096];
-  std::string found;
-  while (fgets(line, sizeof(line), maps) != nullptr) {
-    unsigned long long start, end;
-    if (sscanf(line, "%llx-%llx", &start, &end) == 2 && start <= at && at < end) {
-      found = line;
-      break;
-    }
-  }
-  fclose(maps);
-  return found;
-}
-
-bool Moved(const void* address) {
-  return MappingOf(address).find("memfd:rpma-sim-region") != std::string::npos;
-}
 
 bool Writable(const void* address) {
   const std::string line = MappingOf(address);
@@ -361,7 +331,7 @@ TEST_F(HeapRegionTest, LockedPagesStayLocked) {
   munmap(area, 4 * kPage);
 }
 
-// The kilobytes of memory the mappings of moved regions' memfds hold in this process (the
+// The kilobytes of memory the mappings of the region file hold in this process (the
 // Rss of each "rpma-sim-region" mapping in /proc/self/smaps).
 long MovedRegionsResidentKb() {
   FILE* smaps = fopen("/proc/self/smaps", "re");
@@ -383,8 +353,8 @@ long MovedRegionsResidentKb() {
 
 // A region registered, written by the peer and deregistered, twenty times (a new buffer
 // each time): once deregistered, its pages are the application's private memory again and
-// the memfd they were in holds none. Over shared memory the peer (this process) keeps its
-// mapping of each old memfd until another region takes the same slot of the table; those
+// their part of the region file holds none. Over shared memory the peer (this process) keeps its
+// mapping of each old region's part until another region takes the same slot of the table; those
 // mappings must not keep a copy of each old region in memory.
 TEST(HeapRegionReuseTest, ThePeersMappingsOfDeregisteredRegionsHoldNoMemory) {
   ConnectedPair pair;
