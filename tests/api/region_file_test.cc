@@ -49,8 +49,8 @@ bool AllBytes(const void* address, size_t length, uint8_t value) {
 
 // Page-aligned anonymous memory, each byte `fill`.
 char* NewPages(size_t pages, uint8_t fill) {
-  void* area = mmap(nullptr, pages * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                    -1, 0);
+  void* area =
+      mmap(nullptr, pages * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (area == MAP_FAILED) return nullptr;
   memset(area, fill, pages * kPage);
   return static_cast<char*>(area);
@@ -179,8 +179,8 @@ TEST(RegionFileSlotTest, ASlotTakenAgainCarriesThePeersWritesToTheNewRegionOnly)
     rpma_mr_remote* remote = nullptr;
     ASSERT_NO_FATAL_FAILURE(RemoteFromDescriptor(mr, &remote));
     memset(source->bytes.data(), round, kSize);
-    ASSERT_EQ(0, rpma_write(pair.client, remote, 0, source->mr, 0, kSize,
-                            RPMA_F_COMPLETION_ALWAYS, nullptr));
+    ASSERT_EQ(0, rpma_write(pair.client, remote, 0, source->mr, 0, kSize, RPMA_F_COMPLETION_ALWAYS,
+                            nullptr));
     ibv_wc wc;
     ASSERT_NO_FATAL_FAILURE(WaitForCompletion(cq, &wc));
     ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
@@ -210,8 +210,8 @@ TEST_F(RegionFileTest, ARegistrationGrownWithMremapReachesNoOtherRegion) {
   rpma_mr_local* before_mr = nullptr;
   ASSERT_EQ(0, rpma_mr_reg(peer_, before, kGrownPages * kPage, kRemoteUsage, &before_mr));
   ASSERT_EQ(0, rpma_mr_reg(peer_, area, kPages * kPage, kRemoteUsage, &mr));
-  char* grown = static_cast<char*>(
-      mremap(area, kPages * kPage, kGrownPages * kPage, MREMAP_MAYMOVE));
+  char* grown =
+      static_cast<char*>(mremap(area, kPages * kPage, kGrownPages * kPage, MREMAP_MAYMOVE));
   ASSERT_NE(MAP_FAILED, grown) << strerror(errno);
   EXPECT_TRUE(AllBytes(grown, kPages * kPage, 0x11));
   EXPECT_TRUE(AllBytes(grown + kPages * kPage, (kGrownPages - kPages) * kPage, 0))
