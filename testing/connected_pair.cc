@@ -64,6 +64,11 @@ void ConnectedPair::Connect(const PairOptions& options) {
     }
     return;
   }
+  rpma_sim_transport transport = RPMA_SIM_TRANSPORT_AUTO;
+  ASSERT_EQ(0, rpma_sim_get_transport(&transport));
+  ASSERT_NE(RPMA_SIM_TRANSPORT_INPROC, transport)
+      << "server_in_child needs the shm, tcp or auto transport: over inproc a connection "
+         "reaches only listeners of its own process, so the child's server would reject it";
   std::string role;
   int fd = -1;
   if (ChildRole(&role, &fd) && role == kServerRole) {

@@ -165,6 +165,21 @@ TEST_P(ServerInChildTest, AFailureOfTheServerFailsTheTest) {
   EXPECT_NONFATAL_FAILURE(pair->Teardown(), "the server's process failed");
 }
 
+// Over inproc a connection reaches only listeners of its own process: Connect says so
+// rather than failing with the child's rejection.
+TEST(ServerInChildOverInprocTest, ConnectSaysTheTransportCannotReachAChild) {
+  rpma_sim_transport previous = RPMA_SIM_TRANSPORT_AUTO;
+  ASSERT_EQ(0, rpma_sim_get_transport(&previous));
+  ASSERT_EQ(0, rpma_sim_set_transport(RPMA_SIM_TRANSPORT_INPROC));
+  EXPECT_FATAL_FAILURE(
+      {
+        rpma_sim::testing::ConnectedPair pair;
+        pair.Connect(ServerInChildExpecting("never written"));
+      },
+      "server_in_child needs the shm, tcp or auto transport");
+  EXPECT_EQ(0, rpma_sim_set_transport(previous));
+}
+
 INSTANTIATE_RPMA_SIM_TRANSPORTS(ConnectedPairTest);
 INSTANTIATE_RPMA_SIM_PROCESS_TRANSPORTS(ServerInChildTest);
 

@@ -184,7 +184,8 @@ struct PairOptions {
   bool arm_power_failure = false;
   // The server runs in a child process (the test binary run again for this test only, as
   // gtest's thread-safe death tests do: the test's code before Connect runs there too). The
-  // test's process holds the client; server() is empty. Needs shm or tcp.
+  // test's process holds the client; server() is empty. Needs shm, tcp or auto (over inproc
+  // Connect fails at once, saying so).
   bool server_in_child = false;
   // The server's code (server_main) runs on a thread of the test's process, at the same time
   // as the test body, which drives the client; server() is the server's side as usual, but
