@@ -11,10 +11,12 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 
 #include "sim/cm/connect_gate.h"
 #include "sim/common/call_seam.h"
+#include "sim/common/fork_generation.h"
 #include "sim/common/log.h"
 #include "sim/common/per_process.h"
 #include "sim/common/seeded_draw.h"
@@ -27,12 +29,33 @@
 namespace rpma_sim {
 
 FaultPlan& FaultPlan::Get() {
-  // A fork child's plan is its own, read from the environment again, as a new process's.
+  // A fork child's plan is its own, read from the environment again, as a new process's
+  // (but for the seed: InheritedSeed).
   static PerProcess<FaultPlan> plan;
   return plan.Get();
 }
 
 namespace {
+
+// The seed of this process's plan, once it has one; a fork child's copy is its parent's
+// seed at the fork.
+std::atomic<bool> g_seed_known{false};
+std::atomic<uint64_t> g_last_seed{0};
+
+void NoteSeed(uint64_t seed) {
+  g_last_seed.store(seed, std::memory_order_relaxed);
+  g_seed_known.store(true, std::memory_order_release);
+}
+
+// In a fork child, the seed its parent's plan had at the fork: the child draws from it, as
+// it would with RPMA_SIM_SEED set to it, so the seed the parent printed replays the
+// children's choices too. False in the process that loaded the simulator, and in a child
+// whose parent had no plan.
+bool InheritedSeed(uint64_t* seed) {
+  if (ForkGeneration() == 0 || !g_seed_known.load(std::memory_order_acquire)) return false;
+  *seed = g_last_seed.load(std::memory_order_relaxed);
+  return true;
+}
 
 // The longest file of rules RPMA_SIM_FAULTS=@path may name.
 constexpr size_t kMaxRulesFile = 1 << 20;
@@ -82,11 +105,15 @@ bool ReadRulesFile(const std::string& path, std::string* text, std::string* erro
 
 FaultPlan::FaultPlan() {
   const char* seed = getenv("RPMA_SIM_SEED");
-  if (seed != nullptr && *seed != '\0') {
+  if (InheritedSeed(&seed_)) {
+    // A fork child goes on with its parent's seed (RPMA_SIM_SEED's, or the one it drew or
+    // was given by set_seed).
+  } else if (seed != nullptr && *seed != '\0') {
     if (!ParseSeed(seed, &seed_)) seed_error_ = seed;
   } else if (getrandom(&seed_, sizeof(seed_), 0) != sizeof(seed_)) {
     seed_ = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   }
+  if (seed_error_.empty()) NoteSeed(seed_);
 }
 
 Status FaultPlan::LoadEnvironmentOnce() {
@@ -203,6 +230,7 @@ void FaultPlan::set_seed(uint64_t seed) {
   // RPMA_SIM_SEED=seed do (a rule's draws depend on its place among the rules in force, not
   // on what was cleared before), so a test that sets the seed replays its choices.
   seed_ = seed;
+  NoteSeed(seed);
   seed_printed_ = false;  // a run under the new seed must say how to replay it, too
 }
 

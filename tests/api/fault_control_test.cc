@@ -5,6 +5,9 @@
 #include <librpma.h>
 #include <rpma_sim.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -92,6 +95,30 @@ TEST_F(FaultControlTest, AClearAfterTheSeedDoesNotChangeItsChoices) {
 TEST_F(FaultControlTest, TheSameRulesInForceAgainChooseTheSame) {
   std::vector<bool> first = ChoicesUnder(7);  // ends with rpma_sim_fault_clear()
   EXPECT_EQ(first, Choices());
+}
+
+// A fork() child's simulator goes on with its parent's seed (docs/fault-injection.md), drawn
+// or set: the seed the parent printed replays the child's choices too, as RPMA_SIM_SEED
+// set to it would. The child's choices are those the same rules make under that seed.
+TEST_F(FaultControlTest, AForkChildDrawsFromItsParentsSeed) {
+  uint64_t drawn = 0;
+  ASSERT_EQ(0, rpma_sim_fault_seed(&drawn));
+  for (uint64_t seed : {drawn, uint64_t{0x5eed}}) {
+    ASSERT_EQ(0, rpma_sim_fault_set_seed(seed));
+    const std::vector<bool> parents = ChoicesUnder(seed);
+    ASSERT_EQ(0, rpma_sim_fault_set_seed(seed));
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      uint64_t childs = seed + 1;
+      if (rpma_sim_fault_seed(&childs) != 0 || childs != seed) _exit(10);
+      _exit(Choices() == parents ? 0 : 11);
+    }
+    int status = 0;
+    ASSERT_EQ(child, waitpid(child, &status, 0));
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(0, WEXITSTATUS(status)) << "seed " << seed;
+  }
 }
 
 TEST_F(FaultControlTest, TheNthPointFailsAndTheCountStartsAgainAtEverySet) {
