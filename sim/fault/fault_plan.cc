@@ -319,8 +319,8 @@ bool FaultPlan::PowerFailureBeforePersist(ProtectionDomain* pd) {
     const Active* found = nullptr;
     for (Active& active : rules_) {
       const FaultRule& rule = active.rule;
-      if (rule.kind != FaultKind::kPowerFailure || rule.point != point || rule.side >= 0 ||
-          rule.conn != 0)  // at=persist or not
+      if (rule.kind != FaultKind::kPowerFailure || rule.point != point ||
+          rule.SelectsOnlyWorkRequests())  // at=persist or not
         continue;
       // Every rule at this point counts it; the first of them that fires decides.
       const uint64_t event = ++active.events;

@@ -370,10 +370,10 @@ class RuleParser {
       case FaultKind::kPowerFailure:
         if (rule_->keep && rule_->loss != LossMode::kWords && rule_->loss != LossMode::kLines)
           return Fail(keep_at_, "keep names the word or line that survives: loss=words or lines");
-        if (rule_->at_persist && (rule_->point == 0 || rule_->side >= 0 || rule_->conn != 0))
+        if (rule_->at_persist && (rule_->point == 0 || rule_->SelectsOnlyWorkRequests()))
           return Fail(at_persist_at_,
-                      "at=persist names a point (point=K) that no connection makes: no side or "
-                      "conn");
+                      "at=persist names a point (point=K) that no connection makes: no side, "
+                      "conn, op or at_ms");
         return true;
       case FaultKind::kPartition:
         if (rule_->ms == 0) return Fail(end, "a partition rule needs ms=N");

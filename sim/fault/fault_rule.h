@@ -91,6 +91,13 @@ struct FaultRule {
   // at the receiver (op=recv), instead of a request at its requester.
   bool recv = false;
 
+  // Whether the rule selects by what only a connection's work requests have (a side, a
+  // connection, a time since it was established, an operation): then no rpma_sim_persist,
+  // which has none of them, fires it.
+  bool SelectsOnlyWorkRequests() const {
+    return side >= 0 || conn != 0 || at_ms >= 0 || ops != ~0u || recv;
+  }
+
   bool MatchesOp(SendOpcode opcode) const { return (ops & (1u << static_cast<int>(opcode))) != 0; }
   // Whether the rule selects `request` (at its requester, or with op=recv at its receiver).
   bool Matches(const SendRequest& request) const {

@@ -438,6 +438,23 @@ TEST_F(CrashStatesTest, AStatesRuleAtAPersistFiresThere) {
   EXPECT_EQ(0, rpma_sim_fault_clear());
 }
 
+// A power_failure rule that names an operation (op=) or a time on its connection (at_ms=)
+// selects work requests only: an rpma_sim_persist that is its point does not fire it.
+TEST_F(CrashStatesTest, ARuleThatNamesAnOperationOrATimeDoesNotFireAtAPersist) {
+  uint64_t before = 0;  // what earlier tests fired
+  ASSERT_EQ(0, rpma_sim_fault_count(&before));
+  ASSERT_EQ(0, rpma_sim_fault_add("power_failure:point=2,op=write,loss=all"));
+  ASSERT_EQ(0, rpma_sim_fault_add("power_failure:point=2,at_ms=0,loss=all"));
+  ASSERT_NO_FATAL_FAILURE(Prepare());            // armed by the rules
+  ASSERT_NO_FATAL_FAILURE(Write(0, 64, 0xAA));   // 1
+  EXPECT_EQ(0, rpma_sim_persist(target_, 64));   // 2
+  ASSERT_NO_FATAL_FAILURE(Write(64, 64, 0xBB));  // 3: the power is still on
+  uint64_t fired = 0;
+  EXPECT_EQ(0, rpma_sim_fault_count(&fired));
+  EXPECT_EQ(before, fired);
+  EXPECT_EQ(0, rpma_sim_fault_clear());
+}
+
 // Every region over `target` in each state: (point, image) pairs.
 struct OverTarget {
   const void* target;

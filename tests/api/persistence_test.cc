@@ -502,10 +502,13 @@ TEST(PowerFailureRuleTest, BadLossAndExitAreRefused) {
   EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_add("power_failure:exit=256"));
   EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_add("power_failure:us=5"));
   EXPECT_EQ(0, rpma_sim_fault_add("power_failure:loss=lines,exit=3,after=2,side=server"));
-  // at=persist: a point no connection makes, so it takes point= and neither side= nor conn=.
+  // at=persist: a point no connection makes, so it takes point= and no side=, conn=, op= or
+  // at_ms=.
   EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_add("power_failure:at=persist"));
   EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_add("power_failure:point=3,at=persist,side=server"));
   EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_add("power_failure:point=3,at=persist,conn=1"));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_add("power_failure:point=3,at=persist,op=write"));
+  EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_add("power_failure:point=3,at=persist,at_ms=5"));
   EXPECT_EQ(RPMA_E_INVAL, rpma_sim_fault_add("power_failure:point=3,at=flush"));
   EXPECT_EQ(0, rpma_sim_fault_add("power_failure:point=3,at=persist,loss=words,keep=1:8"));
   EXPECT_EQ(0, rpma_sim_fault_clear());
