@@ -86,10 +86,16 @@ class TraceFile {
   }
 
   // Stops tracing, waits for the writes under way, ends the array and cuts the file to it.
+  // Once: a second call (a power failure's exit on the engine thread while the application
+  // exits, atexit after trace::Close) waits for the first to finish.
   void Close() {
+    if (close_started_.exchange(true)) {
+      while (!closed_.load()) std::this_thread::yield();
+      return;
+    }
     g_on.store(false);
     while (writers_.load() != 0) std::this_thread::yield();
-    if (map_ == nullptr) return;
+    if (map_ == nullptr) return closed_.store(true);
     uint64_t end = std::min(bytes_.load(), max_bytes_ - kReserve + kReserve / 2);
     std::string last =
         EventLine("{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"trace\",\"name\":\"end of trace\"",
@@ -100,6 +106,7 @@ class TraceFile {
       // The file keeps its spaces after the array: still valid JSON.
     }
     Unmap();
+    closed_.store(true);
   }
 
   bool MarkNamed(uint64_t track) {
@@ -250,6 +257,8 @@ class TraceFile {
   void AfterForkInChild() {
     g_on.store(false);
     writers_.store(0);
+    close_started_.store(false);  // the child's own file, if it opens one, is still to close
+    closed_.store(false);
     named_lock_.Reset();
     extending_.clear();
     if (map_ == nullptr) return;
@@ -278,6 +287,8 @@ class TraceFile {
   std::atomic_flag extending_ = ATOMIC_FLAG_INIT;
   std::atomic<uint64_t> bytes_{0};  // how much of it is reserved for events
   std::atomic<int> writers_{0};
+  std::atomic<bool> close_started_{false};
+  std::atomic<bool> closed_{false};
   SpinLock named_lock_;
   std::unordered_set<uint64_t> named_ GUARDED_BY(named_lock_);
 };
