@@ -1,0 +1,110 @@
+// region_file_review_test.cc -- review of 57ec861 (one region file per process, a slot per
+// range): what a slot reused by the next region, or a slot never reused, does to memory the
+// application or a child still holds.
+//
+// Over TCP and in process nothing moves and the same tests hold.
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/common/moved_pages.h"
+#include "tests/common/test_support.h"
+
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr int kRemoteUsage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC;
+
+bool AllBytes(const void* address, size_t length, uint8_t value) {
+  const uint8_t* bytes = static_cast<const uint8_t*>(address);
+  for (size_t i = 0; i < length; ++i)
+    if (bytes[i] != value) return false;
+  return true;
+}
+
+char* NewPages(size_t pages, uint8_t fill) {
+  void* area =
+      mmap(nullptr, pages * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area == MAP_FAILED) return nullptr;
+  memset(area, fill, pages * kPage);
+  return static_cast<char*>(area);
+}
+
+class RegionFileReviewTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer_)); }
+  void TearDown() override {
+    if (peer_ != nullptr) EXPECT_EQ(0, rpma_peer_delete(&peer_));
+  }
+
+  rpma_peer* peer_ = nullptr;
+};
+
+// docs/differences.md: "A child made without fork handlers (_Fork(), a raw clone) shares such
+// pages with its parent until the region is deregistered". Once the parent deregisters the
+// region, its slot of the region file goes back to the free list, and the parent's next
+// region takes the same slot: the child's mapping at the old region's address now is the new
+// region's memory. The child reads the new region's bytes, and its stores land in it. (Before
+// 57ec861 each region had a memfd of its own, emptied and closed at deregistration: the
+// child's mapping reached nothing of the parent's any more.)
+TEST_F(RegionFileReviewTest, AChildWithoutForkHandlersDoesNotReachTheParentsNextRegion) {
+  constexpr size_t kPages = 4;
+  constexpr size_t kSize = kPages * kPage;
+  char* old_region = NewPages(kPages, 0x11);
+  ASSERT_NE(nullptr, old_region);
+  rpma_mr_local* mr = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(peer_, old_region, kSize, kRemoteUsage, &mr));
+  EXPECT_EQ(PagesMoveHere(), Moved(old_region));
+  int go[2], done[2];
+  ASSERT_EQ(0, pipe(go));
+  ASSERT_EQ(0, pipe(done));
+  // As posix_spawn's or a raw clone's child would: no pthread_atfork handler runs.
+  pid_t child = _Fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    char byte;
+    if (read(go[0], &byte, 1) != 1) _exit(10);
+    // What the child sees at the old region's address once the parent moved on: not the
+    // parent's new region.
+    uint8_t seen = static_cast<uint8_t>(old_region[0]);
+    memset(old_region, 0xEE, kSize);  // the child's own stores
+    if (write(done[1], &seen, 1) != 1) _exit(11);
+    _exit(0);
+  }
+  close(go[0]);
+  close(done[1]);
+  ASSERT_EQ(0, rpma_mr_dereg(&mr));
+  char* new_region = NewPages(kPages, 0x44);
+  ASSERT_NE(nullptr, new_region);
+  rpma_mr_local* new_mr = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(peer_, new_region, kSize, kRemoteUsage, &new_mr));
+  EXPECT_EQ(PagesMoveHere(), Moved(new_region));
+  ASSERT_EQ(1, write(go[1], "g", 1));
+  uint8_t seen = 0;
+  ASSERT_EQ(1, read(done[0], &seen, 1));
+  int status = 0;
+  ASSERT_EQ(child, waitpid(child, &status, 0));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_NE(0x44, seen) << "the child saw the parent's new region at its old region's address";
+  EXPECT_TRUE(AllBytes(new_region, kSize, 0x44))
+      << "the child's stores to the old region's address reached the parent's new region "
+         "(first byte now 0x"
+      << std::hex << (static_cast<unsigned>(static_cast<uint8_t>(new_region[0]))) << ")";
+  EXPECT_TRUE(AllBytes(old_region, kSize, 0x11));
+  ASSERT_EQ(0, rpma_mr_dereg(&new_mr));
+  EXPECT_TRUE(AllBytes(new_region, kSize, 0x44));
+  close(go[1]);
+  close(done[0]);
+  munmap(old_region, kSize);
+  munmap(new_region, kSize);
+}
+
+}  // namespace
