@@ -38,6 +38,21 @@ char* NewPages(size_t pages, uint8_t fill) {
   return static_cast<char*>(area);
 }
 
+// The descriptor of this process's file with `inode`, or -1.
+int FdOfInode(unsigned long long inode) {
+  struct stat status;
+  for (int fd = 0; fd < 65536; ++fd)
+    if (fstat(fd, &status) == 0 && status.st_ino == inode) return fd;
+  return -1;
+}
+
+// The bytes the file behind `fd` holds in memory (its allocated blocks).
+long long AllocatedBytes(int fd) {
+  struct stat status;
+  if (fstat(fd, &status) != 0) return -1;
+  return static_cast<long long>(status.st_blocks) * 512;
+}
+
 class RegionFileReviewTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer_)); }
@@ -105,6 +120,50 @@ TEST_F(RegionFileReviewTest, AChildWithoutForkHandlersDoesNotReachTheParentsNext
   close(done[0]);
   munmap(old_region, kSize);
   munmap(new_region, kSize);
+}
+
+// The application grows (or realloc moves) a registered mapping with mremap(2), deregisters
+// the region, and then frees the memory (munmap, as free() does for a large block). The
+// slot was retired at deregistration (the application still mapped part of it), and
+// nothing ever empties it afterwards: the pages stay allocated in the region file, which
+// the process never closes, for as long as the process lives. (Before 57ec861 the region's
+// own memfd was closed at deregistration, so its pages went with the last mapping.)
+TEST_F(RegionFileReviewTest, MemoryGrownWithMremapIsGivenBackOnceUnmapped) {
+  if (!PagesMoveHere()) GTEST_SKIP() << "nothing moves into a region file here";
+  constexpr size_t kPages = 64;
+  constexpr size_t kGrownPages = 4 * kPages;  // 1 MiB
+  char* area = NewPages(kPages, 0x11);
+  ASSERT_NE(nullptr, area);
+  rpma_mr_local* mr = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(peer_, area, kPages * kPage, kRemoteUsage, &mr));
+  ASSERT_TRUE(Moved(area));
+  const int fd = FdOfInode(InodeAt(area));
+  ASSERT_GE(fd, 0);
+  char* grown =
+      static_cast<char*>(mremap(area, kPages * kPage, kGrownPages * kPage, MREMAP_MAYMOVE));
+  ASSERT_NE(MAP_FAILED, grown) << strerror(errno);
+  memset(grown, 0x22, kGrownPages * kPage);  // the application uses all of it
+  ASSERT_EQ(0, rpma_mr_dereg(&mr));
+  ASSERT_EQ(0, munmap(grown, kGrownPages * kPage));
+  // No mapping of the slot is left anywhere: nothing it held is reachable any more.
+  EXPECT_EQ(0, AllocatedBytes(fd))
+      << "the region file still holds " << AllocatedBytes(fd)
+      << " bytes after every region was deregistered and the grown memory unmapped";
+  // Each round leaks again: a loop of the same makes the process grow without bound.
+  const long long after_one = AllocatedBytes(fd);
+  for (int round = 0; round < 4; ++round) {
+    char* again = NewPages(kPages, 0x33);
+    ASSERT_NE(nullptr, again);
+    ASSERT_EQ(0, rpma_mr_reg(peer_, again, kPages * kPage, kRemoteUsage, &mr));
+    char* big =
+        static_cast<char*>(mremap(again, kPages * kPage, kGrownPages * kPage, MREMAP_MAYMOVE));
+    ASSERT_NE(MAP_FAILED, big) << strerror(errno);
+    memset(big, 0x44, kGrownPages * kPage);
+    ASSERT_EQ(0, rpma_mr_dereg(&mr));
+    ASSERT_EQ(0, munmap(big, kGrownPages * kPage));
+  }
+  EXPECT_EQ(after_one, AllocatedBytes(fd))
+      << "four more rounds of register, grow, deregister, unmap";
 }
 
 }  // namespace
