@@ -166,4 +166,53 @@ TEST_F(RegionFileReviewTest, MemoryGrownWithMremapIsGivenBackOnceUnmapped) {
       << "four more rounds of register, grow, deregister, unmap";
 }
 
+
+// The application unmaps one page of a registered region (docs/differences.md: the peer's
+// writes to it still go to the region file) and deregisters the region. Over a connection in
+// this process (both ends here), the initiator's mapping of the region's part of the file is
+// among this process's mappings, so MoveBack takes it for the application's own (mremap) and
+// retires the slot without emptying what that mapping covers; once the connection is gone
+// nothing maps the slot and nothing ever empties it: the region's pages stay allocated in
+// the region file for the life of the process.
+TEST(RegionFileReviewPairTest, APartlyUnmappedRegionIsGivenBackAfterAPeerInThisProcessWroteIt) {
+  if (!PagesMoveHere()) GTEST_SKIP() << "nothing moves into a region file here";
+  ConnectedPair pair;
+  ASSERT_NO_FATAL_FAILURE(pair.Connect());
+  Registrations registrations;
+  constexpr size_t kPages = 256;  // 1 MiB
+  constexpr size_t kSize = kPages * kPage;
+  Buffer* source = registrations.NewBuffer(pair.peer, kSize, RPMA_MR_USAGE_WRITE_SRC, 0x5A);
+  ASSERT_NE(nullptr, source);
+  char* region = NewPages(kPages, 0);
+  ASSERT_NE(nullptr, region);
+  rpma_mr_local* mr = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(pair.peer, region, kSize, kRemoteUsage, &mr));
+  ASSERT_TRUE(Moved(region));
+  const int fd = FdOfInode(InodeAt(region));
+  ASSERT_GE(fd, 0);
+  // What the file holds besides this region (other tests' leftovers, if any).
+  const long long others = AllocatedBytes(fd) - static_cast<long long>(kSize);
+  rpma_mr_remote* remote = nullptr;
+  ASSERT_NO_FATAL_FAILURE(RemoteFromDescriptor(mr, &remote));
+  rpma_cq* cq = nullptr;
+  ASSERT_EQ(0, rpma_conn_get_cq(pair.client, &cq));
+  ASSERT_EQ(0, rpma_write(pair.client, remote, 0, source->mr, 0, kSize, RPMA_F_COMPLETION_ALWAYS,
+                          nullptr));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(WaitForCompletion(cq, &wc));
+  ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+  EXPECT_TRUE(AllBytes(region, kSize, 0x5A));
+  ASSERT_EQ(0, rpma_mr_remote_delete(&remote));
+  ASSERT_EQ(0, munmap(region, kPage));  // the application gives up the first page
+  ASSERT_EQ(0, rpma_mr_dereg(&mr));
+  EXPECT_FALSE(Moved(region + kPage));
+  EXPECT_TRUE(AllBytes(region + kPage, kSize - kPage, 0x5A));
+  ASSERT_EQ(0, munmap(region + kPage, kSize - kPage));
+  registrations.Release();
+  ASSERT_NO_FATAL_FAILURE(pair.Teardown());
+  // Nothing maps the region file's slot any more, and the region is gone.
+  EXPECT_EQ(others, AllocatedBytes(fd))
+      << "bytes the region file holds beyond what it held before the region moved";
+}
+
 }  // namespace
