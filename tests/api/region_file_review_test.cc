@@ -4,15 +4,21 @@
 //
 // Over TCP and in process nothing moves and the same tests hold.
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/common/moved_pages.h"
@@ -213,6 +219,176 @@ TEST(RegionFileReviewPairTest, APartlyUnmappedRegionIsGivenBackAfterAPeerInThisP
   // Nothing maps the region file's slot any more, and the region is gone.
   EXPECT_EQ(others, AllocatedBytes(fd))
       << "bytes the region file holds beyond what it held before the region moved";
+}
+
+
+// A peer process is stopped in the middle of a direct write (here: its source page faults
+// into a userfaultfd that nobody serves for a while; a SIGSTOP, a debugger or an overloaded
+// host do the same). The target deregisters the region: DirectTarget::WaitIdle gives up
+// after 1 s ("a peer that holds one longer is stuck or lying, and the close goes on"), the
+// pages move back and the region's slot of the region file goes back to the free list. The
+// target registers another region, which takes the same slot. When the peer goes on, the
+// rest of its copy lands in the new region: memory the peer was never granted. (Before
+// 57ec861 the late bytes went to the old region's own memfd, which no one else used.)
+//
+// Child exit codes: 0 the write completed; 20-29 setup; 30 userfaultfd not allowed here.
+TEST(RegionFileReviewProcessTest, AStalledPeersLateWriteDoesNotReachTheNextRegion) {
+  if (!PagesMoveHere()) GTEST_SKIP() << "nothing moves into a region file here";
+  constexpr size_t kPages = 16;
+  constexpr size_t kSize = kPages * kPage;
+  const std::string port = FreeTcpPort();
+  ASSERT_FALSE(port.empty());
+  int to_child[2], to_parent[2];
+  ASSERT_EQ(0, pipe(to_child));
+  ASSERT_EQ(0, pipe(to_parent));
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(to_child[1]);
+    close(to_parent[0]);
+    auto tell = [&](char what) { (void)!write(to_parent[1], &what, 1); };
+    auto fail = [&](int code) {
+      tell('F');
+      _exit(code);
+    };
+    size_t desc_size = 0;
+    if (read(to_child[0], &desc_size, sizeof(desc_size)) != sizeof(desc_size)) fail(20);
+    std::vector<char> desc(desc_size);
+    if (read(to_child[0], desc.data(), desc_size) != static_cast<ssize_t>(desc_size)) fail(21);
+    ibv_context* device = nullptr;
+    rpma_peer* peer = nullptr;
+    if (rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &device) != 0 ||
+        rpma_peer_new(device, &peer) != 0)
+      fail(22);
+    rpma_conn_req* req = nullptr;
+    rpma_conn* conn = nullptr;
+    rpma_conn_event event;
+    if (rpma_conn_req_new(peer, kLoopback, port.c_str(), nullptr, &req) != 0 ||
+        rpma_conn_req_connect(&req, nullptr, &conn) != 0 ||
+        rpma_conn_next_event(conn, &event) != 0 || event != RPMA_CONN_ESTABLISHED)
+      fail(23);
+    rpma_mr_remote* remote = nullptr;
+    if (rpma_mr_remote_from_descriptor(desc.data(), desc_size, &remote) != 0) fail(24);
+    char* warm = NewPages(kPages, 0xB0);
+    char* source = static_cast<char*>(
+        mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    rpma_mr_local* warm_mr = nullptr;
+    rpma_mr_local* source_mr = nullptr;
+    if (warm == nullptr || source == MAP_FAILED ||
+        rpma_mr_reg(peer, warm, kSize, RPMA_MR_USAGE_WRITE_SRC, &warm_mr) != 0 ||
+        rpma_mr_reg(peer, source, kSize, RPMA_MR_USAGE_WRITE_SRC, &source_mr) != 0)
+      fail(25);
+    rpma_cq* cq = nullptr;
+    if (rpma_conn_get_cq(conn, &cq) != 0) fail(26);
+    auto complete = [&]() {
+      for (int i = 0; i < 2000000; ++i) {
+        ibv_wc wc;
+        int got = 0;
+        const int ret = rpma_cq_get_wc(cq, 1, &wc, &got);
+        if (ret == 0 && got == 1) return wc.status == IBV_WC_SUCCESS;
+        if (ret != RPMA_E_NO_COMPLETION) return false;
+        usleep(10);
+      }
+      return false;
+    };
+    // A write as usual first: the peer maps the region's part of the target's region file.
+    if (rpma_write(conn, remote, 0, warm_mr, 0, kSize, RPMA_F_COMPLETION_ALWAYS, nullptr) != 0 ||
+        !complete())
+      fail(27);
+    // The source pages fault into a userfaultfd until the parent says go.
+    const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY));
+    if (uffd < 0) fail(30);
+    uffdio_api api = {};
+    api.api = UFFD_API;
+    uffdio_register reg = {};
+    reg.range.start = reinterpret_cast<uintptr_t>(source);
+    reg.range.len = kSize;
+    reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+    if (ioctl(uffd, UFFDIO_API, &api) != 0 || ioctl(uffd, UFFDIO_REGISTER, &reg) != 0) fail(30);
+    madvise(source, kSize, MADV_DONTNEED);  // missing, whatever registration touched
+    std::thread server([&]() {
+      pollfd waiting = {uffd, POLLIN, 0};
+      if (poll(&waiting, 1, kSafetyTimeoutMs) != 1) _exit(28);
+      tell('S');  // the peer is inside its access to the region now
+      char go = 0;
+      if (read(to_child[0], &go, 1) != 1) _exit(29);
+      char* late = NewPages(kPages, 0xC1);
+      uffdio_copy copy = {};
+      copy.dst = reinterpret_cast<uintptr_t>(source);
+      copy.src = reinterpret_cast<uintptr_t>(late);
+      copy.len = kSize;
+      ioctl(uffd, UFFDIO_COPY, &copy);
+    });
+    const bool wrote =
+        rpma_write(conn, remote, 0, source_mr, 0, kSize, RPMA_F_COMPLETION_ALWAYS, nullptr) == 0 &&
+        complete();
+    server.join();
+    tell(wrote ? 'W' : 'X');
+    _exit(0);
+  }
+  close(to_child[0]);
+  close(to_parent[1]);
+  rpma_peer* peer = nullptr;
+  ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer));
+  rpma_ep* ep = nullptr;
+  ASSERT_EQ(0, rpma_ep_listen(peer, kLoopback, port.c_str(), &ep));
+  char* old_region = NewPages(kPages, 0x11);
+  ASSERT_NE(nullptr, old_region);
+  rpma_mr_local* mr = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(peer, old_region, kSize, kRemoteUsage, &mr));
+  ASSERT_TRUE(Moved(old_region));
+  size_t desc_size = 0;
+  ASSERT_EQ(0, rpma_mr_get_descriptor_size(mr, &desc_size));
+  std::vector<char> desc(desc_size);
+  ASSERT_EQ(0, rpma_mr_get_descriptor(mr, desc.data()));
+  ASSERT_EQ(static_cast<ssize_t>(sizeof(desc_size)),
+            write(to_child[1], &desc_size, sizeof(desc_size)));
+  ASSERT_EQ(static_cast<ssize_t>(desc_size), write(to_child[1], desc.data(), desc_size));
+  rpma_conn_req* req = nullptr;
+  ASSERT_NO_FATAL_FAILURE(NextConnReq(ep, nullptr, &req));
+  rpma_conn* server = nullptr;
+  ASSERT_EQ(0, rpma_conn_req_connect(&req, nullptr, &server));
+  ASSERT_NO_FATAL_FAILURE(ExpectNextEvent(server, RPMA_CONN_ESTABLISHED));
+  char said = 0;
+  ASSERT_EQ(1, read(to_parent[0], &said, 1));
+  if (said != 'S') {
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 30)
+      GTEST_SKIP() << "userfaultfd (user mode only) is not allowed here";
+    FAIL() << "child: " << said << ", status " << status;
+  }
+  EXPECT_TRUE(AllBytes(old_region, kSize, 0xB0)) << "the peer's first write";
+  // The peer is stopped inside its write to the region: the region goes anyway (after 1 s).
+  const auto dereg_start = std::chrono::steady_clock::now();
+  ASSERT_EQ(0, rpma_mr_dereg(&mr));
+  const auto dereg_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - dereg_start)
+                            .count();
+  char* new_region = NewPages(kPages, 0x44);
+  ASSERT_NE(nullptr, new_region);
+  rpma_mr_local* new_mr = nullptr;
+  ASSERT_EQ(0, rpma_mr_reg(peer, new_region, kSize, kRemoteUsage, &new_mr));
+  EXPECT_TRUE(Moved(new_region));
+  ASSERT_EQ(1, write(to_child[1], "g", 1));  // the peer goes on
+  ASSERT_EQ(1, read(to_parent[0], &said, 1));
+  int status = 0;
+  ASSERT_EQ(child, waitpid(child, &status, 0));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_TRUE(AllBytes(new_region, kSize, 0x44))
+      << "the stalled peer's late write (0xC1) landed in a region registered after the one it "
+         "was granted was deregistered (first byte now 0x"
+      << std::hex << static_cast<unsigned>(static_cast<uint8_t>(new_region[0])) << std::dec
+      << "; the deregistration waited " << dereg_ms << " ms; the peer's write: " << said << ")";
+  EXPECT_TRUE(AllBytes(old_region, kSize, 0xB0));
+  ASSERT_EQ(0, rpma_mr_dereg(&new_mr));
+  rpma_conn_disconnect(server);
+  rpma_conn_delete(&server);
+  rpma_ep_shutdown(&ep);
+  rpma_peer_delete(&peer);
+  for (int fd : {to_child[1], to_parent[0]}) close(fd);
+  munmap(old_region, kSize);
+  munmap(new_region, kSize);
 }
 
 }  // namespace
