@@ -9,12 +9,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 
 #include "sim/transport/file_backing.h"
 
@@ -35,9 +33,11 @@ uintptr_t PageSize() {
 // Copies `length` bytes from `from` to `to` in this process by the kernel
 // (process_vm_readv): the pages hold bytes a sanitizer's memcpy would report (a heap
 // object's redzones), and other threads' stores made before the copy, which
-// ThreadSanitizer cannot see ordered by a protection change. Where the system call is not
-// allowed (a seccomp filter), memcpy. False if the range cannot be read (the application
-// unmapped it meanwhile).
+// ThreadSanitizer cannot see ordered by a protection change. A system call of its own, not
+// the sanitizers' wrapper: `to` is memory the raw mremaps below made or moved, which
+// ThreadSanitizer would take for the memory another thread's move used at the same address
+// a moment before. Where the system call is not allowed (a seccomp filter), memcpy. False if
+// the range cannot be read (the application unmapped it meanwhile).
 bool KernelCopy(void* to, const void* from, size_t length) {
   size_t done = 0;
   while (done < length) {
@@ -45,7 +45,7 @@ bool KernelCopy(void* to, const void* from, size_t length) {
     const size_t piece = std::min<size_t>(length - done, size_t{1} << 30);
     struct iovec local = {static_cast<uint8_t*>(to) + done, piece};
     struct iovec remote = {const_cast<uint8_t*>(static_cast<const uint8_t*>(from)) + done, piece};
-    const ssize_t copied = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    const ssize_t copied = syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0);
     if (copied > 0) {
       done += static_cast<size_t>(copied);
     } else if (copied < 0 && done == 0 && (errno == ENOSYS || errno == EPERM)) {
@@ -210,70 +210,12 @@ void Relock(const Protections& parts, const MovedRange& moved) {
     mlock(reinterpret_cast<void*>(part.start), part.end - part.start);
 }
 
-// ---------------------------------------------------------------------------------------
-// The region file: made at the first move (threads that race to make it keep one).
-
-struct RegionFile {
-  int fd;
-  uint64_t device;
-  uint64_t inode;
-};
-std::atomic<RegionFile*> g_region_file{nullptr};
-
-// The region file, or null if the kernel refuses to make it (no descriptor left: EMFILE).
-const RegionFile* TheRegionFile() {
-  RegionFile* file = g_region_file.load(std::memory_order_acquire);
-  if (file != nullptr) return file;
-  int fd = memfd_create("rpma-sim-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return nullptr;
-  struct stat status;
-  if (ftruncate(fd, static_cast<off_t>(kRegionFileSize)) != 0 ||
-      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
-      fstat(fd, &status) != 0) {
-    close(fd);
-    return nullptr;
-  }
-  RegionFile* made = new RegionFile{fd, status.st_dev, status.st_ino};
-  if (g_region_file.compare_exchange_strong(file, made, std::memory_order_acq_rel)) return made;
-  close(fd);  // another thread made it first
-  delete made;
-  return file;
-}
-
-// Gives the pages of [from, to) of the file back to the system.
-void EmptyFilePart(const MovedRange& moved, uint64_t from, uint64_t to) {
-  if (to > from)
-    fallocate(moved.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
-              static_cast<off_t>(to - from));
-}
-
-// Gives the pages of a range's slot of the file back to the system.
+// Gives the pages of a range's slot of the file back to the system: all of it, for the
+// application may have grown the range in it (mremap).
 void EmptySlot(const MovedRange& moved) {
-  EmptyFilePart(moved, moved.offset, moved.offset + kRegionSlotSize);
-}
-
-// Empties the range's slot but for the parts of it that the application still maps
-// elsewhere (it moved or grew some of the range with mremap: those keep their bytes).
-// Whether any such part is left.
-bool EmptySlotButWhatIsMapped(const MovedRange& moved) {
-  const uint64_t slot_end = moved.offset + kRegionSlotSize;
-  std::vector<std::pair<uint64_t, uint64_t>> mapped;  // parts of the slot, in the file
-  VisitMappings(0, UINTPTR_MAX, [&](const MapsEntry& entry) {
-    const uint64_t from = std::max(entry.offset, moved.offset);
-    const uint64_t to = std::min(entry.offset + (entry.stop - entry.start), slot_end);
-    if (entry.inode == moved.inode && makedev(entry.major, entry.minor) == moved.device &&
-        entry.perms[3] == 's' && from < to)
-      mapped.emplace_back(from, to);
-    return true;
-  });
-  std::sort(mapped.begin(), mapped.end());
-  uint64_t emptied = moved.offset;  // [moved.offset, emptied) is empty or mapped
-  for (const auto& part : mapped) {
-    EmptyFilePart(moved, emptied, part.first);
-    emptied = std::max(emptied, part.second);
-  }
-  EmptyFilePart(moved, emptied, slot_end);
-  return !mapped.empty();
+  if (!StillTheFile(moved.fd, moved.device, moved.inode)) return;
+  fallocate(moved.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(moved.offset),
+            static_cast<off_t>(kRegionSlotSize));
 }
 
 }  // namespace
@@ -285,13 +227,34 @@ bool IsPrivateAnonymous(uintptr_t start, uintptr_t end) {
   });
 }
 
-bool MoveToMemfd(uintptr_t start, uintptr_t end, uint64_t slot, MovedRange* moved) {
-  const RegionFile* file = TheRegionFile();
-  if (file == nullptr || end - start > kRegionSlotSize || slot >= kRegionSlots) return false;
+bool MakeRegionFile(RegionFile* file) {
+  int fd = memfd_create("rpma-sim-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return false;
+  struct stat status;
+  if (ftruncate(fd, static_cast<off_t>(kRegionFileSize)) != 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+      fstat(fd, &status) != 0) {
+    close(fd);
+    return false;
+  }
+  *file = RegionFile{fd, status.st_dev, status.st_ino};
+  return true;
+}
+
+bool StillTheFile(int fd, uint64_t device, uint64_t inode) {
+  struct stat status;
+  return fstat(fd, &status) == 0 && status.st_dev == device && status.st_ino == inode;
+}
+
+bool MoveToMemfd(uintptr_t start, uintptr_t end, const RegionFile& file, uint64_t slot,
+                 MovedRange* moved) {
+  if (end - start > kRegionSlotSize || slot >= kRegionSlots ||
+      !StillTheFile(file.fd, file.device, file.inode))
+    return false;
   moved->offset = slot * kRegionSlotSize;
-  moved->fd = file->fd;
-  moved->device = file->device;
-  moved->inode = file->inode;
+  moved->fd = file.fd;
+  moved->device = file.device;
+  moved->inode = file.inode;
   moved->locked = LockedInMemory(start, end);
   if (!MoveInto(moved->fd, moved->offset, start, end, &moved->aside)) {
     EmptySlot(*moved);  // what the copy had written
@@ -301,17 +264,14 @@ bool MoveToMemfd(uintptr_t start, uintptr_t end, uint64_t slot, MovedRange* move
   return true;
 }
 
-bool MovedParts(uintptr_t start, uintptr_t end, const MovedRange& moved, Protections* parts,
-                bool* grown) {
+bool MovedParts(uintptr_t start, uintptr_t end, const MovedRange& moved, Protections* parts) {
   parts->clear();
   size_t covered = 0;
-  if (grown != nullptr) *grown = false;
   VisitMappings(start, end, [&](const MapsEntry& entry) {
     const uintptr_t from = std::max<uintptr_t>(entry.start, start);
     const uintptr_t to = std::min<uintptr_t>(entry.stop, end);
     if (entry.inode == moved.inode && entry.perms[3] == 's' &&
         entry.offset + (from - entry.start) == moved.offset + (from - start)) {
-      if (grown != nullptr && (entry.start < start || entry.stop > end)) *grown = true;
       const int prot = (entry.perms[0] == 'r' ? PROT_READ : 0) |
                        (entry.perms[1] == 'w' ? PROT_WRITE : 0) |
                        (entry.perms[2] == 'x' ? PROT_EXEC : 0);
@@ -360,12 +320,10 @@ void RemoveRanges(const std::vector<std::pair<uintptr_t, uintptr_t>>& ranges, Pr
   }
 }
 
-MovedBack MoveBack(uintptr_t start, uintptr_t end, const MovedRange& moved) {
+bool MoveBack(uintptr_t start, uintptr_t end, const MovedRange& moved) {
   Protections parts;
   bool back = true;
-  bool grown = false;
-  const bool whole = MovedParts(start, end, moved, &parts, &grown);
-  if (whole) {
+  if (MovedParts(start, end, moved, &parts)) {
     back = MakePrivate(start, end, moved.aside);
   } else {
     // The application unmapped or replaced some of it: what is left moves back piece by
@@ -374,16 +332,16 @@ MovedBack MoveBack(uintptr_t start, uintptr_t end, const MovedRange& moved) {
     for (const ProtectedPart& part : parts) back &= MakePrivate(part.start, part.end, MAP_FAILED);
   }
   Reprotect(parts);
-  if (!back) return MovedBack::kRefused;
-  Relock(parts, moved);
-  // The pages are private again; a peer may still map its part of the file (until it reuses
-  // the slot of the region's table: direct_area.h), so they go now, not with the last
-  // mapping.
-  if (whole && !grown) {
+  if (back) {
+    Relock(parts, moved);
+    // The pages are private again. A peer may still map the slot (until another region
+    // takes the region's entry in its table: direct_area.h), and so may the application
+    // (pages it moved or grew with mremap, which then read zeros) or a child forked
+    // without fork handlers: the slot's pages go now, not with the last mapping, and no
+    // other range ever takes the slot.
     EmptySlot(moved);
-    return MovedBack::kSlotFree;
   }
-  return EmptySlotButWhatIsMapped(moved) ? MovedBack::kSlotRetired : MovedBack::kSlotFree;
+  return back;
 }
 
 void* CopyForChild(uintptr_t start, uintptr_t end, const MovedRange& moved) {
@@ -415,14 +373,6 @@ void PutChildCopy(uintptr_t start, uintptr_t end, void* copy, const Protections&
   Reprotect(parts);
   if (copy != MAP_FAILED) munmap(copy, end - start);  // the slices not put in place
   if (moved.aside != MAP_FAILED) munmap(moved.aside, PageSize());
-}
-
-void CloseRegionFileInChild() {
-  RegionFile* file = g_region_file.exchange(nullptr, std::memory_order_acq_rel);
-  if (file != nullptr) {
-    close(file->fd);
-    delete file;
-  }
 }
 
 }  // namespace rpma_sim

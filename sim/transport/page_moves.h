@@ -2,12 +2,15 @@
 // mapping of a memfd, in place, and back, keeping their bytes (shared_pages.h keeps the table
 // of moved ranges and makes other threads wait out a move).
 //
-// Every range moves into one memfd per process (the region file), each into a slot of its
-// own (the caller's table hands them out): registering memory takes one file descriptor of
-// the application's, however many regions it registers. The file is sparse and sealed at a
-// fixed size; a slot is far longer than any range that moves, so a range grown in place
-// (mremap) reaches holes of its own slot, never another range's pages, and a range's whole
-// slot is emptied (its pages given back to the system) when it moves back.
+// Ranges move into a region file, a memfd shared by many ranges, each into a slot of its
+// own that no other range ever takes (the caller's table hands slots out, and makes a new
+// file when one's slots are all taken): registering memory takes one file descriptor of the
+// application's, not one per region. The file is sparse and sealed at a fixed size; a slot
+// is far longer than any range that moves, so a range grown in place (mremap) reaches holes
+// of its own slot, never another range's pages. A range's whole slot is emptied (its pages
+// given back to the system) when it moves back: whoever still maps it (the application's
+// mremap, a child forked without fork handlers, a peer's stale mapping) reads zeros there,
+// never a newer range's bytes.
 //
 // While a range moves it is read-only (a store faults), and for the two calls that set its
 // old mapping aside and put the new one in place it is inaccessible (a load faults too): the
@@ -39,14 +42,31 @@ struct ProtectedPart {
 };
 using Protections = std::vector<ProtectedPart>;
 
-// The region file's slots: 4 Mi of 1 TiB each (a longer range does not move).
+// A region file's slots: 4 Mi of 1 TiB each (a longer range does not move).
 constexpr uint64_t kRegionSlotSize = uint64_t{1} << 40;
 constexpr uint64_t kRegionSlots = uint64_t{1} << 22;
 constexpr uint64_t kRegionFileSize = kRegionSlotSize * kRegionSlots;
 
+// A region file.
+struct RegionFile {
+  int fd = -1;
+  uint64_t device = 0;
+  uint64_t inode = 0;
+};
+
+// Makes a region file (a memfd of kRegionFileSize, sealed against shrinking and growing).
+// False (errno set) if the kernel refuses: no file descriptor left (EMFILE), for one.
+bool MakeRegionFile(RegionFile* file);
+
+// Whether `fd` is still the file with `device` and `inode`: an application that closes
+// descriptors it does not own (closefrom, as it daemonizes) may have closed a region file's
+// and reused the number. Checked before the file is written (a move, an emptied slot, a
+// guarded copy into moved pages): never into the application's own file.
+bool StillTheFile(int fd, uint64_t device, uint64_t inode);
+
 // A range moved into the region file.
 struct MovedRange {
-  int fd = -1;          // the region file's, shared by every range
+  int fd = -1;          // its region file's, which other ranges share
   uint64_t offset = 0;  // the range's first byte in it: the start of its slot
   uint64_t device = 0;
   uint64_t inode = 0;
@@ -58,17 +78,16 @@ struct MovedRange {
 // that moves.
 bool IsPrivateAnonymous(uintptr_t start, uintptr_t end);
 
-// Moves [start, end) (page-aligned, private anonymous) into `slot` of the region file (made
-// at the first move), mapped shared over it. False (the range as it was, the slot empty)
-// if the kernel refuses a step, or the range is longer than a slot.
-bool MoveToMemfd(uintptr_t start, uintptr_t end, uint64_t slot, MovedRange* moved);
+// Moves [start, end) (page-aligned, private anonymous) into `slot` of `file`, mapped shared
+// over it. False (the range as it was, the slot empty) if the kernel refuses a step, or the
+// range is longer than a slot.
+bool MoveToMemfd(uintptr_t start, uintptr_t end, const RegionFile& file, uint64_t slot,
+                 MovedRange* moved);
 
 // The parts of [start, end) that are still the mapping of `moved`'s file the move made
 // (the application may have unmapped or replaced some), each with its protection, in
-// *parts; true if they are the whole range. *grown (if given) says whether that mapping
-// reaches past the range (the application grew it with mremap).
-bool MovedParts(uintptr_t start, uintptr_t end, const MovedRange& moved, Protections* parts,
-                bool* grown = nullptr);
+// *parts; true if they are the whole range.
+bool MovedParts(uintptr_t start, uintptr_t end, const MovedRange& moved, Protections* parts);
 
 // The ranges of this process's mappings a fork child does not get (madvise MADV_DONTFORK,
 // which the application may set on a moved range too: "dc" among the VmFlags
@@ -78,31 +97,19 @@ std::vector<std::pair<uintptr_t, uintptr_t>> NotCopiedOnFork();
 // Takes out of *parts what lies in `ranges` (in address order), splitting parts as needed.
 void RemoveRanges(const std::vector<std::pair<uintptr_t, uintptr_t>>& ranges, Protections* parts);
 
-// What MoveBack did, and whether the range's slot of the file may take another range.
-enum class MovedBack {
-  kRefused,      // the kernel refused: the pages stay shared, the aside mapping given up
-  kSlotFree,     // back; the slot is empty and nothing maps it
-  kSlotRetired,  // back, but the application had moved or grown some of the range with
-                 // mremap, and maps that part of the slot still (with its bytes): no other
-                 // range may take the slot
-};
-
 // Moves what is left of [start, end) back to private anonymous memory, with its bytes and
-// protection, and empties its slot of the file (but for what the application maps
-// elsewhere).
-MovedBack MoveBack(uintptr_t start, uintptr_t end, const MovedRange& moved);
+// protection, and empties its slot of the file. False if the kernel refused (the pages stay
+// shared, the aside mapping given up).
+bool MoveBack(uintptr_t start, uintptr_t end, const MovedRange& moved);
 
 // For a fork child, in the parent before the fork: a private copy of [start, end) read from
 // the file (whatever the range's protection), or MAP_FAILED.
 void* CopyForChild(uintptr_t start, uintptr_t end, const MovedRange& moved);
 // In the child: puts the parts of `copy` (CopyForChild's) in place of `parts`, with their
 // protection (or unmaps a part the kernel will not replace), and unmaps the rest of `copy`
-// and the child's aside mapping. The file stays open (CloseRegionFileInChild).
+// and the child's aside mapping. The file stays open; the caller closes it.
 void PutChildCopy(uintptr_t start, uintptr_t end, void* copy, const Protections& parts,
                   const MovedRange& moved);
-// In a fork child, once every range is put back: closes the parent's region file (the
-// child's first move makes its own).
-void CloseRegionFileInChild();
 
 }  // namespace rpma_sim
 

@@ -143,7 +143,8 @@ struct Extent {
   uint64_t id = 0;
   uintptr_t start = 0;
   uintptr_t end = 0;
-  uint64_t file_slot = 0;  // its slot of the region file (page_moves.h)
+  RegionFile file;         // the region file it moves into (page_moves.h)
+  uint64_t file_slot = 0;  // and its slot there
   MovedRange moved;        // once kShared
   int holders = 0;
   State state = kMoving;
@@ -154,13 +155,24 @@ struct Extent {
   Protections fork_parts;
 };
 
+// A region file, with how many of its slots are taken and how many extents are in it now.
+struct FileInUse {
+  RegionFile file;
+  uint64_t slots = kRegionSlots;  // how many it has
+  uint64_t slots_taken = 0;
+  int extents = 0;
+};
+
 struct Table {
   Mutex mutex;
   std::vector<Extent> extents GUARDED_BY(mutex);
   uint64_t next_id GUARDED_BY(mutex) = 1;
-  // The region file's slots: those given back, and the first never taken.
-  std::vector<uint64_t> free_file_slots GUARDED_BY(mutex);
-  uint64_t next_file_slot GUARDED_BY(mutex) = 0;
+  // The region files open: the last takes new ranges until its slots are all taken (a slot
+  // is never taken twice); one whose slots are all taken is closed when no extent is left
+  // in it. While one is being made, a thread that needs it waits.
+  std::vector<FileInUse> files GUARDED_BY(mutex);
+  bool making_file GUARDED_BY(mutex) = false;
+  uint64_t slots_per_file GUARDED_BY(mutex) = kRegionSlots;
 };
 Table g_table;  // plain, not PerProcess: a fork child's handler makes it the child's own
 
@@ -170,25 +182,64 @@ Extent* FindLocked(uint64_t id) REQUIRES(g_table.mutex) {
   return nullptr;
 }
 
-// A slot of the region file for a range to move into; false if every one is taken.
-bool TakeFileSlotLocked(uint64_t* slot) REQUIRES(g_table.mutex) {
-  if (!g_table.free_file_slots.empty()) {
-    *slot = g_table.free_file_slots.back();
-    g_table.free_file_slots.pop_back();
-    return true;
-  }
-  if (g_table.next_file_slot == kRegionSlots) return false;
-  *slot = g_table.next_file_slot++;
+bool FileHasRoomLocked() REQUIRES(g_table.mutex) {
+  return !g_table.files.empty() && g_table.files.back().slots_taken < g_table.files.back().slots;
+}
+
+// A slot of the newest region file for `extent` to move into; false if it has none left.
+bool TakeFileSlotLocked(Extent* extent) REQUIRES(g_table.mutex) {
+  if (!FileHasRoomLocked()) return false;
+  FileInUse& file = g_table.files.back();
+  extent->file = file.file;
+  extent->file_slot = file.slots_taken++;
+  ++file.extents;
   return true;
 }
 
-// Takes an extent out of the table, its slot of the file free again (if it may be:
-// MovedBack).
-void EraseLocked(uint64_t id, MovedBack slot) REQUIRES(g_table.mutex) {
+// Takes an extent out of the table. Returns its region file if the file is to be closed now
+// (its slots all taken and no extent left in it: the caller closes it once it lets go of
+// the lock), else one with fd -1.
+RegionFile EraseLocked(uint64_t id) REQUIRES(g_table.mutex) {
   Extent* extent = FindLocked(id);
-  if (extent == nullptr) return;
-  if (slot == MovedBack::kSlotFree) g_table.free_file_slots.push_back(extent->file_slot);
+  if (extent == nullptr) return RegionFile();
+  RegionFile to_close;
+  for (auto file = g_table.files.begin(); file != g_table.files.end(); ++file) {
+    if (file->file.fd != extent->file.fd) continue;
+    if (--file->extents == 0 && file->slots_taken == file->slots) {
+      to_close = file->file;
+      g_table.files.erase(file);
+    }
+    break;
+  }
   g_table.extents.erase(g_table.extents.begin() + (extent - g_table.extents.data()));
+  return to_close;
+}
+
+// Closes a region file, unless the application closed its descriptor and the number is
+// another file now.
+void CloseFile(const RegionFile& file) {
+  if (file.fd >= 0 && StillTheFile(file.fd, file.device, file.inode)) close(file.fd);
+}
+
+// Makes a region file with a free slot if there is none: the system calls without the lock;
+// a thread that needs one meanwhile waits for it. (If the kernel refuses, the ranges that
+// would have moved stay where they are.)
+void MakeFileWithRoomIfNeeded() {
+  {
+    MutexLock lock(&g_table.mutex);
+    while (g_table.making_file) {
+      g_table.mutex.Unlock();
+      sched_yield();
+      g_table.mutex.Lock();
+    }
+    if (FileHasRoomLocked()) return;
+    g_table.making_file = true;
+  }
+  RegionFile file;
+  const bool made = MakeRegionFile(&file);
+  MutexLock lock(&g_table.mutex);
+  g_table.making_file = false;
+  if (made) g_table.files.push_back(FileInUse{file, g_table.slots_per_file, 0, 0});
 }
 
 // Waits (the lock let go meanwhile) until no extent overlapping [start, end) is moving, so
@@ -257,24 +308,25 @@ void ReleaseSlot(int slot) {
 // (guarded_copy.h): their part of the region file. The region the copy is for stays registered
 // meanwhile, so its extent and file stay too; the system call is made without the table's lock.
 bool AccessMovedPages(uintptr_t address, uint8_t* bytes, size_t length, bool write) {
-  int fd = -1;
+  MovedRange moved;
   off_t offset = 0;
   {
     MutexLock lock(&g_table.mutex);
     for (const Extent& extent : g_table.extents)
       if (extent.state == Extent::kShared && extent.start <= address &&
           address + length <= extent.end) {
-        fd = extent.moved.fd;
+        moved = extent.moved;
         offset = static_cast<off_t>(extent.moved.offset + (address - extent.start));
         break;
       }
   }
-  if (fd < 0) {
+  const int fd = moved.fd;
+  if (fd < 0 || !StillTheFile(fd, moved.device, moved.inode)) {
     errno = EIO;
     return false;
   }
-  ssize_t moved = write ? pwrite(fd, bytes, length, offset) : pread(fd, bytes, length, offset);
-  return moved == static_cast<ssize_t>(length);
+  ssize_t done = write ? pwrite(fd, bytes, length, offset) : pread(fd, bytes, length, offset);
+  return done == static_cast<ssize_t>(length);
 }
 
 std::string FdPath(int fd) {
@@ -296,6 +348,7 @@ std::unique_ptr<SharedPages> SharedPages::Share(const void* addr, size_t length,
   const uintptr_t start = (begin + page - 1) & ~(page - 1);
   const uintptr_t end = (begin + length) & ~(page - 1);
   InstallHandlerOnce();
+  if (end > start && moves == PageMoves::kAllowed) MakeFileWithRoomIfNeeded();
   std::unique_ptr<SharedPages> pages(new SharedPages());
   Extent moving;
   {
@@ -311,9 +364,10 @@ std::unique_ptr<SharedPages> SharedPages::Share(const void* addr, size_t length,
       if (extent.start <= start && end <= extent.end)
         pages->SetFile(extent.start, extent.end, extent.moved);
     }
-    if (whole_pages_free && TakeFileSlotLocked(&moving.file_slot)) {
-      moving.slot = ClaimSlotLocked(start, end);
-      if (moving.slot < 0) g_table.free_file_slots.push_back(moving.file_slot);
+    if (whole_pages_free) moving.slot = ClaimSlotLocked(start, end);
+    if (moving.slot >= 0 && !TakeFileSlotLocked(&moving)) {
+      g_moving[moving.slot].start.store(0, std::memory_order_release);  // unused
+      moving.slot = -1;
     }
     if (moving.slot < 0) return pages->extents_.empty() ? nullptr : std::move(pages);
     moving.id = g_table.next_id++;
@@ -323,23 +377,27 @@ std::unique_ptr<SharedPages> SharedPages::Share(const void* addr, size_t length,
     g_table.extents.push_back(moving);
   }
   // Outside the lock: the system calls and the copy.
-  bool moved =
-      IsPrivateAnonymous(start, end) && MoveToMemfd(start, end, moving.file_slot, &moving.moved);
+  bool moved = IsPrivateAnonymous(start, end) &&
+               MoveToMemfd(start, end, moving.file, moving.file_slot, &moving.moved);
   // Before the lock: a thread that faulted on the pages may hold it (the table itself is
   // heap memory, and may be on them).
   ReleaseSlot(moving.slot);
-  MutexLock lock(&g_table.mutex);
-  if (!moved) {
-    EraseLocked(moving.id, MovedBack::kSlotFree);  // the slot was emptied
-    return pages->extents_.empty() ? nullptr : std::move(pages);
+  RegionFile to_close;
+  {
+    MutexLock lock(&g_table.mutex);
+    if (moved) {
+      Extent* extent = FindLocked(moving.id);
+      extent->moved = moving.moved;
+      extent->slot = -1;
+      extent->state = Extent::kShared;
+      pages->extents_.push_back(moving.id);
+      pages->SetFile(start, end, moving.moved);
+    } else {
+      to_close = EraseLocked(moving.id);
+    }
   }
-  Extent* extent = FindLocked(moving.id);
-  extent->moved = moving.moved;
-  extent->slot = -1;
-  extent->state = Extent::kShared;
-  pages->extents_.push_back(moving.id);
-  pages->SetFile(start, end, moving.moved);
-  return pages;
+  CloseFile(to_close);
+  return pages->extents_.empty() ? nullptr : std::move(pages);
 }
 
 SharedPages::~SharedPages() {
@@ -359,20 +417,27 @@ void SharedPages::Release(uint64_t id) {
     extent->state = Extent::kMovingBack;
     leaving = *extent;
   }
-  const MovedBack back = MoveBack(leaving.start, leaving.end, leaving.moved);
+  const bool back = MoveBack(leaving.start, leaving.end, leaving.moved);
   ReleaseSlot(leaving.slot);  // before the lock and the log, as in Share
-  if (back == MovedBack::kRefused)
+  if (!back)
     SIM_LOG_WARNING("cannot move [%p, %p) back to private memory: %s; it stays shared",
                     reinterpret_cast<void*>(leaving.start), reinterpret_cast<void*>(leaving.end),
                     strerror(errno));
-  MutexLock lock(&g_table.mutex);
-  if (back != MovedBack::kRefused) return EraseLocked(id, back);
-  // Still shared, so still in the table: a fork gives the child its own copy, and a region
-  // registered on the pages later holds them (its release tries again).
-  Extent* extent = FindLocked(id);
-  extent->state = Extent::kShared;
-  extent->slot = -1;
-  extent->moved.aside = MAP_FAILED;  // MoveBack gave it up
+  RegionFile to_close;
+  {
+    MutexLock lock(&g_table.mutex);
+    if (back) {
+      to_close = EraseLocked(id);
+    } else {
+      // Still shared, so still in the table: a fork gives the child its own copy, and a
+      // region registered on the pages later holds them (its release tries again).
+      Extent* extent = FindLocked(id);
+      extent->state = Extent::kShared;
+      extent->slot = -1;
+      extent->moved.aside = MAP_FAILED;  // MoveBack gave it up
+    }
+  }
+  CloseFile(to_close);
 }
 
 void SharedPages::SetFile(uintptr_t start, uintptr_t end, const MovedRange& moved) {
@@ -418,10 +483,10 @@ void SharedPages::AfterForkInChild() NO_THREAD_SAFETY_ANALYSIS {
     // The child's own copy in place of the parent's shared pages.
     PutChildCopy(extent.start, extent.end, extent.fork_copy, extent.fork_parts, extent.moved);
   }
-  CloseRegionFileInChild();
+  for (const FileInUse& file : g_table.files) CloseFile(file.file);  // the child makes its own
   g_table.extents.clear();
-  g_table.free_file_slots.clear();
-  g_table.next_file_slot = 0;
+  g_table.files.clear();
+  g_table.making_file = false;
   for (MovingSlot& slot : g_moving) {
     slot.start.store(0, std::memory_order_relaxed);
     slot.finished_ns.store(0, std::memory_order_relaxed);
@@ -449,6 +514,16 @@ bool SharedPages::BackingOf(const void* addr, size_t length, FileBacking* backin
 size_t SharedPages::ExtentCount() {
   MutexLock lock(&g_table.mutex);
   return g_table.extents.size();
+}
+
+void SharedPages::SetSlotsPerFileForTest(uint64_t slots) {
+  MutexLock lock(&g_table.mutex);
+  g_table.slots_per_file = std::min(std::max<uint64_t>(slots, 1), kRegionSlots);
+}
+
+size_t SharedPages::FileCount() {
+  MutexLock lock(&g_table.mutex);
+  return g_table.files.size();
 }
 
 }  // namespace rpma_sim

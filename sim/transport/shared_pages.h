@@ -91,6 +91,10 @@ class SharedPages {
 
   // How many moved extents this process has (for tests).
   static size_t ExtentCount();
+  // How many slots each region file made from now on has (kRegionSlots unless a test makes
+  // them fewer, to see files fill up); the region files open (for tests).
+  static void SetSlotsPerFileForTest(uint64_t slots);
+  static size_t FileCount();
 
  private:
   SharedPages() = default;

@@ -25,35 +25,11 @@ namespace {
 constexpr size_t kPage = 4096;
 constexpr int kRemoteUsage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC;
 
-// Whether this process has the file with `inode` open.
-bool HasFileOpen(unsigned long long inode) {
-  struct stat status;
-  for (int fd = 0; fd < 65536; ++fd)
-    if (fstat(fd, &status) == 0 && status.st_ino == inode) return true;
-  return false;
-}
-
 // How many file descriptors this process has open.
 int OpenFds() {
   int count = 0;
   for (int fd = 0; fd < 65536; ++fd) count += fcntl(fd, F_GETFD) != -1 ? 1 : 0;
   return count;
-}
-
-bool AllBytes(const void* address, size_t length, uint8_t value) {
-  const uint8_t* bytes = static_cast<const uint8_t*>(address);
-  for (size_t i = 0; i < length; ++i)
-    if (bytes[i] != value) return false;
-  return true;
-}
-
-// Page-aligned anonymous memory, each byte `fill`.
-char* NewPages(size_t pages, uint8_t fill) {
-  void* area =
-      mmap(nullptr, pages * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (area == MAP_FAILED) return nullptr;
-  memset(area, fill, pages * kPage);
-  return static_cast<char*>(area);
 }
 
 // A peer of the local device for a fork() child, which asserts nothing; null if it cannot
@@ -248,12 +224,12 @@ TEST_F(RegionFileTest, AForkChildHasAFileOfItsOwn) {
   rpma_mr_local* mr = nullptr;
   ASSERT_EQ(0, rpma_mr_reg(peer_, parents, 2 * kPage, kRemoteUsage, &mr));
   const unsigned long long parents_file = InodeAt(parents);
-  EXPECT_EQ(PagesMoveHere(), HasFileOpen(parents_file) && parents_file != 0);
+  EXPECT_EQ(PagesMoveHere(), FdOfInode(parents_file) >= 0 && parents_file != 0);
   pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     // The region stays registered in the child's copy of the peer; the pages are private.
-    if (Moved(parents) || (PagesMoveHere() && HasFileOpen(parents_file))) _exit(10);
+    if (Moved(parents) || (PagesMoveHere() && FdOfInode(parents_file) >= 0)) _exit(10);
     rpma_peer* own = NewPeerInChild();
     if (own == nullptr) _exit(11);
     char* childs = NewPages(2, 0x88);

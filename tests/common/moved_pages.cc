@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 bool PagesMoveHere() {
   const char* transport = getenv("RPMA_SIM_TRANSPORT");
@@ -39,4 +42,27 @@ unsigned long long InodeAt(const void* address) {
   unsigned long long inode = 0;
   sscanf(MappingOf(address).c_str(), "%*s %*s %*s %*s %llu", &inode);
   return inode;
+}
+
+int FdOfInode(unsigned long long inode) {
+  struct stat status;
+  for (int fd = 0; fd < 65536; ++fd)
+    if (fstat(fd, &status) == 0 && status.st_ino == inode) return fd;
+  return -1;
+}
+
+char* NewPages(size_t pages, uint8_t fill) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* area =
+      mmap(nullptr, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area == MAP_FAILED) return nullptr;
+  memset(area, fill, pages * page);
+  return static_cast<char*>(area);
+}
+
+bool AllBytes(const void* address, size_t length, uint8_t value) {
+  const uint8_t* bytes = static_cast<const uint8_t*>(address);
+  for (size_t i = 0; i < length; ++i)
+    if (bytes[i] != value) return false;
+  return true;
 }

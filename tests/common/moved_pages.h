@@ -4,6 +4,9 @@
 #ifndef RPMA_SIM_TESTS_COMMON_MOVED_PAGES_H_
 #define RPMA_SIM_TESTS_COMMON_MOVED_PAGES_H_
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include <string>
 
 // Whether this run's transport moves registered heap pages (rpma_sim(7): SHM_SHARE_HEAP).
@@ -17,5 +20,15 @@ bool Moved(const void* address);
 
 // The inode of the file mapped at `address` (0 for anonymous memory).
 unsigned long long InodeAt(const void* address);
+
+// The descriptor of this process's open file with `inode`, or -1.
+int FdOfInode(unsigned long long inode);
+
+// Page-aligned private anonymous memory (as a large heap block is), each byte `fill`; null
+// if it cannot be mapped. munmap it.
+char* NewPages(size_t pages, uint8_t fill);
+
+// Whether every byte of [address, address + length) is `value`.
+bool AllBytes(const void* address, size_t length, uint8_t value);
 
 #endif  // RPMA_SIM_TESTS_COMMON_MOVED_PAGES_H_

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <atomic>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -196,6 +198,62 @@ TEST_F(SharedPagesTest, AForkAfterTheApplicationUnmappedOrHidMovedPages) {
   EXPECT_TRUE(PageIntact(41) && PageIntact(42) && PageIntact(43));
   EXPECT_EQ("", PermsOf(base_ + 20 * kPage));  // the hole stays a hole
   EXPECT_EQ("rw-p", PermsOf(base_ + 30 * kPage));
+}
+
+// Whether this process has the file with `inode` open.
+bool HasFileOpen(uint64_t inode) {
+  struct stat status;
+  for (int fd = 0; fd < 4096; ++fd)
+    if (fstat(fd, &status) == 0 && status.st_ino == inode) return true;
+  return false;
+}
+
+// What the child of the test below checks, as an exit status: 0 if all holds.
+int RegionFilesFillUpAndClose() {
+  SharedPages::SetSlotsPerFileForTest(2);
+  std::vector<std::unique_ptr<SharedPages>> regions;
+  std::vector<uint64_t> inodes;
+  for (int i = 0; i < 5; ++i) {
+    void* range =
+        mmap(nullptr, 2 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (range == MAP_FAILED) return 10;
+    memset(range, i + 1, 2 * kPage);
+    regions.push_back(SharedPages::Share(range, 2 * kPage, PageMoves::kAllowed));
+    FileBacking backing;
+    if (regions.back() == nullptr || !regions.back()->BackingOf(range, 2 * kPage, &backing))
+      return 11;
+    inodes.push_back(backing.inode);
+  }
+  // Two ranges a file: three files, each open.
+  if (inodes[0] != inodes[1] || inodes[2] != inodes[3] || inodes[0] == inodes[2] ||
+      inodes[2] == inodes[4] || inodes[0] == inodes[4])
+    return 12;
+  if (SharedPages::FileCount() != 3 || !HasFileOpen(inodes[0])) return 13;
+  // The first file is full: closed once both its ranges moved back.
+  regions[0].reset();
+  if (!HasFileOpen(inodes[0])) return 14;
+  regions[1].reset();
+  if (HasFileOpen(inodes[0]) || SharedPages::FileCount() != 2) return 15;
+  // The last has a slot left: it stays open for the next range.
+  regions[4].reset();
+  if (!HasFileOpen(inodes[4])) return 16;
+  regions[2].reset();
+  regions[3].reset();
+  if (HasFileOpen(inodes[2]) || SharedPages::FileCount() != 1) return 17;
+  return 0;
+}
+
+// A region file whose slots are all taken is not given another range: the next moves into
+// a new file, and the full one is closed once its last range moves back. (In a fork child,
+// whose table starts empty, with two slots a file.)
+TEST(SharedPagesFileTest, AFullRegionFileIsClosedOnceItsLastRangeMovesBack) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(RegionFilesFillUpAndClose());
+  int status = 0;
+  ASSERT_EQ(child, waitpid(child, &status, 0));
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 }  // namespace

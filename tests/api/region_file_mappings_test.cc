@@ -1,6 +1,9 @@
-// region_file_review_test.cc -- review of 57ec861 (one region file per process, a slot per
-// range): what a slot reused by the next region, or a slot never reused, does to memory the
-// application or a child still holds.
+// region_file_mappings_test.cc -- mappings of a region file's slot that outlive the
+// region (docs/transports.md): a child forked without fork handlers, memory the application
+// grew or moved with mremap, a peer's mapping in this process, a stalled peer's copy. None
+// of them reaches a region registered later (no slot is ever taken twice), and the slot's
+// memory is given back when the region is deregistered. (These were a review's failing
+// tests of a first design that reused slots.)
 //
 // Over TCP and in process nothing moves and the same tests hold.
 #include <fcntl.h>
@@ -11,8 +14,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,29 +32,6 @@ namespace {
 constexpr size_t kPage = 4096;
 constexpr int kRemoteUsage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC;
 
-bool AllBytes(const void* address, size_t length, uint8_t value) {
-  const uint8_t* bytes = static_cast<const uint8_t*>(address);
-  for (size_t i = 0; i < length; ++i)
-    if (bytes[i] != value) return false;
-  return true;
-}
-
-char* NewPages(size_t pages, uint8_t fill) {
-  void* area =
-      mmap(nullptr, pages * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (area == MAP_FAILED) return nullptr;
-  memset(area, fill, pages * kPage);
-  return static_cast<char*>(area);
-}
-
-// The descriptor of this process's file with `inode`, or -1.
-int FdOfInode(unsigned long long inode) {
-  struct stat status;
-  for (int fd = 0; fd < 65536; ++fd)
-    if (fstat(fd, &status) == 0 && status.st_ino == inode) return fd;
-  return -1;
-}
-
 // The bytes the file behind `fd` holds in memory (its allocated blocks).
 long long AllocatedBytes(int fd) {
   struct stat status;
@@ -59,7 +39,7 @@ long long AllocatedBytes(int fd) {
   return static_cast<long long>(status.st_blocks) * 512;
 }
 
-class RegionFileReviewTest : public ::testing::Test {
+class RegionFileMappingsTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer_)); }
   void TearDown() override {
@@ -71,12 +51,9 @@ class RegionFileReviewTest : public ::testing::Test {
 
 // docs/differences.md: "A child made without fork handlers (_Fork(), a raw clone) shares such
 // pages with its parent until the region is deregistered". Once the parent deregisters the
-// region, its slot of the region file goes back to the free list, and the parent's next
-// region takes the same slot: the child's mapping at the old region's address now is the new
-// region's memory. The child reads the new region's bytes, and its stores land in it. (Before
-// 57ec861 each region had a memfd of its own, emptied and closed at deregistration: the
-// child's mapping reached nothing of the parent's any more.)
-TEST_F(RegionFileReviewTest, AChildWithoutForkHandlersDoesNotReachTheParentsNextRegion) {
+// region and registers another, the child's mapping at the old region's address is not the
+// new region's memory: the child neither reads the new region's bytes nor writes into it.
+TEST_F(RegionFileMappingsTest, AChildWithoutForkHandlersDoesNotReachTheParentsNextRegion) {
   constexpr size_t kPages = 4;
   constexpr size_t kSize = kPages * kPage;
   char* old_region = NewPages(kPages, 0x11);
@@ -129,12 +106,9 @@ TEST_F(RegionFileReviewTest, AChildWithoutForkHandlersDoesNotReachTheParentsNext
 }
 
 // The application grows (or realloc moves) a registered mapping with mremap(2), deregisters
-// the region, and then frees the memory (munmap, as free() does for a large block). The
-// slot was retired at deregistration (the application still mapped part of it), and
-// nothing ever empties it afterwards: the pages stay allocated in the region file, which
-// the process never closes, for as long as the process lives. (Before 57ec861 the region's
-// own memfd was closed at deregistration, so its pages went with the last mapping.)
-TEST_F(RegionFileReviewTest, MemoryGrownWithMremapIsGivenBackOnceUnmapped) {
+// the region, and then frees the memory (munmap, as free() does for a large block): the
+// region file holds none of it afterwards, round after round.
+TEST_F(RegionFileMappingsTest, MemoryGrownWithMremapIsGivenBackOnceUnmapped) {
   if (!PagesMoveHere()) GTEST_SKIP() << "nothing moves into a region file here";
   constexpr size_t kPages = 64;
   constexpr size_t kGrownPages = 4 * kPages;  // 1 MiB
@@ -145,6 +119,8 @@ TEST_F(RegionFileReviewTest, MemoryGrownWithMremapIsGivenBackOnceUnmapped) {
   ASSERT_TRUE(Moved(area));
   const int fd = FdOfInode(InodeAt(area));
   ASSERT_GE(fd, 0);
+  // What the file holds besides this region (earlier tests' regions and children).
+  const long long others = AllocatedBytes(fd) - static_cast<long long>(kPages * kPage);
   char* grown =
       static_cast<char*>(mremap(area, kPages * kPage, kGrownPages * kPage, MREMAP_MAYMOVE));
   ASSERT_NE(MAP_FAILED, grown) << strerror(errno);
@@ -152,9 +128,9 @@ TEST_F(RegionFileReviewTest, MemoryGrownWithMremapIsGivenBackOnceUnmapped) {
   ASSERT_EQ(0, rpma_mr_dereg(&mr));
   ASSERT_EQ(0, munmap(grown, kGrownPages * kPage));
   // No mapping of the slot is left anywhere: nothing it held is reachable any more.
-  EXPECT_EQ(0, AllocatedBytes(fd))
-      << "the region file still holds " << AllocatedBytes(fd)
-      << " bytes after every region was deregistered and the grown memory unmapped";
+  EXPECT_EQ(others, AllocatedBytes(fd))
+      << "the region file holds " << AllocatedBytes(fd) - others
+      << " bytes more after the region was deregistered and the grown memory unmapped";
   // Each round leaks again: a loop of the same makes the process grow without bound.
   const long long after_one = AllocatedBytes(fd);
   for (int round = 0; round < 4; ++round) {
@@ -172,15 +148,12 @@ TEST_F(RegionFileReviewTest, MemoryGrownWithMremapIsGivenBackOnceUnmapped) {
       << "four more rounds of register, grow, deregister, unmap";
 }
 
-
 // The application unmaps one page of a registered region (docs/differences.md: the peer's
 // writes to it still go to the region file) and deregisters the region. Over a connection in
-// this process (both ends here), the initiator's mapping of the region's part of the file is
-// among this process's mappings, so MoveBack takes it for the application's own (mremap) and
-// retires the slot without emptying what that mapping covers; once the connection is gone
-// nothing maps the slot and nothing ever empties it: the region's pages stay allocated in
-// the region file for the life of the process.
-TEST(RegionFileReviewPairTest, APartlyUnmappedRegionIsGivenBackAfterAPeerInThisProcessWroteIt) {
+// this process (both ends here), the initiator keeps its mapping of the region's part of the
+// file: the region file holds none of the region's pages once it is deregistered all the
+// same.
+TEST(RegionFileMappingsPairTest, APartlyUnmappedRegionIsGivenBackAfterAPeerInThisProcessWroteIt) {
   if (!PagesMoveHere()) GTEST_SKIP() << "nothing moves into a region file here";
   ConnectedPair pair;
   ASSERT_NO_FATAL_FAILURE(pair.Connect());
@@ -221,18 +194,21 @@ TEST(RegionFileReviewPairTest, APartlyUnmappedRegionIsGivenBackAfterAPeerInThisP
       << "bytes the region file holds beyond what it held before the region moved";
 }
 
-
 // A peer process is stopped in the middle of a direct write (here: its source page faults
 // into a userfaultfd that nobody serves for a while; a SIGSTOP, a debugger or an overloaded
 // host do the same). The target deregisters the region: DirectTarget::WaitIdle gives up
-// after 1 s ("a peer that holds one longer is stuck or lying, and the close goes on"), the
-// pages move back and the region's slot of the region file goes back to the free list. The
-// target registers another region, which takes the same slot. When the peer goes on, the
-// rest of its copy lands in the new region: memory the peer was never granted. (Before
-// 57ec861 the late bytes went to the old region's own memfd, which no one else used.)
+// after 1 s ("a peer that holds one longer is stuck or lying, and the close goes on") and
+// the pages move back. The target registers another region. When the peer goes on, the rest
+// of its copy lands in the old region's slot, never in the new region: memory the peer was
+// never granted.
 //
 // Child exit codes: 0 the write completed; 20-29 setup; 30 userfaultfd not allowed here.
-TEST(RegionFileReviewProcessTest, AStalledPeersLateWriteDoesNotReachTheNextRegion) {
+TEST(RegionFileMappingsProcessTest, AStalledPeersLateWriteDoesNotReachTheNextRegion) {
+#if defined(__SANITIZE_THREAD__)
+  // The peer is a fork() child of this multithreaded process that starts threads of its
+  // own, which ThreadSanitizer does not support (the plain and ASan+UBSan runs check it).
+  GTEST_SKIP() << "not under ThreadSanitizer";
+#endif
   if (!PagesMoveHere()) GTEST_SKIP() << "nothing moves into a region file here";
   constexpr size_t kPages = 16;
   constexpr size_t kSize = kPages * kPage;
@@ -391,13 +367,11 @@ TEST(RegionFileReviewProcessTest, AStalledPeersLateWriteDoesNotReachTheNextRegio
   munmap(new_region, kSize);
 }
 
-
-// Threads register and deregister regions of their own at once (the region file made lazily by
-// the first, slots taken from and given back to the free list under the table's lock): every
-// region keeps its bytes, no two registered regions share a slot of the file (each one's first
-// byte written through the file reaches only its own memory), and the process holds one
-// descriptor for all. (Passes: covers the slot table under contention, e.g. --config=tsan.)
-TEST_F(RegionFileReviewTest, ThreadsRegisteringAtOnceGetSlotsOfTheirOwn) {
+// Threads register and deregister regions of their own at once (the region file made by the
+// first that needs it, slots taken under the table's lock): every region keeps its bytes, no
+// two registered regions share a slot of the file (each one's first byte written through the
+// file reaches only its own memory), and the process holds one descriptor for all.
+TEST_F(RegionFileMappingsTest, ThreadsRegisteringAtOnceGetSlotsOfTheirOwn) {
   constexpr int kThreads = 6;
   constexpr int kRounds = 60;
   constexpr size_t kPages = 3;
