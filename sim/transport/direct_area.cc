@@ -163,7 +163,7 @@ bool DirectArea::FileOf(const DirectGrant& grant, FileBacking* file) const {
 }
 
 bool DirectArea::StillGranted(const DirectGrant& grant) const {
-  return open.load() != 0 && regions[grant.slot % kRegions].state.load() == grant.state;
+  return open.load() == kOpen && regions[grant.slot % kRegions].state.load() == grant.state;
 }
 
 bool DirectArea::HasPlacementRoom() const {

@@ -88,7 +88,14 @@ struct DirectArea {
   // its requests the usual way, whose execution makes the target read them.
   static constexpr size_t kNoticeEvery = 32;
 
-  std::atomic<uint32_t> open;                // target: direct access allowed now
+  // What the target says of direct access (`open`): allowed now, not now, or not any more
+  // on this connection (the target stopped waiting for an access that took over a second:
+  // an access still under way then went nowhere, and must not count as done).
+  static constexpr uint32_t kClosed = 0;
+  static constexpr uint32_t kOpen = 1;
+  static constexpr uint32_t kGaveUp = 2;
+
+  std::atomic<uint32_t> open;                // target: kClosed, kOpen or kGaveUp
   std::atomic<uint32_t> in_use;              // initiator: accesses under way
   std::atomic<uint64_t> placements_read;     // target
   std::atomic<uint64_t> placements_written;  // initiator
@@ -126,6 +133,8 @@ struct DirectArea {
   bool FileOf(const DirectGrant& grant, FileBacking* file) const;
   // Whether what Find granted still stands and the area is open. Between Enter and Leave.
   bool StillGranted(const DirectGrant& grant) const;
+  // Whether the target stopped waiting for accesses under way (kGaveUp). Before Leave.
+  bool TargetGaveUp() const { return open.load() == kGaveUp; }
   void Enter() { in_use.fetch_add(1); }
   void Leave() { in_use.fetch_sub(1); }
   // Whether a placement record fits.

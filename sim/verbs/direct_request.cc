@@ -76,7 +76,7 @@ class PeerMemory final : public TargetMemory {
     prepared_ = false;
     mapped_ = nullptr;
     const bool places = request.opcode != SendOpcode::kRead;
-    if (area_.open.load(std::memory_order_relaxed) == 0) return false;
+    if (area_.open.load(std::memory_order_relaxed) != DirectArea::kOpen) return false;
     if (places && !area_.HasPlacementRoom()) return false;  // the request's execution makes room
     int access = places ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ;
     if (!area_.Find(request.rkey, request.remote_addr, request.length, access, &grant_))
@@ -134,6 +134,10 @@ class PeerMemory final : public TargetMemory {
 
   bool tell_target() const { return tell_target_; }
 
+  // Whether the target stopped waiting for this access (it took over a second: this process
+  // was stalled): what it moved may have gone nowhere, so it must not count as done.
+  bool TooLate() const { return entered_ && area_.TargetGaveUp(); }
+
  private:
   void Leave() {
     if (entered_) area_.Leave();
@@ -180,9 +184,10 @@ DirectStep ExecuteOnPeer(ShmSegment& segment, PeerMappings& mappings, const Send
                .status == IBV_WC_SUCCESS;
     *tell_target = peer.tell_target();
   }
-  // A truncated region: the target executes the request instead, as it would any request,
-  // and answers for its own memory.
-  if (peer.LeaveTruncated()) return DirectStep::kDeclined;
+  // Too late, or a truncated region: the target executes the request instead, as it would
+  // any request, and answers for its own memory (an error where the region is gone).
+  const bool too_late = peer.TooLate();
+  if (peer.LeaveTruncated() || too_late) return DirectStep::kDeclined;
   return done ? DirectStep::kExecuted : DirectStep::kDeclined;
 }
 
@@ -217,7 +222,8 @@ size_t ExecuteBatchOnPeer(ShmSegment& segment, PeerMappings& mappings,
   }
   executed += copies.Move();  // none left if the kernel refused one above
   *tell_target = peer.tell_target();
-  return executed;
+  // Too late (as in ExecuteOnPeer): every one goes the usual way.
+  return peer.TooLate() ? 0 : executed;
 }
 
 }  // namespace rpma_sim

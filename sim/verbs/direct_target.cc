@@ -122,14 +122,18 @@ void DirectTarget::Refresh() {
   MutexLock lock(&mutex_);
   bool open =
       connected_ && !closed_ && !g_stage_gate_slot.installed() && !pd_->persistence().armed();
-  area_.open.store(open ? 1 : 0);
+  StoreOpenLocked(open);
+}
+
+void DirectTarget::StoreOpenLocked(bool open) {
+  area_.open.store(gave_up_ ? DirectArea::kGaveUp : open ? DirectArea::kOpen : DirectArea::kClosed);
 }
 
 void DirectTarget::Close() {
   {
     MutexLock lock(&mutex_);
     if (closed_) return;
-    area_.open.store(0);
+    StoreOpenLocked(false);
   }
   WaitIdle();
   TakePlacements();  // the last ones: the connection's report comes next
@@ -138,9 +142,17 @@ void DirectTarget::Close() {
 }
 
 void DirectTarget::WaitIdle() {
-  if (!area_.WaitIdle(kIdleTimeout, segment_->peer_pid()))
-    SIM_LOG_ERROR("the peer of queue pair %u held a direct access for over %lld ms; going on",
-                  qp_num_, static_cast<long long>(kIdleTimeout.count()));
+  if (area_.WaitIdle(kIdleTimeout, segment_->peer_pid())) return;
+  {
+    // The late access must not count as done (DirectArea::kGaveUp), and none comes after it.
+    MutexLock lock(&mutex_);
+    gave_up_ = true;
+    StoreOpenLocked(false);
+  }
+  SIM_LOG_ERROR(
+      "the peer of queue pair %u held a direct access for over %lld ms; going on without "
+      "it (that access fails, and the connection's requests go the usual way from now on)",
+      qp_num_, static_cast<long long>(kIdleTimeout.count()));
 }
 
 void DirectTarget::TakePlacements(const MemoryRegion* going) {
@@ -169,7 +181,7 @@ void DirectTarget::TakePlacements(const MemoryRegion* going) {
         "the peer of queue pair %u wrote impossible placement counters; its direct "
         "access stays closed",
         qp_num_);
-  if (!believable) area_.open.store(0);
+  if (!believable) StoreOpenLocked(false);
 }
 
 void DirectTarget::Registered(const MemoryRegion& region) {

@@ -66,6 +66,8 @@ class DirectTarget {
   void Refresh();
   // Waits for accesses under way (logged if the peer holds one for too long).
   void WaitIdle();
+  // Stores the area's opening: open or closed, or kGaveUp for good once WaitIdle gave up.
+  void StoreOpenLocked(bool open) REQUIRES(mutex_);
 
   const std::shared_ptr<ShmSegment> segment_;
   DirectArea& area_;
@@ -75,6 +77,7 @@ class DirectTarget {
   Mutex mutex_;
   bool connected_ GUARDED_BY(mutex_) = false;
   bool closed_ GUARDED_BY(mutex_) = false;
+  bool gave_up_ GUARDED_BY(mutex_) = false;  // an access outlasted WaitIdle: closed for good
 };
 
 }  // namespace rpma_sim

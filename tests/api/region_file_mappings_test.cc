@@ -199,8 +199,8 @@ TEST(RegionFileMappingsPairTest, APartlyUnmappedRegionIsGivenBackAfterAPeerInThi
 // host do the same). The target deregisters the region: DirectTarget::WaitIdle gives up
 // after 1 s ("a peer that holds one longer is stuck or lying, and the close goes on") and
 // the pages move back. The target registers another region. When the peer goes on, the rest
-// of its copy lands in the old region's slot, never in the new region: memory the peer was
-// never granted.
+// of its copy lands in the old region's slot, never in the new region (memory the peer was
+// never granted), and the write does not complete successfully.
 //
 // Child exit codes: 0 the write completed; 20-29 setup; 30 userfaultfd not allowed here.
 TEST(RegionFileMappingsProcessTest, AStalledPeersLateWriteDoesNotReachTheNextRegion) {
@@ -357,6 +357,9 @@ TEST(RegionFileMappingsProcessTest, AStalledPeersLateWriteDoesNotReachTheNextReg
       << std::hex << static_cast<unsigned>(static_cast<uint8_t>(new_region[0])) << std::dec
       << "; the deregistration waited " << dereg_ms << " ms; the peer's write: " << said << ")";
   EXPECT_TRUE(AllBytes(old_region, kSize, 0xB0));
+  // The target went on without the stalled access: the write's bytes went nowhere, and its
+  // completion says so (the region is gone: an error, not IBV_WC_SUCCESS).
+  EXPECT_EQ('X', said) << "the stalled peer's write completed successfully";
   ASSERT_EQ(0, rpma_mr_dereg(&new_mr));
   rpma_conn_disconnect(server);
   rpma_conn_delete(&server);
