@@ -56,20 +56,25 @@ Directory& TheDirectory() {
   return directory.Get();
 }
 
+// Drops the entries of targets gone: the list holds the live ones and those gone since the
+// last start or walk (a server that serves client after client keeps no entry per client).
+void PruneLocked(Directory& directory) REQUIRES(directory.mutex) {
+  directory.targets.erase(
+      std::remove_if(directory.targets.begin(), directory.targets.end(),
+                     [](const std::weak_ptr<DirectTarget>& weak) { return weak.expired(); }),
+      directory.targets.end());
+}
+
 // The live targets, pruning those gone; taken under the directory's lock so that callers
 // act on them without it (their work waits).
 std::vector<std::shared_ptr<DirectTarget>> LiveTargets() {
   Directory& directory = TheDirectory();
   MutexLock lock(&directory.mutex);
+  PruneLocked(directory);
   std::vector<std::shared_ptr<DirectTarget>> live;
   live.reserve(directory.targets.size());
-  auto gone = std::remove_if(directory.targets.begin(), directory.targets.end(),
-                             [&live](const std::weak_ptr<DirectTarget>& weak) {
-                               std::shared_ptr<DirectTarget> target = weak.lock();
-                               if (target) live.push_back(target);
-                               return !target;
-                             });
-  directory.targets.erase(gone, directory.targets.end());
+  for (const std::weak_ptr<DirectTarget>& weak : directory.targets)
+    if (std::shared_ptr<DirectTarget> target = weak.lock()) live.push_back(std::move(target));
   return live;
 }
 
@@ -97,6 +102,7 @@ std::shared_ptr<DirectTarget> DirectTarget::Start(std::shared_ptr<ShmSegment> se
   // Under the directory's lock: a region registered meanwhile is published by the scan
   // below or by Registered (Publish is idempotent), never by neither.
   MutexLock lock(&directory.mutex);
+  PruneLocked(directory);
   directory.targets.push_back(target);
   MutexLock target_lock(&target->mutex_);
   MemoryRegionTable::Get().ForEachOf(pd, [&](const MemoryRegion& region) {

@@ -16,8 +16,8 @@
 namespace {
 
 constexpr int kRemoteUsage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC;
-constexpr int kWarmUp = 1000;   // connections before the first count: one-time allocations
-constexpr int kCycles = 3000;   // connections between the two counts
+constexpr int kWarmUp = 1000;  // connections before the first count: one-time allocations
+constexpr int kCycles = 3000;  // connections between the two counts
 constexpr double kMaxBytesPerConnection = 10;  // allocator noise; a leak is several times that
 
 size_t HeapInUse() { return mallinfo2().uordblks; }
@@ -51,10 +51,13 @@ class ConnChurnMemoryTest : public ::testing::Test {
   rpma_mr_local* mr_ = nullptr;
 };
 
-// Connections that come and go leave nothing behind in the heap. Over shared memory the heap
-// grows by 50 to 100 B for every connection (two direct-access targets' directory entries,
-// one per side, never pruned while no region is registered).
+// Connections that come and go leave nothing behind in the heap. (Over shared memory the heap
+// grew by 50 to 100 B for every connection: two direct-access targets' directory entries,
+// one per side, were pruned only when a region was registered.)
 TEST_F(ConnChurnMemoryTest, ConnectionsThatComeAndGoLeaveTheHeapAsItWas) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizers' allocators do not count the heap for mallinfo2";
+#endif
   for (int i = 0; i < kWarmUp; ++i) ASSERT_NO_FATAL_FAILURE(OneConnection());
   const size_t before = HeapInUse();
   for (int i = 0; i < kCycles; ++i) ASSERT_NO_FATAL_FAILURE(OneConnection());
