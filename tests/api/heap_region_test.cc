@@ -50,22 +50,8 @@ bool Holds(const void* address, size_t length, uint8_t seed) {
   return true;
 }
 
-bool AllZero(const void* address, size_t length) {
-  const uint8_t* bytes = static_cast<const uint8_t*>(address);
-  for (size_t i = 0; i < length; ++i)
-    if (bytes[i] != 0) return false;
-  return true;
-}
-
-class HeapRegionTest : public ::testing::Test {
- protected:
-  void SetUp() override { ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer_)); }
-  void TearDown() override {
-    if (peer_ != nullptr) EXPECT_EQ(0, rpma_peer_delete(&peer_));
-  }
-
-  rpma_peer* peer_ = nullptr;
-};
+// A local peer (peer_) for each test.
+class HeapRegionTest : public PeerFixture {};
 
 TEST_F(HeapRegionTest, ContentsAddressAndProtectionStay) {
   char* before = static_cast<char*>(malloc(100));
@@ -122,7 +108,7 @@ TEST_F(HeapRegionTest, FreedNeighboursAreReusedAndCallocGivesZeros) {
   for (size_t size : {16, 200, 1000, 5000, 300000}) {
     char* fresh = static_cast<char*>(calloc(1, size));
     ASSERT_NE(nullptr, fresh);
-    EXPECT_TRUE(AllZero(fresh, size)) << size << " bytes";
+    EXPECT_TRUE(AllBytes(fresh, size, 0)) << size << " bytes";
     zeroed.push_back(fresh);
   }
   EXPECT_TRUE(Holds(region, 2 * kPage, 7));
@@ -132,7 +118,7 @@ TEST_F(HeapRegionTest, FreedNeighboursAreReusedAndCallocGivesZeros) {
   malloc_trim(0);
   char* reused = static_cast<char*>(calloc(1, 2 * kPage));
   ASSERT_NE(nullptr, reused);
-  EXPECT_TRUE(AllZero(reused, 2 * kPage));
+  EXPECT_TRUE(AllBytes(reused, 2 * kPage, 0));
   free(reused);
   for (char* fresh : zeroed) free(fresh);
 }
@@ -151,7 +137,7 @@ TEST_F(HeapRegionTest, UnmappedAndAdvisedNeighboursAndTheRegionAfterDeregistrati
 
   // madvise of a neighbour zero-fills it as always; munmap of the other leaves the region.
   ASSERT_EQ(0, madvise(area, kPage, MADV_DONTNEED));
-  EXPECT_TRUE(AllZero(area, kPage));
+  EXPECT_TRUE(AllBytes(area, kPage, 0));
   ASSERT_EQ(0, munmap(area + 3 * kPage, kPage));
   EXPECT_TRUE(Holds(region, 2 * kPage, static_cast<uint8_t>(8 + kPage * 7)));
 
@@ -160,7 +146,7 @@ TEST_F(HeapRegionTest, UnmappedAndAdvisedNeighboursAndTheRegionAfterDeregistrati
   // Private anonymous memory again: advised away, it reads as zeros.
   EXPECT_TRUE(Holds(region, 2 * kPage, static_cast<uint8_t>(8 + kPage * 7)));
   ASSERT_EQ(0, madvise(region, 2 * kPage, MADV_DONTNEED));
-  EXPECT_TRUE(AllZero(region, 2 * kPage));
+  EXPECT_TRUE(AllBytes(region, 2 * kPage, 0));
 
   // Registered again after reuse, then unmapped by the application before deregistration.
   Fill(region, 2 * kPage, 9);

@@ -39,15 +39,8 @@ long long AllocatedBytes(int fd) {
   return static_cast<long long>(status.st_blocks) * 512;
 }
 
-class RegionFileMappingsTest : public ::testing::Test {
- protected:
-  void SetUp() override { ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer_)); }
-  void TearDown() override {
-    if (peer_ != nullptr) EXPECT_EQ(0, rpma_peer_delete(&peer_));
-  }
-
-  rpma_peer* peer_ = nullptr;
-};
+// A local peer (peer_) for each test.
+class RegionFileMappingsTest : public PeerFixture {};
 
 // docs/differences.md: "A child made without fork handlers (_Fork(), a raw clone) shares such
 // pages with its parent until the region is deregistered". Once the parent deregisters the

@@ -43,15 +43,8 @@ rpma_peer* NewPeerInChild() {
   return peer;
 }
 
-class RegionFileTest : public ::testing::Test {
- protected:
-  void SetUp() override { ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer_)); }
-  void TearDown() override {
-    if (peer_ != nullptr) EXPECT_EQ(0, rpma_peer_delete(&peer_));
-  }
-
-  rpma_peer* peer_ = nullptr;
-};
+// A local peer (peer_) for each test.
+class RegionFileTest : public PeerFixture {};
 
 // Registering memory takes no file descriptor per region (ibv_reg_mr takes none): a server
 // that registers a buffer or two per client must not run out of descriptors (EMFILE from
