@@ -349,23 +349,13 @@ TEST(HeapRegionReuseTest, ThePeersMappingsOfDeregisteredRegionsHoldNoMemory) {
   constexpr size_t kSize = 64 * kPage;
   Buffer* source = registrations.NewBuffer(pair.peer, kSize, RPMA_MR_USAGE_WRITE_SRC, 0x33);
   ASSERT_NE(nullptr, source);
-  rpma_cq* cq = nullptr;
-  ASSERT_EQ(0, rpma_conn_get_cq(pair.client, &cq));
   for (int round = 0; round < 20; ++round) {
     char* region = static_cast<char*>(aligned_alloc(kPage, kSize));
     ASSERT_NE(nullptr, region);
     memset(region, 0, kSize);
     rpma_mr_local* mr = nullptr;
     ASSERT_NO_FATAL_FAILURE(registrations.Register(pair.peer, region, kSize, kRemoteUsage, &mr));
-    rpma_mr_remote* remote = nullptr;
-    ASSERT_NO_FATAL_FAILURE(RemoteFromDescriptor(mr, &remote));
-    ASSERT_EQ(0, rpma_write(pair.client, remote, 0, source->mr, 0, kSize, RPMA_F_COMPLETION_ALWAYS,
-                            nullptr));
-    ibv_wc wc;
-    ASSERT_NO_FATAL_FAILURE(WaitForCompletion(cq, &wc));
-    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
-    ASSERT_EQ(0, rpma_mr_remote_delete(&remote));
-    ASSERT_NO_FATAL_FAILURE(registrations.Deregister(&mr));
+    ASSERT_NO_FATAL_FAILURE(WriteThenDeregister(pair, registrations, *source, &mr, kSize));
     EXPECT_FALSE(Moved(region + kPage));
     EXPECT_EQ(nullptr, memchr(region, 0, kSize))
         << "the peer's bytes (0x33) stay in the region after deregistration";

@@ -135,8 +135,6 @@ TEST(RegionFileSlotTest, ASlotTakenAgainCarriesThePeersWritesToTheNewRegionOnly)
   constexpr size_t kSize = kPages * kPage;
   Buffer* source = registrations.NewBuffer(pair.peer, kSize, RPMA_MR_USAGE_WRITE_SRC, 0);
   ASSERT_NE(nullptr, source);
-  rpma_cq* cq = nullptr;
-  ASSERT_EQ(0, rpma_conn_get_cq(pair.client, &cq));
   std::vector<char*> regions;
   for (uint8_t round = 1; round <= 6; ++round) {
     char* region = NewPages(kPages, 0);
@@ -145,16 +143,8 @@ TEST(RegionFileSlotTest, ASlotTakenAgainCarriesThePeersWritesToTheNewRegionOnly)
     rpma_mr_local* mr = nullptr;
     ASSERT_NO_FATAL_FAILURE(registrations.Register(pair.peer, region, kSize, kRemoteUsage, &mr));
     EXPECT_EQ(PagesMoveHere(), Moved(region));
-    rpma_mr_remote* remote = nullptr;
-    ASSERT_NO_FATAL_FAILURE(RemoteFromDescriptor(mr, &remote));
     memset(source->bytes.data(), round, kSize);
-    ASSERT_EQ(0, rpma_write(pair.client, remote, 0, source->mr, 0, kSize, RPMA_F_COMPLETION_ALWAYS,
-                            nullptr));
-    ibv_wc wc;
-    ASSERT_NO_FATAL_FAILURE(WaitForCompletion(cq, &wc));
-    ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
-    ASSERT_EQ(0, rpma_mr_remote_delete(&remote));
-    ASSERT_NO_FATAL_FAILURE(registrations.Deregister(&mr));
+    ASSERT_NO_FATAL_FAILURE(WriteThenDeregister(pair, registrations, *source, &mr, kSize));
     // Every region so far holds its own round's bytes: none reached an older one.
     for (size_t i = 0; i < regions.size(); ++i)
       EXPECT_TRUE(AllBytes(regions[i], kSize, static_cast<uint8_t>(i + 1)))

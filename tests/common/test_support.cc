@@ -339,6 +339,21 @@ void WaitForCompletion(rpma_cq* cq, ibv_wc* wc) {
   ASSERT_EQ(0, rpma_cq_get_wc(cq, 1, wc, nullptr));
 }
 
+void WriteThenDeregister(ConnectedPair& pair, Registrations& registrations, const Buffer& source,
+                         rpma_mr_local** mr, size_t length) {
+  rpma_mr_remote* remote = nullptr;
+  ASSERT_NO_FATAL_FAILURE(RemoteFromDescriptor(*mr, &remote));
+  ASSERT_EQ(0, rpma_write(pair.client, remote, 0, source.mr, 0, length, RPMA_F_COMPLETION_ALWAYS,
+                          nullptr));
+  rpma_cq* cq = nullptr;
+  ASSERT_EQ(0, rpma_conn_get_cq(pair.client, &cq));
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(WaitForCompletion(cq, &wc));
+  ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+  ASSERT_EQ(0, rpma_mr_remote_delete(&remote));
+  ASSERT_NO_FATAL_FAILURE(registrations.Deregister(mr));
+}
+
 void PeerFixture::SetUp() {
   ASSERT_NO_FATAL_FAILURE(NewLocalPeer(&peer_));
   port_ = FreeTcpPort();

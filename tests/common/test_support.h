@@ -236,6 +236,13 @@ void ConnectAndGetRejected(rpma_peer* peer, rpma_ep* ep, const std::string& port
 // asserted to return 0. Use with ASSERT_NO_FATAL_FAILURE.
 void WaitForCompletion(rpma_cq* cq, ibv_wc* wc);
 
+// The pair's client writes `length` bytes of `source` into `mr` (a region of the pair's server
+// side registered with `registrations`) from offset 0, as a peer that learned it from its
+// descriptor; the completion must be a success. Then the region is deregistered (*mr NULL).
+// Use with ASSERT_NO_FATAL_FAILURE.
+void WriteThenDeregister(ConnectedPair& pair, Registrations& registrations, const Buffer& source,
+                         rpma_mr_local** mr, size_t length);
+
 // What every librpma destructor (rpma_*_delete, rpma_mr_dereg) does with a NULL object: returns
 // 0 and leaves the pointer NULL.
 template <typename T>
