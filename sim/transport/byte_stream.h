@@ -24,6 +24,15 @@ class ByteStream {
   // stream is full), or -1 when it is broken. One writer at a time.
   virtual ssize_t Write(const iovec* parts, int count) = 0;
 
+  // Write, where some parts are the application's registered memory (a payload read in
+  // place), which it may have unmapped under a request it posted. Those are read as a device
+  // reads them (guarded_copy.h); when the next bytes to take cannot be read at all, it
+  // returns -1 with errno EFAULT, having taken nothing of them, and the stream goes on
+  // (a socket's sendmsg does the same by itself).
+  virtual ssize_t WriteFromApplication(const iovec* parts, int count) {
+    return Write(parts, count);
+  }
+
   // Takes what arrived, up to `size` bytes: the bytes taken, 0 if nothing is there yet, -1
   // at the end or on an error. One reader at a time, on any thread (the engine's, or an
   // application's that polls: FrameWire::DeliverArrived).

@@ -31,6 +31,10 @@ class FramePayload {
   // cannot be read any more are replaced, never skipped: the peer was told the frame's
   // length.)
   virtual bool WriteWith(const std::function<bool(const iovec* parts, int count)>& write) = 0;
+
+  // The bytes WriteWith gave could not be read (the application unmapped them): whether the
+  // payload goes on without them, WriteWith giving from now on what stands in for them.
+  virtual bool GiveUpBytes() { return false; }
 };
 
 // Bytes the payload keeps itself.

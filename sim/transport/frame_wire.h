@@ -172,8 +172,11 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   // Sends what the stream takes now of the rest of `out`, which has a payload. False on a
   // connection error.
   bool WriteWithPayload(Outgoing* out);
-  // The same, with out->payload's bytes as `payload_count` parts.
-  bool WriteParts(Outgoing* out, const iovec* payload, int payload_count);
+  // The same, with out->payload's bytes as `payload_count` parts: kWritten (as far as the
+  // stream takes them), kBroken on a connection error, or kUnreadable if the next of those
+  // bytes cannot be read (the application unmapped them).
+  enum class PartsWritten { kWritten, kBroken, kUnreadable };
+  PartsWritten WriteParts(Outgoing* out, const iovec* payload, int payload_count);
   // Sends the queued frames in order as far as the stream takes them: all of them
   // (kDrained), until it is full (kFull), or until it broke (kBroken).
   enum class WriteResult { kDrained, kFull, kBroken };

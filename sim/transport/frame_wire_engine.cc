@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <errno.h>
 #include <string.h>
 
 #include <algorithm>
@@ -312,11 +313,25 @@ bool FrameWire::WriteFrames(size_t count) {
 }
 
 bool FrameWire::WriteWithPayload(Outgoing* out) {
-  return out->payload->WriteWith(
-      [this, out](const iovec* parts, int count) { return WriteParts(out, parts, count); });
+  for (;;) {
+    PartsWritten result = PartsWritten::kBroken;  // if the payload could not give its bytes
+    out->payload->WriteWith([this, out, &result](const iovec* parts, int count) {
+      result = WriteParts(out, parts, count);
+      return result == PartsWritten::kWritten;
+    });
+    if (result != PartsWritten::kUnreadable) return result == PartsWritten::kWritten;
+    // From where the stream stopped, the payload gives what stands in for the bytes (and
+    // tells the peer), or the frame cannot go on.
+    if (!out->payload->GiveUpBytes()) {
+      SIM_LOG_ERROR("a frame's payload to %s cannot be read; closing the connection",
+                    peer().c_str());
+      return false;
+    }
+  }
 }
 
-bool FrameWire::WriteParts(Outgoing* out, const iovec* payload, int payload_count) {
+FrameWire::PartsWritten FrameWire::WriteParts(Outgoing* out, const iovec* payload,
+                                              int payload_count) {
   constexpr int kFrameParts = 2 + FramePayload::kMaxParts;  // header, body, payload
   size_t payload_size = 0;
   for (int i = 0; i < payload_count; ++i) payload_size += payload[i].iov_len;
@@ -324,7 +339,7 @@ bool FrameWire::WriteParts(Outgoing* out, const iovec* payload, int payload_coun
       out->body.size() + payload_size != out->body_size) {
     SIM_LOG_ERROR("a frame's payload to %s is not the size it announced; closing the connection",
                   peer().c_str());
-    return false;
+    return PartsWritten::kBroken;
   }
   uint8_t header[kFrameHeaderSize];
   EncodeFrameHeader(out->type, static_cast<uint32_t>(out->body_size), header);
@@ -337,13 +352,13 @@ bool FrameWire::WriteParts(Outgoing* out, const iovec* payload, int payload_coun
   while (sent < total && (payload_count == 0 || written < kWriteChunk)) {
     iovec remaining[kFrameParts];
     int count = PartsAfter(parts, part_count, sent, remaining);
-    ssize_t n = stream_->Write(remaining, count);
-    if (n < 0) return false;
-    if (n == 0) return true;
+    ssize_t n = stream_->WriteFromApplication(remaining, count);
+    if (n < 0) return errno == EFAULT ? PartsWritten::kUnreadable : PartsWritten::kBroken;
+    if (n == 0) return PartsWritten::kWritten;
     sent += static_cast<size_t>(n);
     written += static_cast<size_t>(n);
   }
-  return true;
+  return PartsWritten::kWritten;
 }
 
 void FrameWire::ArmWrite() {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "sim/common/guarded_copy.h"
+
 namespace rpma_sim {
 namespace {
 
@@ -25,7 +27,7 @@ int64_t ShmRing::Readable() const {
   return used > capacity_ ? -1 : static_cast<int64_t>(used);
 }
 
-ssize_t ShmRing::TryWrite(const iovec* parts, int count) {
+ssize_t ShmRing::TryWrite(const iovec* parts, int count, Source source) {
   if (consumer_closed()) return -1;
   uint64_t head = control_->head.load(std::memory_order_relaxed);
   uint64_t tail = control_->tail.load(std::memory_order_acquire);
@@ -39,7 +41,15 @@ ssize_t ShmRing::TryWrite(const iovec* parts, int count) {
     while (left > 0) {
       size_t at = static_cast<size_t>((head + taken) % capacity_);
       size_t piece = std::min(left, capacity_ - at);
-      memcpy(data_ + at, from, piece);
+      if (source == Source::kOwn) {
+        memcpy(data_ + at, from, piece);
+      } else if (CopyResult copied = GuardedCopy(data_ + at, from, piece);
+                 copied != CopyResult::kCopied) {
+        if (copied == CopyResult::kTargetUnreachable) return -1;
+        // Nothing of this piece is taken; what came before it is.
+        if (taken > 0) control_->head.store(head + taken, std::memory_order_release);
+        return taken > 0 ? static_cast<ssize_t>(taken) : kUnreadable;
+      }
       from += piece;
       left -= piece;
       taken += piece;

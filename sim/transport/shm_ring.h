@@ -42,9 +42,21 @@ class ShmRing {
   ShmRing(RingControl* control, uint8_t* data, size_t capacity)
       : control_(control), data_(data), capacity_(capacity) {}
 
-  // Producer: copies what fits of `parts` (possibly nothing). Returns the bytes taken, or
-  // -1 if the control block is corrupt or the consumer is gone.
-  ssize_t TryWrite(const iovec* parts, int count);
+  // How the producer reads the bytes it copies in.
+  enum class Source {
+    kOwn,          // the simulator's own memory: memcpy
+    kApplication,  // memory the application registered, which it may have unmapped under
+                   // a posted request: read as a device reads it (guarded_copy.h)
+  };
+
+  // What TryWrite returns when the first bytes of an application's part cannot be read.
+  static constexpr ssize_t kUnreadable = -2;
+
+  // Producer: copies what fits of `parts` (possibly nothing). Returns the bytes taken, -1 if
+  // the control block is corrupt or the consumer is gone, or kUnreadable (nothing taken)
+  // if the first part of kApplication `source` to copy cannot be read; the bytes before
+  // such a part are taken, and the ring stays as sound as before.
+  ssize_t TryWrite(const iovec* parts, int count, Source source = Source::kOwn);
 
   // Consumer: copies up to `size` bytes out. Returns the bytes taken (0 when empty), or -1
   // if the control block is corrupt.

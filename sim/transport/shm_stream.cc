@@ -3,6 +3,7 @@
 #include "sim/transport/shm_stream.h"
 #include "sim/common/mutex.h"
 
+#include <errno.h>
 #include <sched.h>
 
 #include <atomic>
@@ -172,9 +173,21 @@ ssize_t ShmStream::TryRead(uint8_t* data, size_t size) {
 }
 
 ssize_t ShmStream::Write(const iovec* parts, int count) {
+  return WriteFrom(parts, count, ShmRing::Source::kOwn);
+}
+
+ssize_t ShmStream::WriteFromApplication(const iovec* parts, int count) {
+  return WriteFrom(parts, count, ShmRing::Source::kApplication);
+}
+
+ssize_t ShmStream::WriteFrom(const iovec* parts, int count, ShmRing::Source source) {
   if (state_->stopped || state_->peer_gone) return -1;
-  ssize_t n = state_->outbound().TryWrite(parts, count);
+  ssize_t n = state_->outbound().TryWrite(parts, count, source);
   if (Broken(0)) return -1;  // what it wrote went nowhere
+  if (n == ShmRing::kUnreadable) {
+    errno = EFAULT;
+    return -1;
+  }
   if (n < 0 && !state_->outbound().consumer_closed())
     SIM_LOG_ERROR("the shared memory ring to %s is corrupt", peer_.c_str());
   if (n > 0) {

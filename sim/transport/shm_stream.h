@@ -30,6 +30,7 @@ class ShmStream : public ByteStream {
             std::function<void()> ring_doorbell, std::function<void()> on_shutdown);
 
   ssize_t Write(const iovec* parts, int count) override;
+  ssize_t WriteFromApplication(const iovec* parts, int count) override;
   ssize_t TryRead(uint8_t* data, size_t size) override;
   void Shutdown() override;
   const std::string& peer() const override { return peer_; }
@@ -45,6 +46,8 @@ class ShmStream : public ByteStream {
   // What the engine's waits share with the stream; they may outlive it.
   struct State;
 
+  // Write and WriteFromApplication, copying from `source`.
+  ssize_t WriteFrom(const iovec* parts, int count, ShmRing::Source source);
   // After this side read: rings the peer's producer if it waits for space.
   void AfterRead();
   // After an access to the rings that returned `accessed` (negative: corrupt): whether the

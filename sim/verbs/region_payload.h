@@ -5,11 +5,11 @@
 // The wire reads them under the memory-region table's shared lock, so a region
 // deregistered meanwhile is never read afterwards; nor are the bytes of a queue pair that
 // flushed its requests (Revoke waits for a send of them under way), whose application may
-// free them. The frame has already announced its length, so bytes that cannot be read go
-// as zeros, and the byte after them (PROTOCOL.md, "In place") tells the responder so: it
-// places nothing and
-// answers as it does in one process when the requester's buffer went away
-// (IBV_WC_LOC_PROT_ERR for the requester).
+// free them. Pages the application unmapped under the request cannot be read either (the
+// stream says so: ByteStream::WriteFromApplication). The frame has already announced its
+// length, so bytes that cannot be read go as zeros, and the byte after them (PROTOCOL.md,
+// "In place") tells the responder so: it places nothing and answers as it does in one
+// process when the requester's buffer went away (IBV_WC_LOC_PROT_ERR for the requester).
 #ifndef RPMA_SIM_VERBS_REGION_PAYLOAD_H_
 #define RPMA_SIM_VERBS_REGION_PAYLOAD_H_
 
@@ -41,6 +41,12 @@ class RegionPayload : public FramePayload {
   // The bytes and the byte after them.
   size_t size() const override { return length_ + 1; }
   bool WriteWith(const std::function<bool(const iovec* parts, int count)>& write) override;
+
+  // Zeros from now on, and the responder told, as for a region deregistered meanwhile.
+  bool GiveUpBytes() override {
+    lost_.store(true);
+    return true;
+  }
 
   // The region is not read any more once this returns (the queue pair flushed the
   // request): waits for a WriteWith under way, which the stream bounds.

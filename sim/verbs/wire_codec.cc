@@ -115,10 +115,15 @@ std::optional<EncodedRequest> EncodeRequest(const SendRequest& request, uint64_t
         std::make_shared<RegionPayload>(request.local, request.local_offset, request.length);
   } else if (with_bytes) {
     // Checked at the post, but a request kept to execute with others, or held, is encoded
-    // later: its region may have been deregistered (and its memory freed) since.
+    // later: its region may have been deregistered (and its memory freed) since. Its pages
+    // may also have been unmapped under it (guarded_copy.h).
     ReaderLock lock(&MemoryRegionTable::Get().mutex());
     if (!MemoryRegionTable::Get().IsRegisteredLocked(*request.local)) return std::nullopt;
-    writer.Bytes(request.local->addr + request.local_offset, request.length);
+    const size_t at = body.size();
+    body.resize(at + request.length);
+    if (GuardedCopy(body.data() + at, request.local->addr + request.local_offset, request.length) !=
+        CopyResult::kCopied)
+      return std::nullopt;
   }
   encoded.window_bytes =
       WindowBytes(body.size() + (encoded.payload ? encoded.payload->size() : 0), request, route);

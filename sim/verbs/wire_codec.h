@@ -49,7 +49,8 @@ struct EncodedRequest {
 
 // Encodes `request`, the requester's work request `sequence`. A carried payload below
 // kPayloadInPlace is copied into the body now, under the region table's lock; nullopt if
-// its region is no longer registered (the request fails locally: IBV_WC_LOC_PROT_ERR).
+// its region is no longer registered, or its bytes cannot be read (the application
+// unmapped them): the request fails locally, IBV_WC_LOC_PROT_ERR.
 std::optional<EncodedRequest> EncodeRequest(const SendRequest& request, uint64_t sequence,
                                             PayloadRoute route);
 

@@ -174,7 +174,7 @@ void WireLink::SubmitLocked(const SendRequest& request, uint64_t sequence) {
                                  : PayloadRoute::kCarried;
   std::optional<EncodedRequest> encoded = EncodeRequest(request, sequence, route);
   if (!encoded) {
-    // Its buffer was deregistered since its post: it fails where it stands, and nothing
+    // Its buffer was deregistered or unmapped since its post: it fails where it stands, and nothing
     // after it leaves.
     stopped_ = true;
     std::shared_ptr<QueuePair> qp = this->qp();

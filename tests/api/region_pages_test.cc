@@ -1,7 +1,8 @@
 // region_pages_test.cc -- what a peer's access does to a registered region whose pages the
 // application changed while it was registered: made read-only or inaccessible (a device
 // reaches pinned pages whatever their protection, and so does the simulator), or unmapped
-// (the simulator cannot reach pages that are gone: an error completion, never a crash).
+// (the simulator cannot reach pages that are gone: an error completion, never a crash); and
+// what a write or send does whose own buffer the requester unmapped under it.
 // The same on every transport: in process, over TCP and over shared memory, where the
 // region's whole pages move into a shared mapping and its partial ones do not.
 #include <stdint.h>
@@ -65,6 +66,16 @@ class RegionPagesTest : public ::testing::Test {
     ASSERT_NE(MAP_FAILED, mapped);
     *pages = static_cast<uint8_t*>(mapped);
     ASSERT_NO_FATAL_FAILURE(registrations_.Register(pair_.peer, mapped, length, usage, mr));
+  }
+
+  // A new connection in place of one an error ended, with no registrations (asserted: use
+  // with ASSERT_NO_FATAL_FAILURE).
+  void Reconnect() {
+    registrations_.Release();
+    pair_.Teardown();
+    ASSERT_NO_FATAL_FAILURE(pair_.Connect());
+    ASSERT_EQ(0, rpma_conn_get_cq(pair_.client, &client_cq_));
+    ASSERT_EQ(0, rpma_conn_get_cq(pair_.server, &server_cq_));
   }
 
   ibv_wc_status Completion(rpma_cq* cq) {
@@ -165,6 +176,58 @@ TEST_F(RegionPagesTest, ASendIntoAReceiveBufferUnmappedFails) {
   ASSERT_EQ(0, rpma_send(pair_.client, message->mr, 0, 64, RPMA_F_COMPLETION_ALWAYS, nullptr));
   EXPECT_EQ(IBV_WC_REM_OP_ERR, Completion(client_cq_));
   EXPECT_EQ(IBV_WC_LOC_PROT_ERR, Completion(server_cq_));
+}
+
+// The requester unmapped its own source buffer under a posted write (a NIC would still read
+// the pages it pinned): nothing is left to send, so the write fails as one from a buffer no
+// region holds, the target's bytes stay, and the process goes on. Both ways a payload
+// leaves: copied into the request (below 16 KiB) and read from the buffer as the wire sends
+// it, or by the peer through process_vm (16 KiB and more).
+TEST_F(RegionPagesTest, AWriteFromALocalBufferUnmappedFailsWithLocalProtectionError) {
+  for (size_t length : {kLength, size_t{64} * 1024}) {
+    SCOPED_TRACE(length);
+    Buffer* target = registrations_.NewBuffer(pair_.peer, length, RPMA_MR_USAGE_WRITE_DST, 0x11);
+    ASSERT_NE(nullptr, target);
+    rpma_mr_remote* remote = registrations_.RemoteOf(target);
+    ASSERT_NE(nullptr, remote);
+    // A write that lands first (the byte the target has): whatever the simulator maps to
+    // reach the target is mapped before the pages below are unmapped, so nothing of it takes
+    // their place.
+    Buffer* first = registrations_.NewBuffer(pair_.peer, 1, RPMA_MR_USAGE_WRITE_SRC, 0x11);
+    ASSERT_NE(nullptr, first);
+    ASSERT_EQ(
+        0, rpma_write(pair_.client, remote, 0, first->mr, 0, 1, RPMA_F_COMPLETION_ALWAYS, nullptr));
+    ASSERT_EQ(IBV_WC_SUCCESS, Completion(client_cq_));
+    uint8_t* local = nullptr;
+    rpma_mr_local* local_mr = nullptr;
+    ASSERT_NO_FATAL_FAILURE(MapRegistered(length, RPMA_MR_USAGE_WRITE_SRC, &local, &local_mr));
+    memset(local, 0x77, length);
+    ASSERT_EQ(0, munmap(local, length));
+    ASSERT_EQ(0, rpma_write(pair_.client, remote, 0, local_mr, 0, length, RPMA_F_COMPLETION_ALWAYS,
+                            nullptr));
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, Completion(client_cq_));
+    EXPECT_EQ(std::vector<uint8_t>(length, 0x11), target->bytes);
+    ASSERT_NO_FATAL_FAILURE(Reconnect());  // this one is in error now
+  }
+}
+
+// The same for a message: the send fails at the sender, and nothing lands in the receive.
+TEST_F(RegionPagesTest, ASendFromABufferUnmappedFailsWithLocalProtectionError) {
+  for (size_t length : {kLength, size_t{64} * 1024}) {
+    SCOPED_TRACE(length);
+    Buffer* receive = registrations_.NewBuffer(pair_.peer, length, RPMA_MR_USAGE_RECV, 0x22);
+    ASSERT_NE(nullptr, receive);
+    ASSERT_EQ(0, rpma_recv(pair_.server, receive->mr, 0, length, nullptr));
+    uint8_t* local = nullptr;
+    rpma_mr_local* local_mr = nullptr;
+    ASSERT_NO_FATAL_FAILURE(MapRegistered(length, RPMA_MR_USAGE_SEND, &local, &local_mr));
+    memset(local, 0x77, length);
+    ASSERT_EQ(0, munmap(local, length));
+    ASSERT_EQ(0, rpma_send(pair_.client, local_mr, 0, length, RPMA_F_COMPLETION_ALWAYS, nullptr));
+    EXPECT_EQ(IBV_WC_LOC_PROT_ERR, Completion(client_cq_));
+    EXPECT_EQ(std::vector<uint8_t>(length, 0x22), receive->bytes);
+    ASSERT_NO_FATAL_FAILURE(Reconnect());
+  }
 }
 
 }  // namespace
