@@ -12,6 +12,7 @@
 // standing for the answers to the peer's requests); the peer drains the ring, as a peer that
 // reads its answers does, and re-arms its doorbell request each time.
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <memory>
@@ -57,7 +58,12 @@ TEST_F(ShmSwitchDoorbellTest, APeerThatAsksForDoorbellsAndNeverReadsTcpIsNotQueu
   }
   printf("after %zu writes to the ring: %zu DOORBELL frames (%zu body bytes) queued on TCP\n",
          kWrites, wire_->queued_frames(), wire_->queued_bytes());
-  EXPECT_GE(wire_->queued_frames(), 1u) << "no DOORBELL waits for the peer: its wake-up is lost";
+  // A DOORBELL waits on the wire, or one reached the peer's socket (where it stays, since
+  // the peer never reads): under load the engine hands few of them to the kernel, each
+  // saying all there is to say, and those may all fit there.
+  pollfd readable = {peer_, POLLIN, 0};
+  EXPECT_TRUE(wire_->queued_frames() >= 1 || poll(&readable, 1, 10000) == 1)
+      << "no DOORBELL waits for the peer: its wake-up is lost";
   EXPECT_LE(wire_->queued_frames(), kMostFramesQueued)
       << "the TCP wire queues a DOORBELL for every write a peer asked one for, without bound";
 
