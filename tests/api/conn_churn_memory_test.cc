@@ -3,12 +3,15 @@
 // hardware"). The heap in use (mallinfo2) after a warm-up round must not grow with the number
 // of connections that came and went.
 //
-// Over shared memory each connection's side starts a direct-access target; the process's
-// directory of targets keeps an entry for every one ever started until the next registration
-// of a region a peer may write or read prunes it. A server that registers its memory once and
-// then serves client after client grows by that entry for every connection.
+// Over shared memory each connection's side starts a direct-access target, which the
+// process's directory of targets lists. The directory once kept an entry for every target ever
+// started until the next registration of a region a peer may write or read pruned it, so a
+// server that registered its memory once and then served client after client grew by those
+// entries with every connection.
 #include <malloc.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "tests/common/test_support.h"
@@ -19,6 +22,7 @@ constexpr int kRemoteUsage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC;
 constexpr int kWarmUp = 1000;  // connections before the first count: one-time allocations
 constexpr int kCycles = 3000;  // connections between the two counts
 constexpr double kMaxBytesPerConnection = 10;  // allocator noise; a leak is several times that
+constexpr int kSamples = 20;  // counts of the heap, each after one more connection, per reading
 
 size_t HeapInUse() { return mallinfo2().uordblks; }
 
@@ -46,6 +50,18 @@ class ConnChurnMemoryTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(DisconnectAndDelete(&client, &server));
   }
 
+  // The heap in use once what connections that ended left to the progress engine is freed:
+  // the least of kSamples counts, each after one more connection. (One count may catch the
+  // objects of a connection the engine has not let go of yet: up to 50 KB more, measured.)
+  void SettledHeapInUse(size_t* bytes) {
+    size_t least = SIZE_MAX;
+    for (int i = 0; i < kSamples; ++i) {
+      ASSERT_NO_FATAL_FAILURE(OneConnection());
+      least = std::min(least, HeapInUse());
+    }
+    *bytes = least;
+  }
+
   ConnectedPair pair_;
   std::vector<char> region_;
   rpma_mr_local* mr_ = nullptr;
@@ -59,9 +75,10 @@ TEST_F(ConnChurnMemoryTest, ConnectionsThatComeAndGoLeaveTheHeapAsItWas) {
   GTEST_SKIP() << "the sanitizers' allocators do not count the heap for mallinfo2";
 #endif
   for (int i = 0; i < kWarmUp; ++i) ASSERT_NO_FATAL_FAILURE(OneConnection());
-  const size_t before = HeapInUse();
+  size_t before = 0, after = 0;
+  ASSERT_NO_FATAL_FAILURE(SettledHeapInUse(&before));
   for (int i = 0; i < kCycles; ++i) ASSERT_NO_FATAL_FAILURE(OneConnection());
-  const size_t after = HeapInUse();
+  ASSERT_NO_FATAL_FAILURE(SettledHeapInUse(&after));
   const double per_connection =
       (static_cast<double>(after) - static_cast<double>(before)) / kCycles;
   EXPECT_LT(per_connection, kMaxBytesPerConnection)
