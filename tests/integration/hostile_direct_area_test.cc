@@ -1,0 +1,203 @@
+// hostile_direct_area_test.cc -- a peer over shared memory that lies in the server's direct
+// area (the in-use count of its accesses, the claim word of a placement record), which it
+// writes as freely as the server does. What one such peer does must cost the server only that
+// peer's connection: not every deregistration of the process, and not the progress engine
+// every other connection needs.
+//
+// The peers are raw_shm_peer.h's (frames written by hand into the rings); one of them stays
+// honest and measures how long the server takes to answer it.
+#include <gtest/gtest.h>
+#include <infiniband/verbs.h>
+#include <librpma.h>
+#include <rpma_sim.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/transport/direct_area.h"
+#include "tests/common/kept_log.h"
+#include "tests/integration/hostile_lies.h"
+#include "tests/integration/integration_support.h"
+#include "tests/integration/raw_peer.h"
+#include "tests/integration/raw_shm_peer.h"
+
+using hostile::kFill;
+using hostile::kRegionSize;
+using hostile::RequestFrame;
+using hostile::Target;
+using integration::kLoopback;
+using integration::kSafetyTimeoutMs;
+using integration::NowMs;
+using raw_peer::Frame;
+
+namespace {
+
+// What a peer heard back for a request: its answer, or the end of its connection.
+enum class Heard { kResponse, kClosed, kNothing };
+
+class HostileDirectAreaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(0, rpma_sim_set_transport(RPMA_SIM_TRANSPORT_SHM));
+    ForgetLoggedLines();
+    ASSERT_EQ(0, rpma_log_set_function(KeepLogLine));
+    ibv_context* ibv_ctx = nullptr;
+    ASSERT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx));
+    ASSERT_EQ(0, rpma_peer_new(ibv_ctx, &peer_));
+    int ret = integration::ListenOnFreePort(peer_, &ep_, &port_);
+    ASSERT_EQ(0, ret) << "rpma_ep_listen: " << rpma_err_2str(ret);
+    ASSERT_TRUE(guarded_.Map(kRegionSize, kFill));
+    ASSERT_EQ(0, rpma_mr_reg(peer_, guarded_.data(), kRegionSize,
+                             RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, &mr_));
+  }
+
+  void TearDown() override {
+    for (auto& wire : wires_) wire->Close();
+    for (rpma_conn*& conn : conns_) {
+      rpma_conn_event event;
+      integration::NextEvent(conn, kSafetyTimeoutMs, &event);
+      EXPECT_EQ(0, rpma_conn_delete(&conn));
+    }
+    if (mr_ != nullptr) EXPECT_EQ(0, rpma_mr_dereg(&mr_));
+    if (ep_ != nullptr) EXPECT_EQ(0, rpma_ep_shutdown(&ep_));
+    if (peer_ != nullptr) EXPECT_EQ(0, rpma_peer_delete(&peer_));
+    EXPECT_EQ(0, rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION));
+  }
+
+  // A raw peer over shared memory completes a valid handshake; the server accepts with its
+  // region's descriptor, which the peer reads into *target. Both sides established.
+  raw_peer::ShmPeer* Connect(Target* target) {
+    auto shm = std::make_unique<raw_peer::ShmPeer>();
+    raw_peer::ShmPeer* wire = shm.get();
+    wires_.push_back(std::move(shm));
+    EXPECT_NO_FATAL_FAILURE(wire->Connect(port_));
+    std::vector<uint8_t> hello = {0};  // no private data
+    std::vector<uint8_t> offer = wire->Offer();
+    hello.insert(hello.end(), offer.begin(), offer.end());
+    raw_peer::PutLe(&hello, 0x686f7374696c65, 8);  // the peer's node id
+    EXPECT_NO_FATAL_FAILURE(wire->Send(Frame(raw_peer::kHello, hello)));
+    int ep_fd = -1;
+    EXPECT_EQ(0, rpma_ep_get_fd(ep_, &ep_fd));
+    EXPECT_TRUE(integration::WaitReadable(ep_fd, kSafetyTimeoutMs));
+    rpma_conn_req* req = nullptr;
+    EXPECT_EQ(0, rpma_ep_next_conn_req(ep_, nullptr, &req));
+    std::vector<uint8_t> desc;
+    EXPECT_EQ(0, integration::GetDescriptor(mr_, &desc));
+    rpma_conn_private_data pdata = {desc.data(), static_cast<uint8_t>(desc.size())};
+    rpma_conn* conn = nullptr;
+    EXPECT_EQ(0, rpma_conn_req_connect(&req, &pdata, &conn));
+    conns_.push_back(conn);
+    uint16_t type = 0;
+    std::vector<uint8_t> body;
+    EXPECT_NO_FATAL_FAILURE(wire->ReadFrame(&type, &body));
+    EXPECT_EQ(raw_peer::kAccept, type);
+    EXPECT_EQ(1 + 21 + 1 + 8u, body.size());
+    if (body.size() != 1 + 21 + 1 + 8u) return wire;
+    auto le = [&](size_t at, int bytes) {
+      uint64_t value = 0;
+      for (int i = 0; i < bytes; ++i) value |= static_cast<uint64_t>(body[at + i]) << (8 * i);
+      return value;
+    };
+    target->address = le(1, 8);
+    target->length = le(9, 8);
+    target->rkey = static_cast<uint32_t>(le(17, 4));
+    EXPECT_EQ(1, body[22]) << "the server did not take the shared-memory offer";
+    wire->UseRings();
+    rpma_conn_event event = RPMA_CONN_UNDEFINED;
+    EXPECT_EQ(0, integration::NextEvent(conn, kSafetyTimeoutMs, &event));
+    EXPECT_EQ(RPMA_CONN_ESTABLISHED, event);
+    return wire;
+  }
+
+  // An 8-byte read of the region's start, request `sequence`, as a REQUEST frame.
+  static std::vector<uint8_t> ReadOf(const Target& target, uint64_t sequence) {
+    raw_peer::Request read;
+    read.sequence = sequence;
+    read.opcode = 1;
+    read.rkey = target.rkey;
+    read.address = target.address;
+    read.length = 8;
+    return RequestFrame(read);
+  }
+
+  // Waits (the safety timeout at most) for a whole frame in `wire`'s inbound ring, or the end
+  // of its connection.
+  static Heard AwaitAnswer(raw_peer::ShmPeer* wire) {
+    rpma_sim::ShmRing& ring = wire->segment().inbound();
+    const long long deadline = NowMs() + kSafetyTimeoutMs;
+    uint8_t header[raw_peer::kHeaderSize];
+    while (NowMs() < deadline) {
+      if (ring.Peek(header, sizeof(header))) {
+        uint32_t length = 0;
+        for (int i = 0; i < 4; ++i) length |= static_cast<uint32_t>(header[8 + i]) << (8 * i);
+        if (ring.Readable() >= static_cast<int64_t>(raw_peer::kHeaderSize + length)) {
+          std::vector<uint8_t> frame(raw_peer::kHeaderSize + length);
+          ring.TryRead(frame.data(), frame.size());
+          return Heard::kResponse;
+        }
+      }
+      if (ring.producer_closed() && ring.Readable() <= 0) return Heard::kClosed;
+      sched_yield();
+    }
+    return Heard::kNothing;
+  }
+
+  // An honest read by `wire` (request `sequence`): how long the server took to answer it, in
+  // milliseconds.
+  static long long RoundTripMs(raw_peer::ShmPeer* wire, const Target& target, uint64_t sequence) {
+    const long long start = NowMs();
+    EXPECT_NO_FATAL_FAILURE(wire->Send(ReadOf(target, sequence)));
+    EXPECT_EQ(Heard::kResponse, AwaitAnswer(wire)) << "the honest peer got no answer";
+    return NowMs() - start;
+  }
+
+  rpma_peer* peer_ = nullptr;
+  rpma_ep* ep_ = nullptr;
+  std::string port_;
+  integration::GuardedRegion guarded_;
+  rpma_mr_local* mr_ = nullptr;
+  std::vector<std::unique_ptr<raw_peer::ShmPeer>> wires_;
+  std::vector<rpma_conn*> conns_;
+};
+
+
+// The peer says it has a direct access under way in the server's memory for ever (the in-use
+// count of the server's direct area stays 1). The server's first deregistration waits the
+// second it allows for it, logs that it gives up on the peer, and closes the peer's direct
+// access for good. From then on nothing of that peer's can land directly, yet every later
+// rpma_mr_dereg of the process waits a whole second again for the same lie
+// (DirectTarget::Deregister withdraws the region from the given-up target and WaitIdle waits
+// again): one peer makes every deregistration of the process a second long.
+TEST_F(HostileDirectAreaTest, AfterGivingUpOnAPeerLaterDeregistrationsDoNotWaitForItAgain) {
+  Target target;
+  raw_peer::ShmPeer* hostile = Connect(&target);
+  ASSERT_FALSE(HasFatalFailure());
+  hostile->segment().peer_direct().in_use.store(1);  // an access under way, for ever
+
+  std::vector<uint8_t> buffer(4096);
+  long long took_ms[2];
+  for (long long& took : took_ms) {
+    rpma_mr_local* mr = nullptr;
+    ASSERT_EQ(0, rpma_mr_reg(peer_, buffer.data(), buffer.size(), RPMA_MR_USAGE_WRITE_DST, &mr));
+    const long long start = NowMs();
+    ASSERT_EQ(0, rpma_mr_dereg(&mr));
+    took = NowMs() - start;
+  }
+  printf("rpma_mr_dereg took %lld ms, then %lld ms\n", took_ms[0], took_ms[1]);
+  EXPECT_NE(std::string::npos, LoggedLines().find("held a direct access for over"))
+      << "the server did not give up on the peer's access";
+  EXPECT_LT(took_ms[1], 500) << "a deregistration after the server gave up on the peer waited "
+                                "for that peer's access again";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
