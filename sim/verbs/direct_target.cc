@@ -148,6 +148,13 @@ void DirectTarget::Close() {
 }
 
 void DirectTarget::WaitIdle() {
+  {
+    // Given up on once, for good: what the peer moves from then on does not count
+    // (DirectArea::TargetGaveUp), so there is nothing to wait for; a peer that keeps its
+    // access claimed for ever must not make every later deregistration wait again.
+    MutexLock lock(&mutex_);
+    if (gave_up_) return;
+  }
   if (area_.WaitIdle(kIdleTimeout, segment_->peer_pid())) return;
   {
     // The late access must not count as done (DirectArea::kGaveUp), and none comes after it.

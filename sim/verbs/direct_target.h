@@ -64,7 +64,8 @@ class DirectTarget {
 
   // Opens or closes as the state says.
   void Refresh();
-  // Waits for accesses under way (logged if the peer holds one for too long).
+  // Waits for accesses under way (logged if the peer holds one for too long; at once, once
+  // it gave up).
   void WaitIdle();
   // Stores the area's opening: open or closed, or kGaveUp for good once WaitIdle gave up.
   void StoreOpenLocked(bool open) REQUIRES(mutex_);

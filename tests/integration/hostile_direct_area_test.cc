@@ -165,7 +165,6 @@ class HostileDirectAreaTest : public ::testing::Test {
   std::vector<rpma_conn*> conns_;
 };
 
-
 // The peer says it has a direct access under way in the server's memory for ever (the in-use
 // count of the server's direct area stays 1). The server's first deregistration waits the
 // second it allows for it, logs that it gives up on the peer, and closes the peer's direct
