@@ -5,6 +5,7 @@
 #include <infiniband/verbs.h>
 #include <string.h>
 
+#include <atomic>
 #include <vector>
 
 #include "sim/common/mutex.h"
@@ -15,6 +16,24 @@
 #include "sim/verbs/one_sided.h"
 
 namespace rpma_sim {
+namespace {
+
+// The address space every peer's region files may take in this process together: a quarter
+// of x86-64's 128 TiB, more than the memory of any host whose processes share memory. A peer
+// publishes the lengths it likes; past this, its regions are reached as unmapped ones.
+constexpr uint64_t kMostPeerMappedBytes = uint64_t{32} << 40;
+std::atomic<uint64_t> g_peer_mapped_bytes{0};
+
+// Takes `length` bytes of the budget; false, taking nothing, if they are not left.
+bool TakeAddressSpace(uint64_t length) {
+  uint64_t taken = g_peer_mapped_bytes.load(std::memory_order_relaxed);
+  do {
+    if (length > kMostPeerMappedBytes - taken) return false;
+  } while (!g_peer_mapped_bytes.compare_exchange_weak(taken, taken + length));
+  return true;
+}
+
+}  // namespace
 
 PeerMappings::~PeerMappings() {
   for (Mapping& mapping : mappings_) Unmap(&mapping);
@@ -22,7 +41,10 @@ PeerMappings::~PeerMappings() {
 
 void PeerMappings::Unmap(Mapping* mapping) {
   mapping->guard.reset();  // before the range can go
-  if (mapping->base != nullptr) UnmapFileRange(mapping->base, mapping->length);
+  if (mapping->base != nullptr) {
+    UnmapFileRange(mapping->base, mapping->length);
+    g_peer_mapped_bytes.fetch_sub(mapping->length);
+  }
   mapping->base = nullptr;
   mapping->length = 0;
 }
@@ -37,7 +59,10 @@ uint8_t* PeerMappings::Get(const DirectArea& area, const DirectGrant& grant, uin
     const bool held = area.FileOf(grant, &file) && file.held_from <= grant.region_length &&
                       file.held_length <= grant.region_length - file.held_from &&
                       file.held_length > 0;
-    if (held) mapping.base = MapFileRange(file, file.held_length);
+    if (held && TakeAddressSpace(file.held_length)) {
+      mapping.base = MapFileRange(file, file.held_length);
+      if (mapping.base == nullptr) g_peer_mapped_bytes.fetch_sub(file.held_length);
+    }
     if (mapping.base != nullptr) {
       mapping.length = file.held_length;
       mapping.held_from = file.held_from;
