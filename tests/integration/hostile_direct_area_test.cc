@@ -194,6 +194,57 @@ TEST_F(HostileDirectAreaTest, AfterGivingUpOnAPeerLaterDeregistrationsDoNotWaitF
                                 "for that peer's access again";
 }
 
+// The peer says it wrote one placement record and keeps that record claimed (kGrowing) for
+// ever, then sends PLACED frames, 16 bytes each. For every one the server's progress engine
+// runs DirectArea::ReadPlacements, which yields the core up to 1000 times for the claim
+// (holding the target's mutex and the region table's reader lock) and then leaves the record
+// for the next PLACED, the connection untouched: 12,000 frames (3 rings' worth) cost the
+// engine twelve million sched_yield calls (seconds, where the same frames with the record free
+// take about 10 ms), and an honest peer's reads meanwhile wait.
+TEST_F(HostileDirectAreaTest, APeerKeepingAPlacementClaimedDoesNotStallOthers) {
+  Target target;
+  raw_peer::ShmPeer* honest = Connect(&target);
+  ASSERT_FALSE(HasFatalFailure());
+  raw_peer::ShmPeer* hostile = Connect(&target);
+  ASSERT_FALSE(HasFatalFailure());
+  RoundTripMs(honest, target, 1);  // warm
+  ASSERT_FALSE(HasFailure());
+
+  rpma_sim::DirectArea& area = hostile->segment().peer_direct();
+  area.placements[area.placements_read.load() % rpma_sim::DirectArea::kPlacements].claim.store(
+      rpma_sim::DirectPlacement::kGrowing);
+  area.placements_written.store(area.placements_read.load() + 1);
+  std::vector<uint8_t> placed;
+  for (int i = 0; i < 4000; ++i) {
+    std::vector<uint8_t> frame = Frame(raw_peer::kPlaced, {});
+    placed.insert(placed.end(), frame.begin(), frame.end());
+  }
+
+  // The honest peer reads all the while, on a thread of its own.
+  std::atomic<bool> flooding{true};
+  long long honest_worst_ms = 0;
+  std::thread reader([&] {
+    uint64_t sequence = 2;
+    while (flooding.load())
+      honest_worst_ms = std::max(honest_worst_ms, RoundTripMs(honest, target, sequence++));
+  });
+  const long long start = NowMs();
+  for (int batch = 0; batch < 3; ++batch) EXPECT_NO_FATAL_FAILURE(hostile->Send(placed));
+  // The hostile peer's own read, behind its PLACED frames: answered, or its connection ended.
+  EXPECT_NO_FATAL_FAILURE(hostile->Send(ReadOf(target, 1)));
+  const Heard heard = AwaitAnswer(hostile);
+  const long long hostile_ms = NowMs() - start;
+  flooding.store(false);
+  reader.join();
+  printf("12000 PLACED frames and a read took %lld ms (%s); the slowest honest read %lld ms\n",
+         hostile_ms,
+         heard == Heard::kResponse ? "answered" : heard == Heard::kClosed ? "closed" : "nothing",
+         honest_worst_ms);
+  EXPECT_NE(Heard::kNothing, heard);
+  EXPECT_LT(hostile_ms, 1000) << "12000 PLACED frames of 16 bytes kept the progress engine busy";
+  EXPECT_LT(honest_worst_ms, 500) << "another peer's PLACED frames stalled this connection";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
