@@ -94,7 +94,8 @@ bool DirectArea::WaitIdle(std::chrono::milliseconds timeout, int initiator) {
 }
 
 bool DirectArea::ReadPlacements(
-    const std::function<void(uint32_t, uint64_t, uint64_t, uint64_t, uint64_t)>& visit) {
+    const std::function<void(uint32_t, uint64_t, uint64_t, uint64_t, uint64_t)>& visit,
+    uint32_t* yields_left) {
   uint64_t read = placements_read.load(std::memory_order_relaxed);
   uint64_t written = placements_written.load(std::memory_order_acquire);
   if (written - read > kPlacements) return false;
@@ -103,9 +104,9 @@ bool DirectArea::ReadPlacements(
     // The initiator grows a record for a few stores at most; one that stays held (a peer
     // descheduled, or lying) is left for the next call rather than waited for.
     uint32_t expected = DirectPlacement::kFree;
-    int tries = 0;
     while (!record.claim.compare_exchange_strong(expected, DirectPlacement::kTaken)) {
-      if (expected != DirectPlacement::kGrowing || ++tries > 1000) break;
+      if (expected != DirectPlacement::kGrowing || *yields_left == 0) break;
+      --*yields_left;
       expected = DirectPlacement::kFree;
       std::this_thread::yield();
     }

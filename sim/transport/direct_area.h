@@ -119,11 +119,13 @@ struct DirectArea {
            placements_read.load(std::memory_order_relaxed);
   }
   // Calls `visit` for each placement record not read yet, in order, and marks them read. A
-  // record the initiator is growing is waited for a moment; if it stays held, the rest wait
-  // for the next call. Returns false (having read none) if the peer's counters are
-  // impossible.
+  // record the initiator is growing is waited for a moment, a yield of the core at a time,
+  // at most `*yields_left` yields in all (decremented by those made); if it stays held, it
+  // and the rest wait for the next call. Returns false (having read none) if the peer's
+  // counters are impossible.
   bool ReadPlacements(const std::function<void(uint32_t rkey, uint64_t offset, uint64_t length,
-                                               uint64_t first, uint64_t last)>& visit);
+                                               uint64_t first, uint64_t last)>& visit,
+                      uint32_t* yields_left);
 
   // Initiator side.
   // Finds the valid entry of `rkey` that holds [address, address + length) with `access`.

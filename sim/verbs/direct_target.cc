@@ -176,6 +176,12 @@ void DirectTarget::TakePlacements(const MemoryRegion* going) {
   if (!connected_ || closed_) return;
   ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
   PersistenceDomain& persistence = pd_->persistence();
+  // The clock is read only once yields were spent: a second after the first was, all are
+  // back.
+  if (placement_yields_ < kPlacementYields &&
+      std::chrono::steady_clock::now() - placement_yields_since_ >= std::chrono::seconds(1))
+    placement_yields_ = kPlacementYields;
+  const bool unspent = placement_yields_ == kPlacementYields;
   bool believable = area_.ReadPlacements(
       [&](uint32_t rkey, uint64_t offset, uint64_t length, uint64_t first, uint64_t last) {
         // Checked like a request: a record the peer made up places nothing.
@@ -188,7 +194,10 @@ void DirectTarget::TakePlacements(const MemoryRegion* going) {
           return;
         persistence.Place(PlacedRegion{region->rkey, region->addr, region->length, region->ordinal},
                           offset, length, Placement{qp_num_, first, last, PlacedBy::kWrite});
-      });
+      },
+      &placement_yields_);
+  if (unspent && placement_yields_ < kPlacementYields)
+    placement_yields_since_ = std::chrono::steady_clock::now();
   if (!believable)
     SIM_LOG_ERROR(
         "the peer of queue pair %u wrote impossible placement counters; its direct "

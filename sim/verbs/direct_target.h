@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include <chrono>
 #include <memory>
 
 #include "sim/common/mutex.h"
@@ -79,6 +80,12 @@ class DirectTarget {
   bool connected_ GUARDED_BY(mutex_) = false;
   bool closed_ GUARDED_BY(mutex_) = false;
   bool gave_up_ GUARDED_BY(mutex_) = false;  // an access outlasted WaitIdle: closed for good
+  // What TakePlacements may still spend waiting for records the peer is growing, in yields of
+  // the core: an honest initiator holds one for a few stores, so this is hardly touched; a
+  // peer that keeps one held gets kPlacementYields a second of the engine's time, no more.
+  static constexpr uint32_t kPlacementYields = 1000;
+  uint32_t placement_yields_ GUARDED_BY(mutex_) = kPlacementYields;
+  std::chrono::steady_clock::time_point placement_yields_since_ GUARDED_BY(mutex_);
 };
 
 }  // namespace rpma_sim

@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sim/transport/direct_area.h"
@@ -238,7 +240,9 @@ TEST_F(HostileDirectAreaTest, APeerKeepingAPlacementClaimedDoesNotStallOthers) {
   reader.join();
   printf("12000 PLACED frames and a read took %lld ms (%s); the slowest honest read %lld ms\n",
          hostile_ms,
-         heard == Heard::kResponse ? "answered" : heard == Heard::kClosed ? "closed" : "nothing",
+         heard == Heard::kResponse ? "answered"
+         : heard == Heard::kClosed ? "closed"
+                                   : "nothing",
          honest_worst_ms);
   EXPECT_NE(Heard::kNothing, heard);
   EXPECT_LT(hostile_ms, 1000) << "12000 PLACED frames of 16 bytes kept the progress engine busy";
