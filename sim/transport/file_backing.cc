@@ -9,12 +9,24 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <string>
+
 namespace rpma_sim {
 namespace {
 
 uint64_t PageSize() {
   static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   return page;
+}
+
+// Whether `path` is exactly /proc/<owner>/fd/<n>.
+bool IsOwnersDescriptor(const std::string& path, int owner) {
+  const std::string prefix = "/proc/" + std::to_string(owner) + "/fd/";
+  if (owner <= 0 || path.compare(0, prefix.size(), prefix) != 0 || path.size() == prefix.size())
+    return false;
+  return std::all_of(path.begin() + static_cast<long>(prefix.size()), path.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
@@ -98,11 +110,14 @@ bool FindFileBacking(const void* addr, size_t length, size_t max_path, FileBacki
   return true;
 }
 
-uint8_t* MapFileRange(const FileBacking& backing, size_t length) {
+uint8_t* MapFileRange(const FileBacking& backing, size_t length, int owner) {
   // A region moved into a memfd (shared_pages.h) is reached through the owner's fd, a link
-  // in /proc; any other path must not be a symbolic link.
+  // in /proc, and only that way; any other path must not be a symbolic link.
   const bool through_proc = backing.path.compare(0, 6, "/proc/") == 0;
-  int fd = open(backing.path.c_str(), O_RDWR | O_CLOEXEC | (through_proc ? 0 : O_NOFOLLOW));
+  if (through_proc && !IsOwnersDescriptor(backing.path, owner)) return nullptr;
+  // Not blocking in open: a path a peer chose may name a FIFO or a device.
+  int fd =
+      open(backing.path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK | (through_proc ? 0 : O_NOFOLLOW));
   if (fd < 0) return nullptr;
   struct stat status;
   uint64_t page_offset = backing.offset % PageSize();

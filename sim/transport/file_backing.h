@@ -57,9 +57,12 @@ bool EveryMappingOf(uint64_t begin, uint64_t end,
 bool FindFileBacking(const void* addr, size_t length, size_t max_path, FileBacking* backing);
 
 // A shared, writable mapping in this process of `length` bytes of the file `backing` names,
-// from backing.offset: only if the file there is the same one (device and inode) and holds
-// the whole range. Null otherwise. Unmap with UnmapFileRange.
-uint8_t* MapFileRange(const FileBacking& backing, size_t length);
+// which process `owner` published as its own, from backing.offset: only if the file there is
+// the same one (device and inode), a regular file, and holds the whole range, and if a path
+// through /proc is exactly /proc/<owner>/fd/<n> (a memfd of the owner's, shared_pages.h), so
+// that no peer makes this process map a file or memfd of its own. Null otherwise. Unmap
+// with UnmapFileRange.
+uint8_t* MapFileRange(const FileBacking& backing, size_t length, int owner);
 void UnmapFileRange(uint8_t* mapped, size_t length);
 
 }  // namespace rpma_sim

@@ -50,7 +50,7 @@ void PeerMappings::Unmap(Mapping* mapping) {
 }
 
 uint8_t* PeerMappings::Get(const DirectArea& area, const DirectGrant& grant, uint64_t offset,
-                           uint64_t length) {
+                           uint64_t length, int owner) {
   Mapping& mapping = mappings_[grant.slot % DirectArea::kRegions];
   if (mapping.state != grant.state) {
     Unmap(&mapping);
@@ -60,7 +60,7 @@ uint8_t* PeerMappings::Get(const DirectArea& area, const DirectGrant& grant, uin
                       file.held_length <= grant.region_length - file.held_from &&
                       file.held_length > 0;
     if (held && TakeAddressSpace(file.held_length)) {
-      mapping.base = MapFileRange(file, file.held_length);
+      mapping.base = MapFileRange(file, file.held_length, owner);
       if (mapping.base == nullptr) g_peer_mapped_bytes.fetch_sub(file.held_length);
     }
     if (mapping.base != nullptr) {
@@ -108,8 +108,8 @@ class PeerMemory final : public TargetMemory {
       return false;
     // Null (process_vm instead) unless the whole range is in the part of the region its
     // file holds.
-    mapped_ =
-        mappings_.Get(area_, grant_, request.remote_addr - grant_.region_addr, request.length);
+    mapped_ = mappings_.Get(area_, grant_, request.remote_addr - grant_.region_addr, request.length,
+                            segment_.peer_pid());
     // Where process_vm may not reach the peer, the target's threads do.
     if (mapped_ == nullptr && !segment_.WeReachPeer()) return false;
     if (request.opcode == SendOpcode::kAtomicWrite &&

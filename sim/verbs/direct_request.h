@@ -30,12 +30,13 @@ class PeerMappings {
   PeerMappings& operator=(const PeerMappings&) = delete;
 
   // Where [offset, offset + length) of the region `grant` names is in this process, the
-  // region's file mapped now if it was not; null if that range is not in a file this
-  // process can map (the region maps none, or the range is outside the part the file holds:
-  // FileBacking::held_from), or if mapping it would take the peers' mappings of the
-  // process past 32 TiB of address space. A region whose file cannot be mapped is not
-  // tried again.
-  uint8_t* Get(const DirectArea& area, const DirectGrant& grant, uint64_t offset, uint64_t length);
+  // region's file (one of process `owner`'s, the peer: MapFileRange) mapped now if it was
+  // not; null if that range is not in a file this process can map (the region maps none, or
+  // the range is outside the part the file holds: FileBacking::held_from), or if mapping it
+  // would take the peers' mappings of the process past 32 TiB of address space. A region
+  // whose file cannot be mapped is not tried again.
+  uint8_t* Get(const DirectArea& area, const DirectGrant& grant, uint64_t offset, uint64_t length,
+               int owner);
 
   // Whether the peer truncated the file of `grant`'s mapping under it (mapping_guard.h): an
   // access since Get found a page gone. The mapping is then dropped, and the region is not

@@ -1,8 +1,8 @@
 // Tests of PeerMappings (sim/verbs/direct_request): what an initiator maps of the region
 // files a peer publishes in its direct area. The peer writes that area (any bytes, any
-// time): whatever it publishes, the process it talks to must keep its address space for
-// itself. The "peer" here is a DirectArea in this process's memory, filled as a hostile
-// peer fills its own.
+// time): whatever it publishes, the process it talks to must keep its address space, and
+// its own files, for itself. The "peer" here is a DirectArea in this process's memory,
+// filled as a hostile peer fills its own.
 #include "sim/verbs/direct_request.h"
 
 #include <fcntl.h>
@@ -97,7 +97,7 @@ TEST(PeerMappingsTest, APeerPublishingHugeRegionFilesCannotExhaustTheAddressSpac
     ASSERT_TRUE(area->Publish(rkey, kRegionAddress, size, IBV_ACCESS_REMOTE_WRITE, &backing));
     DirectGrant grant;
     ASSERT_TRUE(area->Find(rkey, kRegionAddress, 8, IBV_ACCESS_REMOTE_WRITE, &grant));
-    if (mappings->Get(*area, grant, 0, 8) != nullptr) {
+    if (mappings->Get(*area, grant, 0, 8, getpid()) != nullptr) {
       ++mapped;
       mapped_bytes += size;
     } else {
@@ -112,6 +112,69 @@ TEST(PeerMappingsTest, APeerPublishingHugeRegionFilesCannotExhaustTheAddressSpac
   EXPECT_TRUE(room_left) << "after the initiator mapped what the peer published for " << mapped
                          << " writes of 8 bytes (" << (mapped_bytes >> 30)
                          << " GiB), this process cannot reserve 1 GiB of address space";
+}
+
+// A memfd of this process's, as a peer's published region file (fd, device, inode right).
+class OwnMemfd {
+ public:
+  OwnMemfd() : fd_(memfd_create("peer-mappings-test", MFD_CLOEXEC)) {
+    if (fd_ >= 0 && ftruncate(fd_, kSize) != 0) {
+      close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~OwnMemfd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  bool ok() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+  // Its backing, named by `path`.
+  FileBacking Named(const std::string& path) const {
+    struct stat status;
+    fstat(fd_, &status);
+    FileBacking file;
+    file.path = path;
+    file.device = status.st_dev;
+    file.inode = status.st_ino;
+    file.held_length = kSize;
+    return file;
+  }
+  static constexpr uint64_t kSize = 4096;
+
+ private:
+  int fd_;
+};
+
+// Whether the initiator maps the file `file` names for a region that process `owner`
+// publishes.
+bool Maps(const FileBacking& file, int owner) {
+  constexpr uint64_t kRegionAddress = uint64_t{1} << 40;
+  auto area = std::make_unique<DirectArea>();
+  PeerMappings mappings;
+  if (!area->Publish(1 << 8, kRegionAddress, file.held_length, IBV_ACCESS_REMOTE_WRITE, &file))
+    return false;
+  DirectGrant grant;
+  if (!area->Find(1 << 8, kRegionAddress, 8, IBV_ACCESS_REMOTE_WRITE, &grant)) return false;
+  return mappings.Get(*area, grant, 0, 8, owner) != nullptr;
+}
+
+// A memfd is reached through /proc/<owner>/fd/<n> and no other way: a peer must not make this
+// process map a file or memfd of its own (its /proc/self, its pid, or a link out of the
+// peer's /proc entry), where the writes it meant for the peer would land.
+TEST(PeerMappingsTest, APathThroughProcMustBeADescriptorOfThePeers) {
+  OwnMemfd memfd;
+  ASSERT_TRUE(memfd.ok());
+  const std::string fd = std::to_string(memfd.fd());
+  const std::string self = std::to_string(getpid());
+  // This process as the peer: its own descriptor is the peer's, and maps.
+  EXPECT_TRUE(Maps(memfd.Named("/proc/" + self + "/fd/" + fd), getpid()));
+  // The same descriptor published by another process (the parent stands for it).
+  EXPECT_FALSE(Maps(memfd.Named("/proc/" + self + "/fd/" + fd), getppid()));
+  EXPECT_FALSE(Maps(memfd.Named("/proc/self/fd/" + fd), getppid()));
+  EXPECT_FALSE(Maps(memfd.Named("/proc/thread-self/fd/" + fd), getppid()));
+  const std::string parent = std::to_string(getppid());
+  EXPECT_FALSE(Maps(memfd.Named("/proc/" + parent + "/root/proc/self/fd/" + fd), getppid()));
+  EXPECT_FALSE(Maps(memfd.Named("/proc/" + parent + "/fd/../../" + self + "/fd/" + fd), getppid()));
 }
 
 }  // namespace
