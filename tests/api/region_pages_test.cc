@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <vector>
 
@@ -66,6 +67,21 @@ class RegionPagesTest : public ::testing::Test {
     ASSERT_NE(MAP_FAILED, mapped);
     *pages = static_cast<uint8_t*>(mapped);
     ASSERT_NO_FATAL_FAILURE(registrations_.Register(pair_.peer, mapped, length, usage, mr));
+  }
+
+  // MapRegistered(length, usage, pages, mr) holding 0x77, then the pages taken from the
+  // application as an munmap takes them, their addresses kept: an empty file's shared mapping
+  // in their place, whose every read faults (SIGBUS), through /proc/self/mem too. (Where pages
+  // are only unmapped, whatever is mapped next may land there, and be read.) Asserted: use
+  // with ASSERT_NO_FATAL_FAILURE. The caller unmaps them.
+  void MapRegisteredThenTakeAway(size_t length, int usage, uint8_t** pages, rpma_mr_local** mr) {
+    ASSERT_NO_FATAL_FAILURE(MapRegistered(length, usage, pages, mr));
+    memset(*pages, 0x77, length);
+    const int empty = memfd_create("region-pages-test", MFD_CLOEXEC);
+    ASSERT_GE(empty, 0);
+    void* in_place = mmap(*pages, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, empty, 0);
+    close(empty);
+    ASSERT_EQ(static_cast<void*>(*pages), in_place);
   }
 
   // A new connection in place of one an error ended, with no registrations (asserted: use
@@ -178,10 +194,10 @@ TEST_F(RegionPagesTest, ASendIntoAReceiveBufferUnmappedFails) {
   EXPECT_EQ(IBV_WC_LOC_PROT_ERR, Completion(server_cq_));
 }
 
-// The requester unmapped its own source buffer under a posted write (a NIC would still read
-// the pages it pinned): nothing is left to send, so the write fails as one from a buffer no
-// region holds, the target's bytes stay, and the process goes on. Both ways a payload
-// leaves: copied into the request (below 16 KiB) and read from the buffer as the wire sends
+// The requester took its own source buffer away under a posted write, as an munmap does (a
+// NIC would still read the pages it pinned): nothing is left to send, so the write fails as
+// one from a buffer no region holds, the target's bytes stay, and the process goes on. Both ways a
+// payload leaves: copied into the request (below 16 KiB) and read from the buffer as the wire sends
 // it, or by the peer through process_vm (16 KiB and more).
 TEST_F(RegionPagesTest, AWriteFromALocalBufferUnmappedFailsWithLocalProtectionError) {
   for (size_t length : {kLength, size_t{64} * 1024}) {
@@ -190,24 +206,16 @@ TEST_F(RegionPagesTest, AWriteFromALocalBufferUnmappedFailsWithLocalProtectionEr
     ASSERT_NE(nullptr, target);
     rpma_mr_remote* remote = registrations_.RemoteOf(target);
     ASSERT_NE(nullptr, remote);
-    // A write that lands first (the byte the target has): whatever the simulator maps to
-    // reach the target is mapped before the pages below are unmapped, so nothing of it takes
-    // their place.
-    Buffer* first = registrations_.NewBuffer(pair_.peer, 1, RPMA_MR_USAGE_WRITE_SRC, 0x11);
-    ASSERT_NE(nullptr, first);
-    ASSERT_EQ(
-        0, rpma_write(pair_.client, remote, 0, first->mr, 0, 1, RPMA_F_COMPLETION_ALWAYS, nullptr));
-    ASSERT_EQ(IBV_WC_SUCCESS, Completion(client_cq_));
     uint8_t* local = nullptr;
     rpma_mr_local* local_mr = nullptr;
-    ASSERT_NO_FATAL_FAILURE(MapRegistered(length, RPMA_MR_USAGE_WRITE_SRC, &local, &local_mr));
-    memset(local, 0x77, length);
-    ASSERT_EQ(0, munmap(local, length));
+    ASSERT_NO_FATAL_FAILURE(
+        MapRegisteredThenTakeAway(length, RPMA_MR_USAGE_WRITE_SRC, &local, &local_mr));
     ASSERT_EQ(0, rpma_write(pair_.client, remote, 0, local_mr, 0, length, RPMA_F_COMPLETION_ALWAYS,
                             nullptr));
     EXPECT_EQ(IBV_WC_LOC_PROT_ERR, Completion(client_cq_));
     EXPECT_EQ(std::vector<uint8_t>(length, 0x11), target->bytes);
     ASSERT_NO_FATAL_FAILURE(Reconnect());  // this one is in error now
+    munmap(local, length);
   }
 }
 
@@ -220,13 +228,13 @@ TEST_F(RegionPagesTest, ASendFromABufferUnmappedFailsWithLocalProtectionError) {
     ASSERT_EQ(0, rpma_recv(pair_.server, receive->mr, 0, length, nullptr));
     uint8_t* local = nullptr;
     rpma_mr_local* local_mr = nullptr;
-    ASSERT_NO_FATAL_FAILURE(MapRegistered(length, RPMA_MR_USAGE_SEND, &local, &local_mr));
-    memset(local, 0x77, length);
-    ASSERT_EQ(0, munmap(local, length));
+    ASSERT_NO_FATAL_FAILURE(
+        MapRegisteredThenTakeAway(length, RPMA_MR_USAGE_SEND, &local, &local_mr));
     ASSERT_EQ(0, rpma_send(pair_.client, local_mr, 0, length, RPMA_F_COMPLETION_ALWAYS, nullptr));
     EXPECT_EQ(IBV_WC_LOC_PROT_ERR, Completion(client_cq_));
     EXPECT_EQ(std::vector<uint8_t>(length, 0x22), receive->bytes);
     ASSERT_NO_FATAL_FAILURE(Reconnect());
+    munmap(local, length);
   }
 }
 
