@@ -32,22 +32,46 @@ struct Directory {
 // The longest path a DirectArea entry holds.
 constexpr size_t kMaxPath = sizeof(DirectRegion::path);
 
-// The file `region` maps (the region file its pages moved into, if they did), or null (anonymous
-// or private memory). Reads /proc/self/maps.
-std::shared_ptr<const FileBacking> FindFile(const MemoryRegion& region) {
+// The file that maps [addr, addr + length) as one range, or null (anonymous or private
+// memory). Reads /proc/self/maps.
+std::shared_ptr<const FileBacking> FindMappedFile(const uint8_t* addr, uint64_t length) {
   auto file = std::make_shared<FileBacking>();
-  if (region.shared_pages != nullptr)
-    return region.shared_pages->BackingOf(region.addr, region.length, file.get()) ? file : nullptr;
-  if (!FindFileBacking(region.addr, region.length, kMaxPath, file.get())) return nullptr;
+  if (!FindFileBacking(addr, length, kMaxPath, file.get())) return nullptr;
   return file;
 }
 
-// The file of a region registered before, from the directory's cache.
-const FileBacking* CachedFileLocked(Directory& directory, const MemoryRegion& region)
-    REQUIRES(directory.mutex) {
+// The file `region` maps (the region file its pages moved into, if they did), or null (anonymous
+// or private memory). Reads /proc/self/maps unless its pages moved.
+std::shared_ptr<const FileBacking> FindFile(const MemoryRegion& region) {
+  if (region.shared_pages == nullptr) return FindMappedFile(region.addr, region.length);
+  auto file = std::make_shared<FileBacking>();
+  return region.shared_pages->BackingOf(region.addr, region.length, file.get()) ? file : nullptr;
+}
+
+// A file found for a region's range before the directory's lock was taken.
+struct FoundFile {
+  const uint8_t* addr;
+  uint64_t length;
+  std::shared_ptr<const FileBacking> file;
+};
+using FoundFiles = std::unordered_map<uint32_t, FoundFile>;
+
+// The files of `pd`'s regions that the directory's cache lacks and only /proc/self/maps can
+// tell (their pages did not move), found with no lock held: a server that registered its
+// memory before its first client must not read /proc/self/maps under the locks of Start.
+FoundFiles FindUncachedFiles(const ProtectionDomain* pd);
+
+// The file of a region registered before, from the directory's cache, or `found` (else
+// found now: a region registered since FindUncachedFiles, whose pages mostly moved).
+const FileBacking* CachedFileLocked(Directory& directory, const MemoryRegion& region,
+                                    const FoundFiles& found) REQUIRES(directory.mutex) {
   auto it = directory.files.find(region.rkey);
-  if (it == directory.files.end())
-    it = directory.files.emplace(region.rkey, FindFile(region)).first;
+  if (it == directory.files.end()) {
+    auto early = found.find(region.rkey);
+    const bool same = early != found.end() && early->second.addr == region.addr &&
+                      early->second.length == region.length;
+    it = directory.files.emplace(region.rkey, same ? early->second.file : FindFile(region)).first;
+  }
   return it->second.get();
 }
 
@@ -87,6 +111,26 @@ bool ReachableDirectly(const MemoryRegion& region) {
   return (region.access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)) != 0;
 }
 
+FoundFiles FindUncachedFiles(const ProtectionDomain* pd) {
+  std::vector<std::pair<uint32_t, FoundFile>> wanted;
+  {
+    Directory& directory = TheDirectory();
+    MutexLock lock(&directory.mutex);
+    MemoryRegionTable::Get().ForEachOf(pd, [&](const MemoryRegion& region) {
+      directory.mutex.AssertHeld();  // ForEachOf calls back within `lock`
+      if (ReachableDirectly(region) && region.shared_pages == nullptr &&
+          directory.files.count(region.rkey) == 0)
+        wanted.push_back({region.rkey, FoundFile{region.addr, region.length, nullptr}});
+    });
+  }
+  FoundFiles found;
+  for (auto& [rkey, range] : wanted) {
+    range.file = FindMappedFile(range.addr, range.length);
+    found.emplace(rkey, std::move(range));
+  }
+  return found;
+}
+
 }  // namespace
 
 DirectTarget::DirectTarget(std::shared_ptr<ShmSegment> segment, ProtectionDomain* pd,
@@ -98,6 +142,7 @@ DirectTarget::~DirectTarget() { Close(); }
 std::shared_ptr<DirectTarget> DirectTarget::Start(std::shared_ptr<ShmSegment> segment,
                                                   ProtectionDomain* pd, uint32_t qp_num) {
   std::shared_ptr<DirectTarget> target(new DirectTarget(std::move(segment), pd, qp_num));
+  const FoundFiles found = FindUncachedFiles(pd);
   Directory& directory = TheDirectory();
   // Under the directory's lock: a region registered meanwhile is published by the scan
   // below or by Registered (Publish is idempotent), never by neither.
@@ -109,7 +154,7 @@ std::shared_ptr<DirectTarget> DirectTarget::Start(std::shared_ptr<ShmSegment> se
     directory.mutex.AssertHeld();  // ForEachOf calls back within `lock`
     if (!ReachableDirectly(region)) return;
     target->area_.Publish(region.rkey, reinterpret_cast<uintptr_t>(region.addr), region.length,
-                          Access(region), CachedFileLocked(directory, region));
+                          Access(region), CachedFileLocked(directory, region, found));
   });
   return target;
 }
