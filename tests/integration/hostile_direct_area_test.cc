@@ -25,6 +25,7 @@
 #include "tests/common/kept_log.h"
 #include "tests/integration/hostile_lies.h"
 #include "tests/integration/integration_support.h"
+#include "tests/integration/raw_handshake.h"
 #include "tests/integration/raw_peer.h"
 #include "tests/integration/raw_shm_peer.h"
 
@@ -32,7 +33,6 @@ using hostile::kFill;
 using hostile::kRegionSize;
 using hostile::RequestFrame;
 using hostile::Target;
-using integration::kLoopback;
 using integration::kSafetyTimeoutMs;
 using integration::NowMs;
 using raw_peer::Frame;
@@ -46,13 +46,7 @@ class HostileDirectAreaTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(0, rpma_sim_set_transport(RPMA_SIM_TRANSPORT_SHM));
-    ForgetLoggedLines();
-    ASSERT_EQ(0, rpma_log_set_function(KeepLogLine));
-    ibv_context* ibv_ctx = nullptr;
-    ASSERT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx));
-    ASSERT_EQ(0, rpma_peer_new(ibv_ctx, &peer_));
-    int ret = integration::ListenOnFreePort(peer_, &ep_, &port_);
-    ASSERT_EQ(0, ret) << "rpma_ep_listen: " << rpma_err_2str(ret);
+    ASSERT_NO_FATAL_FAILURE(raw_peer::ListeningServer(&peer_, &ep_, &port_));
     ASSERT_TRUE(guarded_.Map(kRegionSize, kFill));
     ASSERT_EQ(0, rpma_mr_reg(peer_, guarded_.data(), kRegionSize,
                              RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC, &mr_));
@@ -78,37 +72,15 @@ class HostileDirectAreaTest : public ::testing::Test {
     raw_peer::ShmPeer* wire = shm.get();
     wires_.push_back(std::move(shm));
     EXPECT_NO_FATAL_FAILURE(wire->Connect(port_));
-    std::vector<uint8_t> hello = {0};  // no private data
-    std::vector<uint8_t> offer = wire->Offer();
-    hello.insert(hello.end(), offer.begin(), offer.end());
-    raw_peer::PutLe(&hello, 0x686f7374696c65, 8);  // the peer's node id
-    EXPECT_NO_FATAL_FAILURE(wire->Send(Frame(raw_peer::kHello, hello)));
-    int ep_fd = -1;
-    EXPECT_EQ(0, rpma_ep_get_fd(ep_, &ep_fd));
-    EXPECT_TRUE(integration::WaitReadable(ep_fd, kSafetyTimeoutMs));
-    rpma_conn_req* req = nullptr;
-    EXPECT_EQ(0, rpma_ep_next_conn_req(ep_, nullptr, &req));
-    std::vector<uint8_t> desc;
-    EXPECT_EQ(0, integration::GetDescriptor(mr_, &desc));
-    rpma_conn_private_data pdata = {desc.data(), static_cast<uint8_t>(desc.size())};
+    raw_peer::Accepted accepted;
     rpma_conn* conn = nullptr;
-    EXPECT_EQ(0, rpma_conn_req_connect(&req, &pdata, &conn));
-    conns_.push_back(conn);
-    uint16_t type = 0;
-    std::vector<uint8_t> body;
-    EXPECT_NO_FATAL_FAILURE(wire->ReadFrame(&type, &body));
-    EXPECT_EQ(raw_peer::kAccept, type);
-    EXPECT_EQ(1 + 21 + 1 + 8u, body.size());
-    if (body.size() != 1 + 21 + 1 + 8u) return wire;
-    auto le = [&](size_t at, int bytes) {
-      uint64_t value = 0;
-      for (int i = 0; i < bytes; ++i) value |= static_cast<uint64_t>(body[at + i]) << (8 * i);
-      return value;
-    };
-    target->address = le(1, 8);
-    target->length = le(9, 8);
-    target->rkey = static_cast<uint32_t>(le(17, 4));
-    EXPECT_EQ(1, body[22]) << "the server did not take the shared-memory offer";
+    raw_peer::AcceptedHandshake(wire, wire->Offer(), ep_, mr_, &conn, &accepted);
+    if (conn != nullptr) conns_.push_back(conn);
+    if (HasFatalFailure()) return wire;
+    target->address = accepted.address;
+    target->length = accepted.length;
+    target->rkey = accepted.rkey;
+    EXPECT_TRUE(accepted.took_segment) << "the server did not take the shared-memory offer";
     wire->UseRings();
     rpma_conn_event event = RPMA_CONN_UNDEFINED;
     EXPECT_EQ(0, integration::NextEvent(conn, kSafetyTimeoutMs, &event));

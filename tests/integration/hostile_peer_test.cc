@@ -37,6 +37,7 @@
 #include "tests/common/kept_log.h"
 #include "tests/integration/hostile_lies.h"
 #include "tests/integration/integration_support.h"
+#include "tests/integration/raw_handshake.h"
 #include "tests/integration/raw_peer.h"
 #include "tests/integration/raw_shm_peer.h"
 
@@ -46,7 +47,6 @@ using hostile::Lie;
 using hostile::RequestFrame;
 using hostile::Target;
 using hostile::WriteOf;
-using integration::kLoopback;
 using integration::kSafetyTimeoutMs;
 using raw_peer::Frame;
 using raw_peer::Request;
@@ -78,13 +78,7 @@ class HostilePeerTest : public ::testing::TestWithParam<std::tuple<Lie, Transpor
     // The server takes the offer of a segment unless forced to TCP; the normal client
     // afterwards uses the hostile one's transport.
     ASSERT_EQ(0, rpma_sim_set_transport(shm_ ? RPMA_SIM_TRANSPORT_SHM : RPMA_SIM_TRANSPORT_TCP));
-    ForgetLoggedLines();
-    ASSERT_EQ(0, rpma_log_set_function(KeepLogLine));
-    ibv_context* ibv_ctx = nullptr;
-    ASSERT_EQ(0, rpma_utils_get_ibv_context(kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx));
-    ASSERT_EQ(0, rpma_peer_new(ibv_ctx, &peer_));
-    int ret = integration::ListenOnFreePort(peer_, &ep_, &port_);
-    ASSERT_EQ(0, ret) << "rpma_ep_listen: " << rpma_err_2str(ret);
+    ASSERT_NO_FATAL_FAILURE(raw_peer::ListeningServer(&peer_, &ep_, &port_));
     page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     ASSERT_TRUE(guarded_.Map(kRegionSize, kFill));
     region_ = guarded_.data();
@@ -107,51 +101,27 @@ class HostilePeerTest : public ::testing::TestWithParam<std::tuple<Lie, Transpor
   // A valid HELLO; the server accepts with its region's descriptor as private data, which
   // the peer reads from the ACCEPT. Both sides established.
   void Handshake(Target* target) {
-    std::vector<uint8_t> hello = {0};  // no private data
+    std::vector<uint8_t> offer = {0};  // no shared-memory offer
     if (shm_) {
       auto shm = std::make_unique<raw_peer::ShmPeer>();
       ASSERT_NO_FATAL_FAILURE(shm->Connect(port_));
-      std::vector<uint8_t> offer = shm->Offer();
-      hello.insert(hello.end(), offer.begin(), offer.end());
+      offer = shm->Offer();
       shm_wire_ = shm.get();
       wire_ = std::move(shm);
     } else {
       auto tcp = std::make_unique<raw_peer::RawPeer>();
       ASSERT_NO_FATAL_FAILURE(tcp->Connect(port_));
-      hello.push_back(0);  // no shared-memory offer
       wire_ = std::move(tcp);
     }
-    raw_peer::PutLe(&hello, 0x686f7374696c65, 8);  // the peer's node id
-    ASSERT_NO_FATAL_FAILURE(wire_->Send(Frame(raw_peer::kHello, hello)));
-
-    int ep_fd = -1;
-    ASSERT_EQ(0, rpma_ep_get_fd(ep_, &ep_fd));
-    ASSERT_TRUE(integration::WaitReadable(ep_fd, kSafetyTimeoutMs));
-    rpma_conn_req* req = nullptr;
-    ASSERT_EQ(0, rpma_ep_next_conn_req(ep_, nullptr, &req));
-    std::vector<uint8_t> desc;
-    ASSERT_EQ(0, integration::GetDescriptor(mr_, &desc));
-    ASSERT_EQ(21u, desc.size());
-    rpma_conn_private_data pdata = {desc.data(), static_cast<uint8_t>(desc.size())};
-    ASSERT_EQ(0, rpma_conn_req_connect(&req, &pdata, &conn_));
-
-    uint16_t type = 0;
-    std::vector<uint8_t> body;
-    ASSERT_NO_FATAL_FAILURE(wire_->ReadFrame(&type, &body));
-    ASSERT_EQ(raw_peer::kAccept, type);
-    ASSERT_EQ(1 + 21 + 1 + 8u, body.size());
-    ASSERT_EQ(21, body[0]);
-    auto le = [&](size_t at, int bytes) {
-      uint64_t value = 0;
-      for (int i = 0; i < bytes; ++i) value |= static_cast<uint64_t>(body[at + i]) << (8 * i);
-      return value;
-    };
-    target->address = le(1, 8);
-    target->length = le(9, 8);
-    target->rkey = static_cast<uint32_t>(le(17, 4));
+    raw_peer::Accepted accepted;
+    ASSERT_NO_FATAL_FAILURE(
+        raw_peer::AcceptedHandshake(wire_.get(), offer, ep_, mr_, &conn_, &accepted));
+    target->address = accepted.address;
+    target->length = accepted.length;
+    target->rkey = accepted.rkey;
     ASSERT_EQ(reinterpret_cast<uint64_t>(region_), target->address);
     ASSERT_EQ(kRegionSize, target->length);
-    ASSERT_EQ(shm_ ? 1 : 0, body[22]) << "the shared-memory offer, taken or not";
+    ASSERT_EQ(shm_, accepted.took_segment) << "the shared-memory offer, taken or not";
     if (shm_) shm_wire_->UseRings();
 
     rpma_conn_event event = RPMA_CONN_UNDEFINED;
