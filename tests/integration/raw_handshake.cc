@@ -12,8 +12,8 @@ void ListeningServer(rpma_peer** peer, rpma_ep** ep, std::string* port) {
   ForgetLoggedLines();
   ASSERT_EQ(0, rpma_log_set_function(KeepLogLine));
   ibv_context* ibv_ctx = nullptr;
-  ASSERT_EQ(0, rpma_utils_get_ibv_context(integration::kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL,
-                                          &ibv_ctx));
+  ASSERT_EQ(
+      0, rpma_utils_get_ibv_context(integration::kLoopback, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx));
   ASSERT_EQ(0, rpma_peer_new(ibv_ctx, peer));
   int ret = integration::ListenOnFreePort(*peer, ep, port);
   ASSERT_EQ(0, ret) << "rpma_ep_listen: " << rpma_err_2str(ret);
