@@ -9,9 +9,10 @@
 #include <atomic>
 
 namespace rpma_sim {
-namespace {
 
-std::atomic<uint32_t> g_generation{0};
+std::atomic<uint32_t> fork_generation_internal::generation{0};
+
+namespace {
 
 // One bit per fd below kMaxCloseOnForkFd (128 KiB, zero pages until a bit is set), and the
 // number of words ever written, so that the child scans only those. Lock-free: a child
@@ -41,7 +42,7 @@ void AfterForkInParent() { g_forks_under_way.fetch_sub(1); }
 void InForkChild() {
   g_forks_under_way.store(0);
   g_inside_sections.store(0);
-  g_generation.fetch_add(1, std::memory_order_acq_rel);
+  fork_generation_internal::generation.fetch_add(1, std::memory_order_acq_rel);
   const int words = g_words_used.load(std::memory_order_acquire);
   for (int word = 0; word < words; ++word) {
     uint64_t bits = g_close_on_fork[word].exchange(0, std::memory_order_acq_rel);
@@ -57,8 +58,6 @@ void InForkChild() {
 const bool g_registered = pthread_atfork(BeforeFork, AfterForkInParent, InForkChild) == 0;
 
 }  // namespace
-
-uint32_t ForkGeneration() { return g_generation.load(std::memory_order_acquire); }
 
 void MarkCloseOnFork(int fd) {
   if (fd < 0 || fd >= kMaxCloseOnForkFd) return;

@@ -17,10 +17,18 @@
 
 #include <stdint.h>
 
+#include <atomic>
+
 namespace rpma_sim {
 
-// This process's fork generation. One atomic load.
-uint32_t ForkGeneration();
+namespace fork_generation_internal {
+extern std::atomic<uint32_t> generation;  // one more in each child, as fork() returns
+}  // namespace fork_generation_internal
+
+// This process's fork generation. One atomic load (inline: every API call reads it).
+inline uint32_t ForkGeneration() {
+  return fork_generation_internal::generation.load(std::memory_order_acquire);
+}
 
 // Marks `fd` (a socket of the simulator) to be closed in a child as fork() returns there;
 // ForgetCloseOnFork before the fd is closed, so that a child never closes a number that

@@ -4,14 +4,11 @@
 namespace rpma_sim {
 
 void EncodeFrameHeader(FrameType type, uint32_t body_length, uint8_t out[kFrameHeaderSize]) {
-  std::vector<uint8_t> header;
-  ByteWriter writer(&header);
-  writer.U32(kFrameMagic);
-  writer.U16(kProtocolVersion);
-  writer.U16(static_cast<uint16_t>(type));
-  writer.U32(body_length);
-  writer.U32(0);  // reserved
-  for (size_t i = 0; i < kFrameHeaderSize; ++i) out[i] = header[i];
+  PutLe(out, kFrameMagic, 4);
+  PutLe(out + 4, kProtocolVersion, 2);
+  PutLe(out + 6, static_cast<uint16_t>(type), 2);
+  PutLe(out + 8, body_length, 4);
+  PutLe(out + 12, 0, 4);  // reserved
 }
 
 bool DecodeFrameHeader(const uint8_t in[kFrameHeaderSize], FrameType* type, uint32_t* body_length,

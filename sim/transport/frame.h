@@ -55,6 +55,11 @@ void EncodeFrameHeader(FrameType type, uint32_t body_length, uint8_t out[kFrameH
 bool DecodeFrameHeader(const uint8_t in[kFrameHeaderSize], FrameType* type, uint32_t* body_length,
                        std::string* error);
 
+// Stores the `n` low bytes of `v` at `out`, least significant first.
+inline void PutLe(uint8_t* out, uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
 // Appends little-endian values to a byte vector.
 class ByteWriter {
  public:
@@ -70,7 +75,9 @@ class ByteWriter {
 
  private:
   void Le(uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_->push_back(static_cast<uint8_t>(v >> (8 * i)));
+    uint8_t bytes[8];
+    PutLe(bytes, v, n);
+    out_->insert(out_->end(), bytes, bytes + n);  // one check of the capacity, not n
   }
   std::vector<uint8_t>* out_;
 };

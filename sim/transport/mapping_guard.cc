@@ -155,6 +155,7 @@ MappingGuard::MappingGuard(const void* start, size_t length) {
   }
   const uintptr_t begin = reinterpret_cast<uintptr_t>(start);
   SetRange(&g_slots[slot_], begin, begin + length);
+  truncated_ = &g_slots[slot_].truncated;
   if (slot_ == g_slots_used.load(std::memory_order_relaxed))
     g_slots_used.store(slot_ + 1, std::memory_order_release);
 }
@@ -165,10 +166,6 @@ MappingGuard::~MappingGuard() {
   MutexLock lock(&allocator.mutex);
   SetRange(&g_slots[slot_], 0, 0);
   allocator.free_slots.push_back(slot_);
-}
-
-bool MappingGuard::truncated() const {
-  return slot_ >= 0 && g_slots[slot_].truncated.load(std::memory_order_acquire);
 }
 
 }  // namespace rpma_sim

@@ -20,6 +20,8 @@
 
 #include <stddef.h>
 
+#include <atomic>
+
 namespace rpma_sim {
 
 class MappingGuard {
@@ -36,11 +38,14 @@ class MappingGuard {
 
   // Whether an access found pages the file no longer has (from then on the range is private
   // zeroed memory from there to its end). One atomic load.
-  bool truncated() const;
+  bool truncated() const {
+    return truncated_ != nullptr && truncated_->load(std::memory_order_acquire);
+  }
   bool guarded() const { return slot_ >= 0; }
 
  private:
   int slot_ = -1;
+  const std::atomic<bool>* truncated_ = nullptr;  // the slot's flag, set by the handler
 };
 
 }  // namespace rpma_sim

@@ -13,49 +13,38 @@ namespace {
 // others its frames answer on. A wire beyond them sends at once, as without a batch.
 constexpr int kMaxWires = 16;
 
-// A thread's batches. Trivially destructible, so that no thread registers a destructor for
-// it: a fork child would inherit the other threads' registrations and never run them.
-struct ThreadBatch {
+// The wires a thread's batches hold: wire(0 .. held - 1). Trivially destructible, as the
+// counts are (send_batch.h).
+struct HeldWires {
   using WireRef = std::shared_ptr<FrameWire>;
 
   WireRef& wire(int i) { return *std::launder(reinterpret_cast<WireRef*>(storage[i])); }
 
-  int depth;  // batches open on this thread, nested
-  int held;   // wires holding frames, each once: wire(0 .. held - 1)
   alignas(WireRef) unsigned char storage[kMaxWires][sizeof(WireRef)];
 };
 
-thread_local ThreadBatch t_batch;
+thread_local HeldWires t_wires;
 
 }  // namespace
 
-SendBatch::SendBatch(FrameWire* turn_of) : turn_of_(turn_of) { ++t_batch.depth; }
-
-SendBatch::~SendBatch() {
-  SendHeld();
-  --t_batch.depth;
-}
-
 void SendBatch::SendHeld() {
   if (turn_of_ != nullptr && turn_of_->queued_frames() > 0) Hold(turn_of_);
-  if (t_batch.depth > 1) return;
+  if (counts_.depth > 1) return;
   // Each taken out before its push, which may hold more (none does today).
-  while (t_batch.held > 0) {
-    const int last = --t_batch.held;
-    std::shared_ptr<FrameWire> wire = std::move(t_batch.wire(last));
-    t_batch.wire(last).~shared_ptr();
+  while (counts_.held > 0) {
+    const int last = --counts_.held;
+    std::shared_ptr<FrameWire> wire = std::move(t_wires.wire(last));
+    t_wires.wire(last).~shared_ptr();
     wire->Push();
   }
 }
 
-bool SendBatch::Open() { return t_batch.depth > 0; }
-
 void SendBatch::Hold(FrameWire* wire) {
-  for (int i = 0; i < t_batch.held; ++i)
-    if (t_batch.wire(i).get() == wire) return;
-  if (t_batch.held == kMaxWires) return wire->Push();
-  new (t_batch.storage[t_batch.held]) std::shared_ptr<FrameWire>(wire->shared_from_this());
-  ++t_batch.held;
+  for (int i = 0; i < counts_.held; ++i)
+    if (t_wires.wire(i).get() == wire) return;
+  if (counts_.held == kMaxWires) return wire->Push();
+  new (t_wires.storage[counts_.held]) std::shared_ptr<FrameWire>(wire->shared_from_this());
+  ++counts_.held;
 }
 
 }  // namespace rpma_sim

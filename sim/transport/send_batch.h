@@ -22,8 +22,11 @@ class SendBatch {
   // `turn_of`, if not null, is the wire whose turn of reading the batch covers: when the
   // batch closes, it also sends the frames that waited there for the next write
   // (FrameWire::Urgency::kWithNextWrite).
-  explicit SendBatch(FrameWire* turn_of = nullptr);
-  ~SendBatch();  // the outermost one sends what every wire of it holds
+  explicit SendBatch(FrameWire* turn_of = nullptr) : turn_of_(turn_of) { ++counts_.depth; }
+  ~SendBatch() {  // the outermost one sends what every wire of it holds
+    if (turn_of_ != nullptr || counts_.held > 0) SendHeld();
+    --counts_.depth;
+  }
 
   SendBatch(const SendBatch&) = delete;
   SendBatch& operator=(const SendBatch&) = delete;
@@ -33,11 +36,21 @@ class SendBatch {
   void SendHeld();
 
   // Whether a batch is open on the calling thread.
-  static bool Open();
+  static bool Open() { return counts_.depth > 0; }
   // `wire` holds frames for the end of the calling thread's batch (which must be open).
   static void Hold(FrameWire* wire);
 
  private:
+  // The calling thread's batches (send_batch.cc keeps the wires). Trivially destructible,
+  // so that no thread registers a destructor for it: a fork child would inherit the other
+  // threads' registrations and never run them. Hidden: GCC would export an inline variable
+  // from a shared library (as a unique symbol, which no version script keeps in).
+  struct Counts {
+    int depth;  // batches open, nested
+    int held;   // wires holding frames, each once
+  };
+  __attribute__((visibility("hidden"))) static inline thread_local Counts counts_;
+
   FrameWire* const turn_of_;
 };
 

@@ -4,17 +4,8 @@
 #include <mutex>
 
 #include "sim/common/per_process.h"
-#include "sim/common/ranges.h"
 
 namespace rpma_sim {
-
-bool MemoryRegion::Contains(uint64_t address, uint64_t len) const {
-  return RangeWithin(reinterpret_cast<uint64_t>(addr), length, address, len);
-}
-
-bool MemoryRegion::ContainsOffset(uint64_t offset, uint64_t len) const {
-  return OffsetRangeWithin(length, offset, len);
-}
 
 MemoryRegionTable& MemoryRegionTable::Get() {
   static PerProcess<MemoryRegionTable> table;  // a fork child's regions are its own

@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "sim/common/mutex.h"
+#include "sim/common/ranges.h"
 #include "sim/transport/shared_pages.h"
 
 namespace rpma_sim {
@@ -56,9 +57,13 @@ struct MemoryRegion {
   } registered_in;
 
   // True if [address, address + len) lies inside the region (overflow-safe).
-  bool Contains(uint64_t address, uint64_t len) const;
+  bool Contains(uint64_t address, uint64_t len) const {
+    return RangeWithin(reinterpret_cast<uint64_t>(addr), length, address, len);
+  }
   // True if [offset, offset + len) lies inside the region (overflow-safe).
-  bool ContainsOffset(uint64_t offset, uint64_t len) const;
+  bool ContainsOffset(uint64_t offset, uint64_t len) const {
+    return OffsetRangeWithin(length, offset, len);
+  }
 };
 
 // Maps rkeys to the regions registered in this process.

@@ -5,8 +5,6 @@
 
 namespace rpma_sim {
 
-bool RequestWindow::Idle() { return unanswered_.load(std::memory_order_acquire) == 0; }
-
 std::optional<EncodedRequest> RequestWindow::Submit(EncodedRequest request) {
   MutexLock lock(&mutex_);
   // Sent or waiting, it is under way: a later request may not overtake it (Idle).

@@ -43,7 +43,7 @@ class RequestWindow {
 
   // Whether nothing submitted is still under way: a later request may then execute
   // directly without overtaking one (RC order).
-  bool Idle();
+  bool Idle() const { return unanswered_.load(std::memory_order_acquire) == 0; }
   // How many requests are under way (submitted, not answered).
   uint64_t Unanswered() const { return unanswered_.load(std::memory_order_relaxed); }
 

@@ -17,6 +17,7 @@ void ShmMode::Use(std::shared_ptr<ShmSegment> segment, const std::shared_ptr<Que
     MutexLock lock(&mutex_);
     segment_ = segment;
   }
+  in_use_.store(true, std::memory_order_release);
   if (!ShmDirectEnabled() || !qp) return;
   // Without process_vm (RPMA_SIM_SHM_PROCESS_VM=0, or Yama's ptrace_scope), direct access
   // still reaches the regions the peer's files hold (file-backed, or heap pages moved into

@@ -39,6 +39,9 @@ class ShmMode {
   // The queue pair is connected: the peer's direct access to it opens, if it runs over a
   // segment (now or from Use on).
   void SetConnected();
+  // Whether Use was called: before it (and over TCP) every other call here has nothing to
+  // do, and a link need not make it.
+  bool InUse() const { return in_use_.load(std::memory_order_acquire); }
 
   // Executes `request`, the requester's work request `sequence`, on the peer's memory if
   // that succeeds now, or keeps it to execute with others (ExecuteOnPeer, with what this
@@ -71,6 +74,7 @@ class ShmMode {
   std::shared_ptr<ShmSegment> segment_ GUARDED_BY(mutex_);
   std::shared_ptr<DirectTarget> target_ GUARDED_BY(mutex_);
   bool connected_ GUARDED_BY(mutex_) = false;
+  std::atomic<bool> in_use_{false};  // set once, after segment_
   // The segment through which this side reaches the peer's memory directly, or null. Set
   // once (segment_ keeps it); an atomic, so that a request finds it without the lock.
   std::atomic<ShmSegment*> direct_peer_{nullptr};

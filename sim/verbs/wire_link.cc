@@ -96,7 +96,9 @@ void WireLink::OnRequest(Frame frame) {
   std::string error;
   InboundRequest inbound;
   uint64_t window_bytes;
-  if (!DecodeRequest(std::move(frame.body), shm_.ReferencePeer(), &inbound, &error, &window_bytes))
+  const bool over_shm = shm_.InUse();
+  if (!DecodeRequest(std::move(frame.body), over_shm ? shm_.ReferencePeer() : nullptr, &inbound,
+                     &error, &window_bytes))
     return Malformed(error);
   inbound.reply = shared_from_this();
   std::shared_ptr<QueuePair> qp = this->qp();
@@ -111,7 +113,8 @@ void WireLink::OnRequest(Frame frame) {
     return Malformed("a peer that does not read its answers");
   // What the peer placed directly before sending this request is placed before it (a
   // flush among them).
-  if (std::shared_ptr<DirectTarget> target = shm_.target()) target->TakePlacements();
+  if (std::shared_ptr<DirectTarget> target = over_shm ? shm_.target() : nullptr)
+    target->TakePlacements();
   {
     QueuePair::ExecutionScope lock(qp.get());
     if (qp->NeverConnectedLocked()) {
@@ -191,7 +194,7 @@ DirectExecution WireLink::ExecuteDirectlyLocked(const SendRequest& request, uint
                                                 Batching batching) {
   // RC order: one under way must not be overtaken. (Nothing kept waits while one is: the
   // link runs what it kept before it submits anything.) Stopped, SubmitLocked drops it.
-  if (stopped_ || !window_.Idle()) return DirectExecution::kSubmit;
+  if (stopped_ || !window_.Idle() || !shm_.InUse()) return DirectExecution::kSubmit;
   bool tell_target = false;
   switch (shm_.TryExecute(request, sequence, batching, &tell_target)) {
     case DirectStep::kDeclined:
