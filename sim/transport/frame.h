@@ -1,5 +1,6 @@
 // frame.h -- the framing of rpma-sim's wire protocol (PROTOCOL.md): a 16-byte header and a
-// body, little-endian, plus the byte readers and writers every frame body is built with.
+// body, little-endian; a received frame and its body; the byte readers and writers every
+// frame body is built with.
 //
 // The transport only frames bytes; what a body means is up to the layer that sends it
 // (cm/ for connection management, verbs/ for work requests and their outcomes).
@@ -9,10 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <memory>
 #include <string>
 #include <vector>
-
-#include "sim/transport/frame_body.h"
 
 namespace rpma_sim {
 
@@ -31,6 +31,44 @@ enum class FrameType : uint16_t {
   kResponse = 6,    // responder -> requester: its outcome (and a read's bytes)
   kDoorbell = 7,    // either side, on TCP: look at the shared-memory rings (empty body)
   kPlaced = 8,      // initiator -> target, over shared memory: take the placement records
+};
+
+// The body of a received frame: bytes that grow as they arrive and are
+// filled from the stream at once, so they are never zeroed first, and are moved with one
+// memcpy when they outgrow their memory. (A std::vector zero-fills what it grows by; one
+// with an allocator that does not still constructs, and in an unoptimized build destroys,
+// its bytes one call at a time: most of a test's time with 8 MiB frames.)
+class FrameBody {
+ public:
+  FrameBody() = default;
+  // A copy of [begin, end).
+  FrameBody(const uint8_t* begin, const uint8_t* end);
+  FrameBody(const FrameBody& other);
+  FrameBody& operator=(const FrameBody& other);
+  FrameBody(FrameBody&& other) noexcept;
+  FrameBody& operator=(FrameBody&& other) noexcept;
+  ~FrameBody() = default;
+
+  uint8_t* data() { return bytes_.get(); }
+  const uint8_t* data() const { return bytes_.get(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t capacity() const { return capacity_; }
+  const uint8_t* begin() const { return bytes_.get(); }
+  const uint8_t* end() const { return bytes_.get() + size_; }
+  uint8_t operator[](size_t i) const { return bytes_[i]; }
+  uint8_t back() const { return bytes_[size_ - 1]; }
+
+  // Makes room for `capacity` bytes, moving the ones there (never shrinks).
+  void reserve(size_t capacity);
+  // `size` bytes: the first ones as they were, new ones as they happen to be (the caller
+  // fills them). Grows the memory to at least twice what it was when it must.
+  void resize(size_t size);
+
+ private:
+  std::unique_ptr<uint8_t[]> bytes_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
 };
 
 // A received frame, whole.

@@ -1,12 +1,14 @@
 // frame_wire.cc -- queueing frames, closing and breaking a wire, and waiting until what was
-// queued left. (Reading and writing the stream: frame_wire_engine.cc.)
+// queued left; a thread's batch of held frames. (Reading and writing the stream:
+// frame_wire_engine.cc.)
 #include "sim/transport/frame_wire.h"
 
 #include <chrono>
+#include <new>
+#include <utility>
 
 #include "sim/common/happens_before.h"
 #include "sim/common/log.h"
-#include "sim/transport/send_batch.h"
 
 namespace rpma_sim {
 
@@ -140,6 +142,60 @@ bool FrameWire::Flush(int timeout_ms) {
       return writer_done_ || (outbound_.empty() && !writing_);
   }
   return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// SendBatch
+namespace {
+
+// The wires one batch holds at most: a turn's or a queue pair's connection, and the few
+// others its frames answer on. A wire beyond them sends at once, as without a batch.
+constexpr int kMaxWires = 16;
+
+// A thread's batches. Trivially destructible, so that no thread registers a destructor for
+// it: a fork child would inherit the other threads' registrations and never run them.
+struct ThreadBatch {
+  using WireRef = std::shared_ptr<FrameWire>;
+
+  WireRef& wire(int i) { return *std::launder(reinterpret_cast<WireRef*>(storage[i])); }
+
+  int depth;  // batches open on this thread, nested
+  int held;   // wires holding frames, each once: wire(0 .. held - 1)
+  alignas(WireRef) unsigned char storage[kMaxWires][sizeof(WireRef)];
+};
+
+thread_local ThreadBatch t_batch;
+
+}  // namespace
+
+SendBatch::SendBatch(FrameWire* turn_of) : turn_of_(turn_of) { ++t_batch.depth; }
+
+SendBatch::~SendBatch() {
+  // Nothing to send: the common case of a direct execution's lock.
+  if (turn_of_ != nullptr || t_batch.held > 0) SendHeld();
+  --t_batch.depth;
+}
+
+bool SendBatch::Open() { return t_batch.depth > 0; }
+
+void SendBatch::SendHeld() {
+  if (turn_of_ != nullptr && turn_of_->queued_frames() > 0) Hold(turn_of_);
+  if (t_batch.depth > 1) return;
+  // Each taken out before its push, which may hold more (none does today).
+  while (t_batch.held > 0) {
+    const int last = --t_batch.held;
+    std::shared_ptr<FrameWire> wire = std::move(t_batch.wire(last));
+    t_batch.wire(last).~shared_ptr();
+    wire->Push();
+  }
+}
+
+void SendBatch::Hold(FrameWire* wire) {
+  for (int i = 0; i < t_batch.held; ++i)
+    if (t_batch.wire(i).get() == wire) return;
+  if (t_batch.held == kMaxWires) return wire->Push();
+  new (t_batch.storage[t_batch.held]) std::shared_ptr<FrameWire>(wire->shared_from_this());
+  ++t_batch.held;
 }
 
 }  // namespace rpma_sim

@@ -9,7 +9,8 @@
 // nothing else; and Send never blocks the caller on the network, so callers may hold the
 // simulator's locks. Frames queued together leave together: one write of the stream takes
 // as many whole frames as it holds (up to 64), so a turn's answers, or the frames a
-// SendBatch held back, cost one system call.
+// SendBatch held back, cost one system call. (SendBatch, below, holds a thread's frames
+// back until it leaves its locks.)
 #ifndef RPMA_SIM_TRANSPORT_FRAME_WIRE_H_
 #define RPMA_SIM_TRANSPORT_FRAME_WIRE_H_
 
@@ -237,6 +238,40 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   std::atomic<bool> aborted_{false};
   // AbortMalformed ran: frames read ahead after the bad one are not handed over.
   std::atomic<bool> malformed_{false};
+};
+
+// SendBatch: holding a thread's frames back until it leaves its locks and its turn.
+//
+// While a SendBatch is open on a thread, FrameWire::Send there only queues the frame; when
+// the outermost batch closes, each wire that queued one hands the stream everything it
+// holds, several frames per system call as far as the stream takes them. The simulator
+// opens one inside each queue pair's execution lock, so that no socket is written while it
+// is held (the lock is given back first, then the batch closes), and one around each turn
+// of reading a wire, so that the answers to the frames of one turn leave together.
+//
+// A batch never waits for anything; Close and Flush of a wire send what it holds at once.
+class SendBatch {
+ public:
+  // `turn_of`, if not null, is the wire whose turn of reading the batch covers: when the
+  // batch closes, it also sends the frames that waited there for the next write
+  // (FrameWire::Urgency::kWithNextWrite).
+  explicit SendBatch(FrameWire* turn_of = nullptr);
+  ~SendBatch();  // the outermost one sends what every wire of it holds
+
+  SendBatch(const SendBatch&) = delete;
+  SendBatch& operator=(const SendBatch&) = delete;
+
+  // Sends now what the batch holds so far, if it is the outermost one (a turn of reading
+  // that is about to wait for the stream: the answers so far need not wait for it).
+  void SendHeld();
+
+  // Whether a batch is open on the calling thread.
+  static bool Open();
+  // `wire` holds frames for the end of the calling thread's batch (which must be open).
+  static void Hold(FrameWire* wire);
+
+ private:
+  FrameWire* const turn_of_;
 };
 
 }  // namespace rpma_sim

@@ -18,7 +18,6 @@
 #include "sim/common/mutex.h"
 #include "sim/fabric/io_service.h"
 #include "sim/transport/frame_wire.h"
-#include "sim/transport/send_batch.h"
 
 namespace rpma_sim {
 namespace {

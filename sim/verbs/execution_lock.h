@@ -18,7 +18,7 @@
 #include <mutex>
 
 #include "sim/common/thread_annotations.h"
-#include "sim/transport/send_batch.h"
+#include "sim/transport/frame_wire.h"
 
 namespace rpma_sim {
 
@@ -54,7 +54,7 @@ class SCOPED_CAPABILITY ExecutionDomainLock {
   ExecutionDomainLock& operator=(const ExecutionDomainLock&) = delete;
 
  private:
-  // Frames sent under the lock leave after it was given back (send_batch.h).
+  // Frames sent under the lock leave after it was given back (SendBatch, frame_wire.h).
   SendBatch batch_;
   std::lock_guard<std::mutex> lock_;
 };

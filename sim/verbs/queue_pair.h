@@ -105,7 +105,7 @@ class QueuePair : public std::enable_shared_from_this<QueuePair> {
     ExecutionScope& operator=(const ExecutionScope&) = delete;
 
    private:
-    // Frames sent under the lock leave after it was given back (send_batch.h).
+    // Frames sent under the lock leave after it was given back (SendBatch, frame_wire.h).
     SendBatch batch_;
     ExecutionLock lock_;
   };

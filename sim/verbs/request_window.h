@@ -1,25 +1,28 @@
-// request_window.h -- the requester's end of a wire link: its REQUESTs under way at the
-// responder, the window they keep to, the ones waiting for room, and which RESPONSE a peer
-// that keeps RC order may send.
+// request_window.h -- the REQUESTs under way on a wire link, from both ends: the
+// requester's (RequestWindow: its requests under way at the responder, the window they keep
+// to, the ones waiting for room, and which RESPONSE a peer that keeps RC order may send) and
+// the responder's (ResponderAdmission: what it takes of its peer's requests).
 //
 // The window (PROTOCOL.md): the bytes a requester may have under way at its responder, what
 // its REQUEST frames' bodies hold and what a read's RESPONSE carries back, for the requests
 // not answered yet. A request that does not fit waits here (as a NIC's send queue keeps its
 // requests in the application's memory until the responder can take them); one alone may
-// exceed it. The responder holds its peer to it (responder_admission.h).
+// exceed it. The responder holds its peer to it (ResponderAdmission).
 //
-// Thread-safe on its own (its mutex is a leaf among the link's). The order of the frames on
+// Each is thread-safe on its own (its mutex is a leaf among the link's). The order of the frames on
 // the wire is the queue pair's execution lock's business: every caller holds it, and sends
 // what a call returns before it lets it go.
 #ifndef RPMA_SIM_VERBS_REQUEST_WINDOW_H_
 #define RPMA_SIM_VERBS_REQUEST_WINDOW_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <atomic>
 #include <deque>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -88,6 +91,35 @@ class RequestWindow {
   // The requests sent or waiting whose bytes the wire reads from the requester's memory,
   // in order, until answered.
   std::deque<std::pair<uint64_t, std::shared_ptr<RegionPayload>>> in_place_ GUARDED_BY(mutex_);
+};
+
+// The responder's end: what it admits of its peer's
+// REQUESTs. A peer that keeps RC order sends requests with ever larger sequences, and no
+// more bytes unanswered than the window; one that does not, or that does
+// not read its answers, loses the connection: this side keeps only what such a peer may
+// have under way, never an unbounded queue. Thread-safe on its own (a leaf lock).
+class ResponderAdmission {
+ public:
+  ResponderAdmission() = default;
+  ResponderAdmission(const ResponderAdmission&) = delete;
+  ResponderAdmission& operator=(const ResponderAdmission&) = delete;
+
+  // Whether the peer's request `sequence` of `window_bytes` may be taken: in sequence, and
+  // within the window, counting the answers among the `queued_bytes` its wire still holds
+  // for the peer beyond this side's own requests (`own_under_way` bytes). Counts it as
+  // unanswered if so; otherwise says why in *error.
+  bool Admit(uint64_t sequence, uint64_t window_bytes, size_t queued_bytes, uint64_t own_under_way,
+             std::string* error);
+
+  // `sequence` and the requests before it are answered: the peer may send as much again.
+  void Answered(uint64_t sequence);
+
+ private:
+  Mutex mutex_;
+  uint64_t next_sequence_ GUARDED_BY(mutex_) = 0;  // the least a REQUEST may carry
+  // The peer's requests not answered yet (sequence, window bytes), in order, and their sum.
+  std::deque<std::pair<uint64_t, uint64_t>> unanswered_ GUARDED_BY(mutex_);
+  uint64_t unanswered_bytes_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace rpma_sim

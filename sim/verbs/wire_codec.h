@@ -2,7 +2,7 @@
 // responder, decoded there with the initiator's bytes left where they came (in the body, or
 // in the requester's memory at an address), and an outcome with a read's bytes back. No
 // state: the window, the responder's admission and the shared-memory mode are the link's
-// parts (request_window.h, responder_admission.h, shm_mode.h). The layout is in
+// parts (request_window.h, shm_mode.h). The layout is in
 // sim/transport/PROTOCOL.md.
 #ifndef RPMA_SIM_VERBS_WIRE_CODEC_H_
 #define RPMA_SIM_VERBS_WIRE_CODEC_H_

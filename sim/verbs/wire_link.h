@@ -4,9 +4,9 @@
 // The requester's end encodes each work request as a REQUEST frame (a write's or send's bytes
 // travel with it); the responder's end answers with a RESPONSE frame (a read's bytes travel
 // with it). Both ends of a connection use the same WireLink over their own wire. Its parts:
-// the frames' codec (wire_codec.h), the requester's window (request_window.h), the
-// responder's admission of its peer's requests (responder_admission.h) and what changes over
-// shared memory (shm_mode.h), each guarding its own state.
+// the frames' codec (wire_codec.h), the requester's window and the responder's admission of
+// its peer's requests (request_window.h) and what changes over shared memory (shm_mode.h),
+// each guarding its own state.
 #ifndef RPMA_SIM_VERBS_WIRE_LINK_H_
 #define RPMA_SIM_VERBS_WIRE_LINK_H_
 
@@ -22,7 +22,6 @@
 #include "sim/verbs/progress_source.h"
 #include "sim/verbs/remote_link.h"
 #include "sim/verbs/request_window.h"
-#include "sim/verbs/responder_admission.h"
 #include "sim/verbs/shm_mode.h"
 
 namespace rpma_sim {

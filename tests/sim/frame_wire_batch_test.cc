@@ -1,4 +1,4 @@
-// Tests of frames leaving a FrameWire together (sim/transport/send_batch.h and
+// Tests of frames leaving a FrameWire together (SendBatch in sim/transport/frame_wire.h, and
 // FrameWire::Urgency) over a real loopback TCP connection whose other end is a plain socket
 // of the test: what a SendBatch holds leaves when it closes, in order, many frames per
 // write; a frame for the next write waits for one (a frame sent at once, the end of a turn
@@ -19,7 +19,6 @@
 
 #include "sim/transport/frame.h"
 #include "sim/transport/frame_wire.h"
-#include "sim/transport/send_batch.h"
 #include "tests/sim/engine_wire_fixture.h"
 
 namespace rpma_sim {
