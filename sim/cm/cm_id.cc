@@ -502,6 +502,9 @@ void CmId::OnNodeFailed() {
     }
     // The other side learns it as from a dead host.
     if (peer_) peer_->Abort(&after);
+    // A taken request ends here and now: over a wire, the end reaches this side later, on
+    // the engine (OnPeerGone), and an accept before it must not find the client waiting.
+    if (state_ == State::kIncoming) peer_.reset();
   }
   after.Run();
 }
