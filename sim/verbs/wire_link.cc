@@ -45,14 +45,9 @@ std::shared_ptr<QueuePair> WireLink::qp() {
   return qp_.lock();
 }
 
-std::shared_ptr<FrameWire> WireLink::wire() {
-  MutexLock lock(&mutex_);
-  return wire_;
-}
-
 void WireLink::Progress() {
   if (shm_.HasDeferred()) RunDeferred();
-  std::shared_ptr<FrameWire> wire = this->wire();
+  FrameWire* wire = this->wire();
   wire->DeliverArrived();
   wire->SendQueued();
 }
@@ -68,7 +63,8 @@ void WireLink::UseSharedMemory(std::shared_ptr<FrameWire> wire,
   std::shared_ptr<QueuePair> qp;
   {
     MutexLock lock(&mutex_);
-    wire_ = std::move(wire);
+    wire_.store(wire.get(), std::memory_order_release);
+    wires_.push_back(std::move(wire));
     qp = qp_.lock();
   }
   shm_.Use(std::move(segment), qp);
@@ -103,7 +99,7 @@ void WireLink::OnRequest(Frame frame) {
   inbound.reply = shared_from_this();
   std::shared_ptr<QueuePair> qp = this->qp();
   if (!qp) return Malformed("a work request before the connection was accepted");
-  std::shared_ptr<FrameWire> wire = this->wire();
+  FrameWire* wire = this->wire();
   const size_t queued_bytes = wire->queued_bytes();
   // A peer has at most a send queue's worth (max_qp_wr) of requests unanswered, and a
   // window of bytes, and this side as many of its own: more waiting for the peer to read

@@ -39,7 +39,9 @@ class WireLink : public RemoteLink,
                  public ProgressSource,
                  public std::enable_shared_from_this<WireLink> {
  public:
-  explicit WireLink(std::shared_ptr<FrameWire> wire) : wire_(std::move(wire)) {}
+  explicit WireLink(std::shared_ptr<FrameWire> wire) : wire_(wire.get()) {
+    wires_.push_back(std::move(wire));
+  }
 
   // Work requests arriving on the wire go to `qp`; polling its completion queues takes
   // the frames that arrived.
@@ -89,7 +91,7 @@ class WireLink : public RemoteLink,
                               std::vector<uint8_t> read_data) override;
 
  private:
-  std::shared_ptr<FrameWire> wire();
+  FrameWire* wire() { return wire_.load(std::memory_order_acquire); }
   std::shared_ptr<QueuePair> qp();
   void Malformed(const std::string& what);
 
@@ -105,7 +107,11 @@ class WireLink : public RemoteLink,
 
   Mutex mutex_;
   std::weak_ptr<QueuePair> qp_ GUARDED_BY(mutex_);
-  std::shared_ptr<FrameWire> wire_ GUARDED_BY(mutex_);
+  // The wire frames go out on: the first one, then the segment's (UseSharedMemory). Every
+  // wire the link used is kept for its life, so that a frame's path reads the current one
+  // with one load and no lock (the poller's and the engine's would meet on mutex_).
+  std::vector<std::shared_ptr<FrameWire>> wires_ GUARDED_BY(mutex_);
+  std::atomic<FrameWire*> wire_;
   RequestWindow window_;
   ResponderAdmission admission_;
   ShmMode shm_;
