@@ -9,9 +9,9 @@
 // requests in the application's memory until the responder can take them); one alone may
 // exceed it. The responder holds its peer to it (ResponderAdmission).
 //
-// Each is thread-safe on its own (its mutex is a leaf among the link's). The order of the frames on
-// the wire is the queue pair's execution lock's business: every caller holds it, and sends
-// what a call returns before it lets it go.
+// Each is thread-safe on its own (its mutex is a leaf among the link's). The order of the
+// frames on the wire is the queue pair's execution lock's business: every caller holds it,
+// and sends what a call returns before it lets it go.
 #ifndef RPMA_SIM_VERBS_REQUEST_WINDOW_H_
 #define RPMA_SIM_VERBS_REQUEST_WINDOW_H_
 
@@ -93,11 +93,10 @@ class RequestWindow {
   std::deque<std::pair<uint64_t, std::shared_ptr<RegionPayload>>> in_place_ GUARDED_BY(mutex_);
 };
 
-// The responder's end: what it admits of its peer's
-// REQUESTs. A peer that keeps RC order sends requests with ever larger sequences, and no
-// more bytes unanswered than the window; one that does not, or that does
-// not read its answers, loses the connection: this side keeps only what such a peer may
-// have under way, never an unbounded queue. Thread-safe on its own (a leaf lock).
+// The responder's end: what it admits of its peer's REQUESTs. A peer that keeps RC order
+// sends requests with ever larger sequences, and no more bytes unanswered than the window;
+// one that does not, or that does not read its answers, loses the connection: this side
+// keeps only what such a peer may have under way, never an unbounded queue.
 class ResponderAdmission {
  public:
   ResponderAdmission() = default;
