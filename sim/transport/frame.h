@@ -17,7 +17,7 @@
 namespace rpma_sim {
 
 constexpr uint32_t kFrameMagic = 0x4d535052;  // "RPSM" on the wire
-constexpr uint16_t kProtocolVersion = 7;
+constexpr uint16_t kProtocolVersion = 8;
 constexpr size_t kFrameHeaderSize = 16;
 // The largest body a peer may send: a 1 GiB message plus its request fields.
 constexpr uint32_t kMaxFrameBody = (1u << 30) + 256;

@@ -24,6 +24,28 @@ FrameWire::~FrameWire() = default;
 
 bool FrameWire::Send(FrameType type, std::vector<uint8_t> body,
                      std::shared_ptr<FramePayload> payload, Urgency urgency) {
+  return Queue(type, std::move(body), std::move(payload), urgency, nullptr);
+}
+
+bool FrameWire::SendMerging(FrameType type, std::vector<uint8_t> body, MergeBodies merge) {
+  return Queue(type, std::move(body), nullptr, Urgency::kNow, merge);
+}
+
+bool FrameWire::MergedLocked(FrameType type, const std::vector<uint8_t>& body, MergeBodies merge) {
+  if (merge == nullptr || outbound_.empty()) return false;
+  // Untouched: no write took any of it (writes run under mutex_, so none is under way).
+  Outgoing& last = outbound_.back();
+  if (last.merge != merge || last.type != type || last.sent != 0) return false;
+  const size_t before = last.body.size();
+  if (!merge(&last.body, body)) return false;
+  last.body_size = last.body.size();
+  queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) - before + last.body_size,
+                      std::memory_order_relaxed);
+  return true;
+}
+
+bool FrameWire::Queue(FrameType type, std::vector<uint8_t> body,
+                      std::shared_ptr<FramePayload> payload, Urgency urgency, MergeBodies merge) {
   SIM_HAPPENS_BEFORE(&g_frames_handed_over);
   size_t body_size = body.size() + (payload ? payload->size() : 0);
   const bool batched = SendBatch::Open();
@@ -31,10 +53,12 @@ bool FrameWire::Send(FrameType type, std::vector<uint8_t> body,
   {
     MutexLock lock(&mutex_);
     if (closing_) return false;
-    queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) + body_size,
-                        std::memory_order_relaxed);
-    outbound_.push_back(Outgoing{type, std::move(body), std::move(payload), body_size, 0});
-    queued_frames_.store(outbound_.size(), std::memory_order_relaxed);
+    if (!MergedLocked(type, body, merge)) {
+      queued_bytes_.store(queued_bytes_.load(std::memory_order_relaxed) + body_size,
+                          std::memory_order_relaxed);
+      outbound_.push_back(Outgoing{type, std::move(body), std::move(payload), body_size, 0, merge});
+      queued_frames_.store(outbound_.size(), std::memory_order_relaxed);
+    }
     // It waits for the next write, up to a write's worth of frames, where writes are
     // system calls.
     if (urgency == Urgency::kWithNextWrite && outbound_.size() < kFramesPerWrite &&

@@ -90,6 +90,15 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   bool Send(FrameType type, std::vector<uint8_t> body,
             std::shared_ptr<FramePayload> payload = nullptr, Urgency urgency = Urgency::kNow);
 
+  // Folds the body of a frame that follows `queued` into it, when one frame can say what
+  // both say (a cumulative answer): true if it did (`queued` may change size).
+  using MergeBodies = bool (*)(std::vector<uint8_t>* queued, const std::vector<uint8_t>& next);
+  // As Send (kNow, no payload), except that while the last frame queued was also sent with
+  // `merge` and none of it has left yet, `merge` may fold this one into it: then no frame
+  // is added. The frames of one turn or one batch (SendBatch) are queued before any leaves,
+  // so answers given together go as one frame.
+  bool SendMerging(FrameType type, std::vector<uint8_t> body, MergeBodies merge);
+
   // Hands the stream what it takes now of the queued frames, unless the engine is waiting
   // to send them (the stream was full); what it does not take leaves when it drains. Never
   // waits. (A closing SendBatch calls it.)
@@ -135,7 +144,15 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
     std::shared_ptr<FramePayload> payload;  // the rest of the body, or null
     size_t body_size = 0;                   // body's and payload's bytes
     size_t sent = 0;
+    MergeBodies merge = nullptr;  // how a later frame may fold into it (SendMerging), or null
   };
+
+  // Send's and SendMerging's work.
+  bool Queue(FrameType type, std::vector<uint8_t> body, std::shared_ptr<FramePayload> payload,
+             Urgency urgency, MergeBodies merge);
+  // Folds `body` into the last frame queued if it may (SendMerging).
+  bool MergedLocked(FrameType type, const std::vector<uint8_t>& body, MergeBodies merge)
+      REQUIRES(mutex_);
 
   // frame_wire_engine.cc: reading and writing, on the progress engine's thread or on a
   // polling application's.

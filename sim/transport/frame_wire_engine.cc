@@ -129,8 +129,10 @@ void FrameWire::OnReadable() {
     }
     if (result == ReadResult::kPaused) break;
     HandOver();
-    // The next read is a system call: what the frames read so far sent goes first.
-    if (ahead_begin_ == ahead_end_) answers.SendHeld();
+    // The next read is a system call (nothing read ahead, on a stream that reads ahead):
+    // what the frames read so far sent goes first. From memory (a ring), the turn's answers
+    // go together at its end.
+    if (ahead_begin_ == ahead_end_ && stream_->ReadAheadBytes() > 0) answers.SendHeld();
   }
   // More may be there: after the other connections' turn.
   lock.Release();

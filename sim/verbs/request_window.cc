@@ -24,16 +24,19 @@ void RequestWindow::SentLocked(const EncodedRequest& request) {
   bytes_under_way_ += request.window_bytes;
 }
 
-bool RequestWindow::TakeResponse(uint64_t sequence, bool* read_back) {
+bool RequestWindow::TakeResponses(uint64_t sequence, uint32_t count, Answered* answered) {
   MutexLock lock(&mutex_);
-  // RC: the answers come in the order the requests were sent, one each.
-  if (unanswered_.load(std::memory_order_relaxed) == 0 || sent_.empty() ||
-      sent_.front().sequence != sequence)
+  // RC: the answers come in the order the requests were sent, each answered once.
+  if (count == 0 || count > kMaxAnsweredTogether || sent_.size() < count ||
+      sent_[count - 1].sequence != sequence)
     return false;
-  unanswered_.fetch_sub(1, std::memory_order_release);
-  bytes_under_way_ -= sent_.front().window_bytes;
-  if (read_back != nullptr) *read_back = sent_.front().read_back;
-  sent_.pop_front();
+  unanswered_.fetch_sub(count, std::memory_order_release);
+  for (uint32_t i = 0; i < count; ++i) {
+    const Sent& sent = sent_.front();
+    bytes_under_way_ -= sent.window_bytes;
+    if (answered != nullptr) answered[i] = Answered{sent.sequence, sent.read_back};
+    sent_.pop_front();
+  }
   while (!in_place_.empty() && in_place_.front().first <= sequence) in_place_.pop_front();
   return true;
 }

@@ -54,10 +54,25 @@ class RequestWindow {
   // sends it), or keeps it until the window has room (TakeFitting).
   std::optional<EncodedRequest> Submit(EncodedRequest request);
 
-  // A RESPONSE to `sequence` arrived: true if it answers the first request sent and not
-  // answered (then that one is answered, and *read_back tells whether its RESPONSE must
-  // carry bytes: EncodedRequest::read_back); false if no RC peer would send it.
-  bool TakeResponse(uint64_t sequence, bool* read_back = nullptr);
+  // A request a RESPONSE answered, and whether its RESPONSE must carry bytes
+  // (EncodedRequest::read_back).
+  struct Answered {
+    uint64_t sequence;
+    bool read_back;
+  };
+
+  // A RESPONSE that answers `count` requests (1 to kMaxAnsweredTogether), the last of them
+  // `sequence`, arrived: true if those are the first `count` sent and not answered (then
+  // they are answered: answered[0 .. count), in order, if `answered` is not null); false if
+  // no RC peer would send it.
+  bool TakeResponses(uint64_t sequence, uint32_t count, Answered* answered);
+  // The same for a RESPONSE that answers one.
+  bool TakeResponse(uint64_t sequence, bool* read_back = nullptr) {
+    Answered answered;
+    if (!TakeResponses(sequence, 1, &answered)) return false;
+    if (read_back != nullptr) *read_back = answered.read_back;
+    return true;
+  }
 
   // The requests that waited and fit now, in order, counted as sent (the caller sends them).
   std::vector<EncodedRequest> TakeFitting();

@@ -211,22 +211,48 @@ bool DecodeRequest(FrameBody body, std::shared_ptr<ShmSegment> reference_peer,
   return true;
 }
 
+namespace {
+
+// A RESPONSE's fields before a read's bytes: sequence, status, and how many requests before
+// that one it answers too.
+constexpr size_t kResponseFieldsSize = 16;
+constexpr size_t kAnsweredBeforeOffset = 12;
+
+}  // namespace
+
 std::vector<uint8_t> EncodeResponse(uint64_t sequence, const Outcome& outcome, size_t room) {
   std::vector<uint8_t> body;
-  body.reserve(16 + room);
+  body.reserve(kResponseFieldsSize + room);
   ByteWriter writer(&body);
   writer.U64(sequence);
   writer.U32(static_cast<uint32_t>(outcome.status));
-  writer.U32(0);
+  writer.U32(0);  // answers no request before it
   return body;
 }
 
-bool DecodeResponse(const Frame& frame, uint64_t* sequence, Outcome* outcome, const uint8_t** data,
-                    size_t* length, std::string* error) {
+bool MergeResponses(std::vector<uint8_t>* queued, const std::vector<uint8_t>& next) {
+  if (queued->size() != kResponseFieldsSize || next.size() != kResponseFieldsSize) return false;
+  ByteReader first(queued->data(), queued->size()), second(next.data(), next.size());
+  first.U64();
+  const uint32_t first_status = first.U32(), first_before = first.U32();
+  second.U64();
+  const uint32_t second_status = second.U32(), second_before = second.U32();
+  const uint64_t answered = uint64_t{first_before} + 1 + second_before + 1;
+  if (first_status != IBV_WC_SUCCESS || second_status != IBV_WC_SUCCESS ||
+      answered > kMaxAnsweredTogether)
+    return false;
+  // `next`'s sequence; the requests before it: all of both but that one.
+  memcpy(queued->data(), next.data(), sizeof(uint64_t));
+  PutLe(queued->data() + kAnsweredBeforeOffset, answered - 1, sizeof(uint32_t));
+  return true;
+}
+
+bool DecodeResponse(const Frame& frame, uint64_t* sequence, uint32_t* answered, Outcome* outcome,
+                    const uint8_t** data, size_t* length, std::string* error) {
   ByteReader reader(frame.body.data(), frame.body.size());
   *sequence = reader.U64();
   uint32_t status = reader.U32();
-  reader.U32();
+  uint32_t before = reader.U32();
   if (!reader.ok()) {
     *error = "truncated response";
     return false;
@@ -235,6 +261,12 @@ bool DecodeResponse(const Frame& frame, uint64_t* sequence, Outcome* outcome, co
     *error = "unknown completion status";
     return false;
   }
+  if (before > 0 &&
+      (status != IBV_WC_SUCCESS || reader.remaining() != 0 || before >= kMaxAnsweredTogether)) {
+    *error = "a response for several requests that is not a success without bytes";
+    return false;
+  }
+  *answered = before + 1;
   outcome->status = static_cast<ibv_wc_status>(status);
   *length = reader.remaining();
   *data = *length > 0 ? reader.Bytes(*length) : nullptr;

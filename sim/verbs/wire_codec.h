@@ -70,9 +70,20 @@ bool DecodeRequest(FrameBody body, std::shared_ptr<ShmSegment> reference_peer,
 // of a read's data to follow.
 std::vector<uint8_t> EncodeResponse(uint64_t sequence, const Outcome& outcome, size_t room);
 
-// Decodes a RESPONSE body; *data points into the frame. False if it is malformed.
-bool DecodeResponse(const Frame& frame, uint64_t* sequence, Outcome* outcome, const uint8_t** data,
-                    size_t* length, std::string* error);
+// The most requests one RESPONSE answers: successes without bytes, given together, go as
+// one RESPONSE for up to this many (MergeResponses).
+constexpr uint32_t kMaxAnsweredTogether = 64;
+
+// FrameWire::MergeBodies for RESPONSEs: folds `next` into `queued` when both answer with
+// success and no bytes and together they answer at most kMaxAnsweredTogether requests.
+// `queued` then answers its requests and `next`'s, up to `next`'s sequence.
+bool MergeResponses(std::vector<uint8_t>* queued, const std::vector<uint8_t>& next);
+
+// Decodes a RESPONSE body: it answers *answered requests (1, or up to
+// kMaxAnsweredTogether successes without bytes), the last of them *sequence; *data points
+// into the frame. False if it is malformed.
+bool DecodeResponse(const Frame& frame, uint64_t* sequence, uint32_t* answered, Outcome* outcome,
+                    const uint8_t** data, size_t* length, std::string* error);
 
 }  // namespace rpma_sim
 

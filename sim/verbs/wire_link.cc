@@ -130,21 +130,28 @@ void WireLink::OnRequest(Frame frame) {
 void WireLink::OnResponse(const Frame& frame) {
   std::string error;
   uint64_t sequence;
+  uint32_t count;
   Outcome outcome;
   const uint8_t* data;
   size_t length;
-  if (!DecodeResponse(frame, &sequence, &outcome, &data, &length, &error)) return Malformed(error);
+  if (!DecodeResponse(frame, &sequence, &count, &outcome, &data, &length, &error))
+    return Malformed(error);
   std::shared_ptr<QueuePair> qp = this->qp();
   if (!qp) return;
   {
     QueuePair::ExecutionScope lock(qp.get());
-    bool read_back = false;
-    if (window_.TakeResponse(sequence, &read_back)) {
-      // A read's answer without its bytes is not "placed directly" (null): it is a
-      // response of the wrong length (IBV_WC_BAD_RESP_ERR).
+    RequestWindow::Answered answered[kMaxAnsweredTogether];
+    if (window_.TakeResponses(sequence, count, answered)) {
+      // Each request answered as if by a RESPONSE of its own (the bytes, if any, are the
+      // last one's). A read's answer without its bytes is not "placed directly" (null): it
+      // is a response of the wrong length (IBV_WC_BAD_RESP_ERR).
       static const uint8_t kNoBytes = 0;
-      if (read_back && data == nullptr) data = &kNoBytes;
-      qp->OnResponseLocked(sequence, outcome, data, length);
+      for (uint32_t i = 0; i < count; ++i) {
+        const bool last = i + 1 == count;
+        const uint8_t* bytes = last ? data : nullptr;
+        if (answered[i].read_back && bytes == nullptr) bytes = &kNoBytes;
+        qp->OnResponseLocked(answered[i].sequence, outcome, bytes, last ? length : 0);
+      }
       // The requests that waited for the window (none, if the outcome was an error: Revoke).
       for (EncodedRequest& next : window_.TakeFitting()) Send(std::move(next));
       return;
@@ -283,8 +290,13 @@ void WireLink::RespondLocked(uint64_t sequence, const Outcome& outcome, const ui
                              size_t length) {
   admission_.Answered(sequence);
   std::vector<uint8_t> body = EncodeResponse(sequence, outcome, read_data ? length : 0);
-  if (read_data != nullptr) ByteWriter(&body).Bytes(read_data, length);
-  wire()->Send(FrameType::kResponse, std::move(body));
+  if (read_data != nullptr) {
+    ByteWriter(&body).Bytes(read_data, length);
+    wire()->Send(FrameType::kResponse, std::move(body));
+    return;
+  }
+  // Successes given in one turn go as one RESPONSE (MergeResponses).
+  wire()->SendMerging(FrameType::kResponse, std::move(body), MergeResponses);
 }
 
 void WireLink::RespondWithBytesLocked(uint64_t sequence, const Outcome& outcome,

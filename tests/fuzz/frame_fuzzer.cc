@@ -87,7 +87,8 @@ void CheckResponse(const Frame& frame) {
   const uint8_t* data = nullptr;
   size_t length = 0;
   std::string error;
-  if (!DecodeResponse(frame, &sequence, &outcome, &data, &length, &error)) {
+  uint32_t answered = 0;
+  if (!DecodeResponse(frame, &sequence, &answered, &outcome, &data, &length, &error)) {
     FUZZ_CHECK(!error.empty());
     return;
   }
@@ -95,6 +96,9 @@ void CheckResponse(const Frame& frame) {
   FUZZ_CHECK(length == frame.body.size() - kResponseFields);
   FUZZ_CHECK(length == 0 ? data == nullptr : data == frame.body.data() + kResponseFields);
   FUZZ_CHECK(outcome.status <= IBV_WC_TM_RNDV_INCOMPLETE);
+  // Several answered together only as successes without bytes.
+  FUZZ_CHECK(answered >= 1 && answered <= kMaxAnsweredTogether);
+  FUZZ_CHECK(answered == 1 || (outcome.status == IBV_WC_SUCCESS && length == 0));
 }
 
 }  // namespace

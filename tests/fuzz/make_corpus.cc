@@ -113,6 +113,16 @@ class CapturedLink {
     return bytes_;
   }
 
+  // `count` successes without bytes given in one batch, as a turn gives them: one RESPONSE.
+  Bytes Successes(uint64_t first, uint32_t count) {
+    bytes_.clear();
+    {
+      SendBatch batch;
+      for (uint32_t i = 0; i < count; ++i) link_->RespondLocked(first + i, Outcome{}, nullptr, 0);
+    }
+    return bytes_;
+  }
+
   Bytes Frame(FrameType type, Bytes body) {
     bytes_.clear();
     link_->SendFrame(type, std::move(body));
@@ -182,6 +192,7 @@ void WriteFrames(CorpusWriter* out) {
   Bytes read_data(buffer, buffer + 32);
   out->Write("response_read", link.Response(3, IBV_WC_SUCCESS, read_data));
   out->Write("response_error", link.Response(1, IBV_WC_REM_ACCESS_ERR, {}));
+  out->Write("response_merged", link.Successes(4, 5));
   out->Write("stream", Concat({write_frame, link.Response(1, IBV_WC_SUCCESS, {}),
                                link.Frame(FrameType::kDoorbell, {}),
                                link.Frame(FrameType::kDisconnect, {})}));

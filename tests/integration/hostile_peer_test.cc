@@ -129,6 +129,21 @@ class HostilePeerTest : public ::testing::TestWithParam<std::tuple<Lie, Transpor
     ASSERT_EQ(RPMA_CONN_ESTABLISHED, event);
   }
 
+  // Reads a RESPONSE: its status, and how many requests it answers (PROTOCOL.md).
+  void ReadResponse(uint32_t* status, uint32_t* answered) {
+    uint16_t type = 0;
+    std::vector<uint8_t> body;
+    ASSERT_NO_FATAL_FAILURE(wire_->ReadFrame(&type, &body));
+    ASSERT_EQ(raw_peer::kResponse, type);
+    ASSERT_GE(body.size(), 16u);
+    auto u32 = [&body](size_t at) {
+      return body[at] | body[at + 1] << 8 | body[at + 2] << 16 |
+             static_cast<uint32_t>(body[at + 3]) << 24;
+    };
+    *status = u32(8);
+    *answered = u32(12) + 1;
+  }
+
   // The region holds `landed` at its start and the fill everywhere else.
   void ExpectRegion(const std::vector<uint8_t>& landed) {
     for (size_t i = 0; i < kRegionSize; ++i) {
@@ -156,16 +171,13 @@ TEST_P(HostilePeerTest, TheConnectionEndsNothingOutsideTheRegionIsTouchedOthersA
   ASSERT_NO_FATAL_FAILURE(Handshake(&target));
   if (lie.scribble) lie.scribble(*shm_wire_);
   ASSERT_NO_FATAL_FAILURE(wire_->Send(lie.bytes(target)));
-  for (size_t i = 0; i < lie.answers.size(); ++i) {
+  for (size_t i = 0; i < lie.answers.size();) {
     SCOPED_TRACE("answer " + std::to_string(i));
-    uint16_t type = 0;
-    std::vector<uint8_t> body;
-    ASSERT_NO_FATAL_FAILURE(wire_->ReadFrame(&type, &body));
-    ASSERT_EQ(raw_peer::kResponse, type);
-    ASSERT_GE(body.size(), 16u);
-    uint32_t status =
-        body[8] | body[9] << 8 | body[10] << 16 | static_cast<uint32_t>(body[11]) << 24;
-    EXPECT_EQ(lie.answers[i], status) << ibv_wc_status_str(static_cast<ibv_wc_status>(status));
+    uint32_t status, answered;
+    ASSERT_NO_FATAL_FAILURE(ReadResponse(&status, &answered));
+    ASSERT_LE(i + answered, lie.answers.size()) << "answers to requests never sent";
+    for (uint32_t k = 0; k < answered; ++k, ++i)
+      EXPECT_EQ(lie.answers[i], status) << ibv_wc_status_str(static_cast<ibv_wc_status>(status));
   }
   if (lie.closed_logging == nullptr) {
     wire_->Close();  // the hostile peer hangs up
@@ -189,6 +201,64 @@ INSTANTIATE_TEST_SUITE_P(Lies, HostilePeerTest,
                            return std::string(std::get<0>(info.param).name) +
                                   (std::get<1>(info.param) == Transport::kShm ? "_over_shm"
                                                                               : "_over_tcp");
+                         });
+
+// Not a lie: valid writes that arrive together are answered together, each once, in order
+// (PROTOCOL.md: one RESPONSE answers up to 64 successes without bytes); a read's answer, which
+// carries bytes, stands alone between them.
+class AnswerFoldingTest : public HostilePeerTest {};
+
+TEST_P(AnswerFoldingTest, WritesThatArriveTogetherAreAnsweredTogether) {
+  Target target;
+  ASSERT_NO_FATAL_FAILURE(Handshake(&target));
+  constexpr uint64_t kWrites = 10;
+  std::vector<uint8_t> bytes, landed(8 * kWrites);
+  for (uint64_t i = 0; i < kWrites; ++i) {
+    std::vector<uint8_t> frame = RequestFrame(WriteOf(target, i, 8 * i, static_cast<uint8_t>(i)));
+    bytes.insert(bytes.end(), frame.begin(), frame.end());
+    std::fill(landed.begin() + 8 * i, landed.begin() + 8 * (i + 1), static_cast<uint8_t>(i));
+  }
+  Request read;
+  read.sequence = kWrites;
+  read.opcode = 1;  // a read
+  read.rkey = target.rkey;
+  read.address = target.address;
+  read.length = 8;
+  std::vector<uint8_t> read_frame = RequestFrame(read);
+  bytes.insert(bytes.end(), read_frame.begin(), read_frame.end());
+  std::vector<uint8_t> last = RequestFrame(WriteOf(target, kWrites + 1, 8 * kWrites, 0x77));
+  bytes.insert(bytes.end(), last.begin(), last.end());
+  landed.insert(landed.end(), 8, 0x77);
+  ASSERT_NO_FATAL_FAILURE(wire_->Send(bytes));  // one write: the server reads them together
+
+  uint64_t answered_writes = 0;
+  int frames = 0;
+  while (answered_writes < kWrites) {
+    uint32_t status, answered;
+    ASSERT_NO_FATAL_FAILURE(ReadResponse(&status, &answered));
+    ++frames;
+    EXPECT_EQ(IBV_WC_SUCCESS, status);
+    answered_writes += answered;
+  }
+  EXPECT_EQ(kWrites, answered_writes) << "the read's answer folded into the writes'";
+  EXPECT_LT(frames, static_cast<int>(kWrites)) << "no two writes' answers went together";
+  uint32_t status, answered;
+  ASSERT_NO_FATAL_FAILURE(ReadResponse(&status, &answered));  // the read's, with its bytes
+  EXPECT_EQ(IBV_WC_SUCCESS, status);
+  EXPECT_EQ(1u, answered);
+  ASSERT_NO_FATAL_FAILURE(ReadResponse(&status, &answered));  // the last write's
+  EXPECT_EQ(IBV_WC_SUCCESS, status);
+  EXPECT_EQ(1u, answered);
+  ASSERT_NO_FATAL_FAILURE(ExpectRegion(landed));
+}
+
+INSTANTIATE_TEST_SUITE_P(Writes, AnswerFoldingTest,
+                         ::testing::Combine(::testing::Values(Lie{
+                                                "none", nullptr, {}, nullptr, {}}),
+                                            ::testing::Values(Transport::kTcp, Transport::kShm)),
+                         [](const ::testing::TestParamInfo<std::tuple<Lie, Transport>>& info) {
+                           return std::get<1>(info.param) == Transport::kShm ? "over_shm"
+                                                                             : "over_tcp";
                          });
 
 // Over shared memory the peer may also write the segment while the server works on it:

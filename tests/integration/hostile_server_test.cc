@@ -1,8 +1,10 @@
 // hostile_server_test.cc -- the simulator as the CLIENT of a hostile server: a raw TCP socket
 // of the test that speaks the wire protocol by hand (PROTOCOL.md). hostile_peer_test lies
 // only to a server; what a server tells a client is checked here:
-// - a RESPONSE that answers a read carried over TCP (not by reference) with no bytes at all
-//   is a response of the wrong length: IBV_WC_BAD_RESP_ERR, the buffer untouched;
+// - a RESPONSE that answers a read carried over TCP (not by reference) with no bytes at all,
+//   alone or together with a write before it, is a response of the wrong length:
+//   IBV_WC_BAD_RESP_ERR, the buffer untouched; one that answers more requests than are
+//   under way ends the connection;
 // - a REQUEST before the ACCEPT ends the connect (PROTOCOL.md: "a REQUEST before the
 //   connection was accepted"), though the client bound its queue pair to the link before
 //   its HELLO;
@@ -158,6 +160,53 @@ class HostileServerTest : public ::testing::Test {
     ASSERT_EQ(raw_peer::kHello, type);
   }
 
+  // Connects, ACCEPTs it (no private data, no shared memory, a node id), and describes a
+  // region of this process as the "remote" one (any region's descriptor serves).
+  void Establish() {
+    ASSERT_NO_FATAL_FAILURE(ConnectAndTakeHello(1000));
+    std::vector<uint8_t> accept = {0, 0};
+    PutLe(&accept, 0x736572766572, 8);
+    ASSERT_NO_FATAL_FAILURE(server_.Send(Frame(raw_peer::kAccept, accept)));
+    rpma_conn_event event = RPMA_CONN_UNDEFINED;
+    ASSERT_EQ(0, integration::NextEvent(conn_, kSafetyTimeoutMs, &event));
+    ASSERT_EQ(RPMA_CONN_ESTABLISHED, event);
+    memset(src_, 'S', sizeof(src_));
+    memset(dst_, 'd', sizeof(dst_));
+    ASSERT_EQ(0, rpma_mr_reg(peer_, src_, sizeof(src_),
+                             RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST, &src_mr_));
+    ASSERT_EQ(0, rpma_mr_reg(peer_, dst_, sizeof(dst_),
+                             RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC, &dst_mr_));
+    std::vector<uint8_t> desc;
+    ASSERT_EQ(0, integration::GetDescriptor(src_mr_, &desc));
+    ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), desc.size(), &remote_));
+  }
+
+  // Reads the next frame at the server: a REQUEST of `opcode` (0 write, 1 read), carried.
+  void TakeRequest(uint8_t opcode, std::vector<uint8_t>* request) {
+    uint16_t type = 0;
+    ASSERT_NO_FATAL_FAILURE(server_.ReadFrame(&type, request));
+    ASSERT_EQ(raw_peer::kRequest, type);
+    ASSERT_GE(request->size(), 44u);
+    ASSERT_EQ(opcode, (*request)[8]);
+    ASSERT_EQ(0, (*request)[11] & 1) << "carried, not by reference";
+  }
+
+  // RESPONSE to `request`: success, no bytes, answering `before` requests before it too.
+  void Answer(const std::vector<uint8_t>& request, uint32_t before) {
+    std::vector<uint8_t> response(request.begin(), request.begin() + 8);
+    PutLe(&response, IBV_WC_SUCCESS, 4);
+    PutLe(&response, before, 4);
+    ASSERT_NO_FATAL_FAILURE(server_.Send(Frame(raw_peer::kResponse, response)));
+  }
+
+  void NextCompletion(ibv_wc* wc) {
+    rpma_cq* cq = nullptr;
+    ASSERT_EQ(0, rpma_conn_get_cq(conn_, &cq));
+    ASSERT_EQ(0, integration::NextCompletion(cq, kSafetyTimeoutMs, wc));
+  }
+
+  char src_[4096];
+  char dst_[4096];
   rpma_peer* peer_ = nullptr;
   rpma_conn_cfg* cfg_ = nullptr;
   rpma_conn* conn_ = nullptr;
@@ -169,49 +218,52 @@ class HostileServerTest : public ::testing::Test {
 };
 
 TEST_F(HostileServerTest, AReadAnsweredWithoutItsBytesIsABadResponse) {
-  ASSERT_NO_FATAL_FAILURE(ConnectAndTakeHello(1000));
-  // ACCEPT: no private data, no shared memory, a node id.
-  std::vector<uint8_t> accept = {0, 0};
-  PutLe(&accept, 0x736572766572, 8);
-  ASSERT_NO_FATAL_FAILURE(server_.Send(Frame(raw_peer::kAccept, accept)));
-  rpma_conn_event event = RPMA_CONN_UNDEFINED;
-  ASSERT_EQ(0, integration::NextEvent(conn_, kSafetyTimeoutMs, &event));
-  ASSERT_EQ(RPMA_CONN_ESTABLISHED, event);
-
-  // The "remote" region: a descriptor of a region of this process serves as any other.
-  static char src[4096];
-  static char dst[4096];
-  memset(src, 'S', sizeof(src));
-  memset(dst, 'd', sizeof(dst));
-  ASSERT_EQ(0, rpma_mr_reg(peer_, src, sizeof(src), RPMA_MR_USAGE_READ_SRC, &src_mr_));
-  ASSERT_EQ(0, rpma_mr_reg(peer_, dst, sizeof(dst), RPMA_MR_USAGE_READ_DST, &dst_mr_));
-  std::vector<uint8_t> desc;
-  ASSERT_EQ(0, integration::GetDescriptor(src_mr_, &desc));
-  ASSERT_EQ(0, rpma_mr_remote_from_descriptor(desc.data(), desc.size(), &remote_));
-
+  ASSERT_NO_FATAL_FAILURE(Establish());
   ASSERT_EQ(0, rpma_read(conn_, dst_mr_, 0, remote_, 0, 64, RPMA_F_COMPLETION_ALWAYS,
                          reinterpret_cast<const void*>(7)));
-  uint16_t type = 0;
   std::vector<uint8_t> request;
-  ASSERT_NO_FATAL_FAILURE(server_.ReadFrame(&type, &request));
-  ASSERT_EQ(raw_peer::kRequest, type);
-  ASSERT_GE(request.size(), 44u);
-  ASSERT_EQ(1, request[8]) << "a read";
-  ASSERT_EQ(0, request[11] & 1) << "carried, not by reference";
-  // RESPONSE: the read's sequence, IBV_WC_SUCCESS, reserved; and none of the 64 bytes.
-  std::vector<uint8_t> response(request.begin(), request.begin() + 8);
-  PutLe(&response, IBV_WC_SUCCESS, 4);
-  PutLe(&response, 0, 4);
-  ASSERT_NO_FATAL_FAILURE(server_.Send(Frame(raw_peer::kResponse, response)));
-
-  rpma_cq* cq = nullptr;
-  ASSERT_EQ(0, rpma_conn_get_cq(conn_, &cq));
+  ASSERT_NO_FATAL_FAILURE(TakeRequest(1, &request));
+  // RESPONSE: the read's sequence, IBV_WC_SUCCESS, none before it; and none of the 64 bytes.
+  ASSERT_NO_FATAL_FAILURE(Answer(request, 0));
   ibv_wc wc;
-  ASSERT_EQ(0, integration::NextCompletion(cq, kSafetyTimeoutMs, &wc));
+  ASSERT_NO_FATAL_FAILURE(NextCompletion(&wc));
   EXPECT_EQ(7u, wc.wr_id);
   EXPECT_EQ(IBV_WC_BAD_RESP_ERR, wc.status)
       << "a 64-byte read answered with 0 bytes completed with " << ibv_wc_status_str(wc.status)
-      << " (byte_len " << wc.byte_len << "); the destination still holds '" << dst[0] << "'";
+      << " (byte_len " << wc.byte_len << "); the destination still holds '" << dst_[0] << "'";
+}
+
+// One RESPONSE may answer several requests (PROTOCOL.md), each as if by a RESPONSE of its own
+// without bytes: the write before the read succeeds, and the read, which expected its bytes,
+// is a response of the wrong length.
+TEST_F(HostileServerTest, AReadAnsweredTogetherWithAWriteIsABadResponse) {
+  ASSERT_NO_FATAL_FAILURE(Establish());
+  ASSERT_EQ(0, rpma_write(conn_, remote_, 0, dst_mr_, 0, 64, RPMA_F_COMPLETION_ALWAYS,
+                          reinterpret_cast<const void*>(6)));
+  ASSERT_EQ(0, rpma_read(conn_, dst_mr_, 0, remote_, 0, 64, RPMA_F_COMPLETION_ALWAYS,
+                         reinterpret_cast<const void*>(7)));
+  std::vector<uint8_t> write, read;
+  ASSERT_NO_FATAL_FAILURE(TakeRequest(0, &write));
+  ASSERT_NO_FATAL_FAILURE(TakeRequest(1, &read));
+  ASSERT_NO_FATAL_FAILURE(Answer(read, 1));  // and the one before it
+  ibv_wc wc;
+  ASSERT_NO_FATAL_FAILURE(NextCompletion(&wc));
+  EXPECT_EQ(6u, wc.wr_id);
+  EXPECT_EQ(IBV_WC_SUCCESS, wc.status) << ibv_wc_status_str(wc.status);
+  ASSERT_NO_FATAL_FAILURE(NextCompletion(&wc));
+  EXPECT_EQ(7u, wc.wr_id);
+  EXPECT_EQ(IBV_WC_BAD_RESP_ERR, wc.status) << ibv_wc_status_str(wc.status);
+}
+
+// A RESPONSE that answers more requests than are under way is no RC responder's: the client
+// closes the connection.
+TEST_F(HostileServerTest, AResponseForMoreRequestsThanAreUnderWayEndsTheConnection) {
+  ASSERT_NO_FATAL_FAILURE(Establish());
+  ASSERT_EQ(0, rpma_write(conn_, remote_, 0, dst_mr_, 0, 64, RPMA_F_COMPLETION_ALWAYS, nullptr));
+  std::vector<uint8_t> write;
+  ASSERT_NO_FATAL_FAILURE(TakeRequest(0, &write));
+  ASSERT_NO_FATAL_FAILURE(Answer(write, 1));  // a request before the only one
+  ASSERT_NO_FATAL_FAILURE(server_.ExpectClosed());
 }
 
 // A server that takes the HELLO and never answers it (a port where something else listens,

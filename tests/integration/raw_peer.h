@@ -14,7 +14,7 @@
 namespace raw_peer {
 
 constexpr uint32_t kMagic = 0x4d535052;
-constexpr uint16_t kVersion = 7;
+constexpr uint16_t kVersion = 8;
 enum FrameType : uint16_t {
   kHello = 1,
   kAccept = 2,

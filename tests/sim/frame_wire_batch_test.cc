@@ -4,7 +4,7 @@
 // write; a frame for the next write waits for one (a frame sent at once, the end of a turn
 // of reading, a poller's SendQueued, Close, or a write's worth of frames); the answers a
 // turn of reading sends leave together, from the engine and from a poller; a poller takes
-// several small frames per read.
+// several small frames per read; frames sent to merge fold into one while none has left.
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -118,6 +118,43 @@ TEST_F(BatchWireTest, ANestedBatchLeavesItsFramesToTheOuterOne) {
   }
   EXPECT_EQ(1, writes_->load());
   ExpectAtPeer(0, 4);
+}
+
+// A test's MergeBodies: a one-byte body counts the frames folded into it, up to 3 a frame.
+bool Count(std::vector<uint8_t>* queued, const std::vector<uint8_t>& next) {
+  if (queued->size() != 1 || next.size() != 1 || (*queued)[0] + next[0] > 3) return false;
+  (*queued)[0] = static_cast<uint8_t>((*queued)[0] + next[0]);
+  return true;
+}
+bool Refuse(std::vector<uint8_t>*, const std::vector<uint8_t>&) { return false; }
+
+// Frames sent to merge fold into the last one queued while it was sent the same way and none
+// of it left, as far as the merge lets them; any other frame between them ends the fold.
+TEST_F(BatchWireTest, FramesSentToMergeFoldIntoTheLastQueuedOne) {
+  EngineHold hold;
+  auto merging = [this](uint8_t count, FrameWire::MergeBodies merge = Count) {
+    ASSERT_TRUE(wire_->SendMerging(FrameType::kResponse, {count}, merge));
+  };
+  {
+    SendBatch batch;
+    for (int i = 0; i < 4; ++i) ASSERT_NO_FATAL_FAILURE(merging(1));  // 3 fold, then a fourth
+    ASSERT_NO_FATAL_FAILURE(SendFrames(7, 1));                        // ends the fold
+    ASSERT_NO_FATAL_FAILURE(merging(1));
+    ASSERT_NO_FATAL_FAILURE(merging(1, Refuse));  // sent another way: not folded into
+    ASSERT_NO_FATAL_FAILURE(merging(1));
+    EXPECT_EQ(6u, wire_->queued_frames());
+    EXPECT_EQ(5u + 24u, wire_->queued_bytes());
+  }
+  ASSERT_NO_FATAL_FAILURE(merging(2));  // what came before it left: a frame of its own
+  std::vector<uint8_t> expected;
+  for (std::vector<uint8_t> frame :
+       {Encode(FrameType::kResponse, {3}), Encode(FrameType::kResponse, {1}),
+        Encode(FrameType::kResponse, BodyOf(7)), Encode(FrameType::kResponse, {1}),
+        Encode(FrameType::kResponse, {1}), Encode(FrameType::kResponse, {1}),
+        Encode(FrameType::kResponse, {2})})
+    expected.insert(expected.end(), frame.begin(), frame.end());
+  EXPECT_TRUE(expected == ReceiveAtPeer(expected.size()))
+      << "not the frames folded as the merge allows, in order";
 }
 
 TEST_F(BatchWireTest, AFrameForTheNextWriteLeavesWithAFrameSentAtOnce) {
