@@ -78,7 +78,7 @@ bool WaitForZero(const std::atomic<uint32_t>& count, std::chrono::milliseconds t
   const auto deadline = start + timeout;
   while (count.load() != 0) {
     const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return false;
+    if (now >= deadline) return ProcessGone(holder);  // its accesses ended with it
     if (now - start < kSpin) {
       std::this_thread::yield();
       continue;

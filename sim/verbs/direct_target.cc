@@ -9,6 +9,7 @@
 
 #include "sim/common/log.h"
 #include "sim/common/per_process.h"
+#include "sim/fabric/io_service.h"
 #include "sim/verbs/memory_region.h"
 #include "sim/verbs/protection_domain.h"
 #include "sim/verbs/stage_gate.h"
@@ -20,6 +21,9 @@ namespace {
 // process_vm copy of at most a region; a peer that holds one longer is stuck or lying, and
 // the close goes on (the same bound as ShmSegment::RevokeReferences).
 constexpr std::chrono::milliseconds kIdleTimeout{1000};
+// How long a close waits for it on the caller's thread, and then between two looks on the
+// engine's timer.
+constexpr std::chrono::milliseconds kCloseWait{1};
 
 // Every DirectTarget of the process that is not closed, and the file each registered region
 // maps (if it maps one), found once.
@@ -137,7 +141,13 @@ DirectTarget::DirectTarget(std::shared_ptr<ShmSegment> segment, ProtectionDomain
                            uint32_t qp_num)
     : segment_(std::move(segment)), area_(segment_->own_direct()), pd_(pd), qp_num_(qp_num) {}
 
-DirectTarget::~DirectTarget() { Close(); }
+DirectTarget::~DirectTarget() {
+  // Never closed (a timer that waits keeps the target until it finished): the wait is this
+  // thread's.
+  if (!BeginClose()) return;
+  WaitIdle();
+  FinishClose();
+}
 
 std::shared_ptr<DirectTarget> DirectTarget::Start(std::shared_ptr<ShmSegment> segment,
                                                   ProtectionDomain* pd, uint32_t qp_num) {
@@ -181,26 +191,56 @@ void DirectTarget::StoreOpenLocked(bool open) {
 }
 
 void DirectTarget::Close() {
-  {
-    MutexLock lock(&mutex_);
-    if (closed_) return;
-    StoreOpenLocked(false);
-  }
-  WaitIdle();
+  if (!BeginClose()) return;
+  if (IdleWithin(kCloseWait)) return FinishClose();
+  FinishWhenIdle(shared_from_this(), pd_->shared_from_this(),
+                 std::chrono::steady_clock::now() + kIdleTimeout - kCloseWait);
+}
+
+bool DirectTarget::BeginClose() {
+  MutexLock lock(&mutex_);
+  if (closed_) return false;
+  closed_ = true;  // a Refresh meanwhile does not open it again
+  StoreOpenLocked(false);
+  return true;
+}
+
+void DirectTarget::FinishClose() {
   TakePlacements();  // the last ones: the connection's report comes next
   MutexLock lock(&mutex_);
-  closed_ = true;
+  finished_ = true;
+}
+
+void DirectTarget::FinishWhenIdle(std::shared_ptr<DirectTarget> target,
+                                  std::shared_ptr<ProtectionDomain> pd,
+                                  std::chrono::steady_clock::time_point deadline) {
+  RunAt(std::chrono::steady_clock::now() + kCloseWait,
+        [target = std::move(target), pd = std::move(pd), deadline]() mutable {
+          if (!target->IdleWithin(std::chrono::milliseconds(0))) {
+            if (std::chrono::steady_clock::now() < deadline)
+              return FinishWhenIdle(std::move(target), std::move(pd), deadline);
+            target->GiveUp();
+          }
+          target->FinishClose();
+        });
 }
 
 void DirectTarget::WaitIdle() {
+  if (!IdleWithin(kIdleTimeout)) GiveUp();
+}
+
+bool DirectTarget::IdleWithin(std::chrono::milliseconds timeout) {
   {
     // Given up on once, for good: what the peer moves from then on does not count
     // (DirectArea::TargetGaveUp), so there is nothing to wait for; a peer that keeps its
     // access claimed for ever must not make every later deregistration wait again.
     MutexLock lock(&mutex_);
-    if (gave_up_) return;
+    if (gave_up_) return true;
   }
-  if (area_.WaitIdle(kIdleTimeout, segment_->peer_pid())) return;
+  return area_.WaitIdle(timeout, segment_->peer_pid());
+}
+
+void DirectTarget::GiveUp() {
   {
     // The late access must not count as done (DirectArea::kGaveUp), and none comes after it.
     MutexLock lock(&mutex_);
@@ -218,7 +258,7 @@ void DirectTarget::TakePlacements(const MemoryRegion* going) {
   // std::function (its captures do not fit its inline buffer: an allocation).
   if (!area_.HasUnreadPlacements()) return;
   MutexLock lock(&mutex_);
-  if (!connected_ || closed_) return;
+  if (!connected_ || finished_) return;
   ReaderLock table_lock(&MemoryRegionTable::Get().mutex());
   PersistenceDomain& persistence = pd_->persistence();
   // The clock is read only once yields were spent: a second after the first was, all are

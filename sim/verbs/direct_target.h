@@ -7,11 +7,11 @@
 // does. Direct access is open while the queue pair is connected, no stage gate is installed
 // (fault rules act at kExecute here: with one, every request comes the usual way and meets
 // them) and the node is not armed for a power failure (an armed node saves the bytes a
-// placement covers before they change, which only this side can do). Closing waits for
-// accesses under way; so does deregistering a region, so that after rpma_mr_dereg no access
-// lands. The peer's placement records reach the persistence model before this side executes
-// anything else of the connection (a flush among them), when a region goes, and when the
-// connection ends.
+// placement covers before they change, which only this side can do). Deregistering a region
+// waits for accesses under way, so that after rpma_mr_dereg no access lands; closing takes
+// the last placements once they ended, on the progress engine's timer if one lasts. The peer's
+// placement records reach the persistence model before this side executes anything else of the
+// connection (a flush among them), when a region goes, and when the connection ends.
 #ifndef RPMA_SIM_VERBS_DIRECT_TARGET_H_
 #define RPMA_SIM_VERBS_DIRECT_TARGET_H_
 
@@ -28,7 +28,7 @@ namespace rpma_sim {
 class ProtectionDomain;
 struct MemoryRegion;
 
-class DirectTarget {
+class DirectTarget : public std::enable_shared_from_this<DirectTarget> {
  public:
   // Publishes the regions of `pd` in `segment`'s own area for the queue pair `qp_num`,
   // still closed.
@@ -41,8 +41,13 @@ class DirectTarget {
 
   // The queue pair is connected: direct access opens unless something forbids it.
   void SetConnected();
-  // For good (the queue pair is in error or destroyed): closes, waits for accesses under
-  // way, and hands the placements to the persistence model.
+  // For good (the queue pair is in error or destroyed): closes at once (the peer begins no
+  // access from now on) and, once the accesses under way ended, hands the last placements to
+  // the persistence model. An honest peer's access ends within microseconds, and this waits
+  // for it (a millisecond at most); one the peer holds longer is waited for on the progress
+  // engine's timer (kIdleTimeout, then given up on as WaitIdle does), not by the caller,
+  // which is often the engine itself under a queue pair's lock: every other connection
+  // would wait with it. The domain is kept until then.
   void Close();
   // Hands the placements the peer recorded since the last call to the persistence model;
   // those in `going` (a region leaving the table) too.
@@ -68,18 +73,34 @@ class DirectTarget {
   // Waits for accesses under way (logged if the peer holds one for too long; at once, once
   // it gave up).
   void WaitIdle();
+  // Whether no access is under way within `timeout` (at once if the peer was given up on,
+  // or its process is gone).
+  bool IdleWithin(std::chrono::milliseconds timeout);
+  // An access outlasted kIdleTimeout: logged, and what the peer moves from now on does not
+  // count (DirectArea::kGaveUp).
+  void GiveUp();
+  // Close's beginning: false if it was closed already.
+  bool BeginClose();
+  // Close's end: the last placements taken; the domain is not touched after.
+  void FinishClose();
+  // On the engine's timer, until no access is under way or `deadline` passed (then given
+  // up on): FinishClose. `pd` keeps the domain until then.
+  static void FinishWhenIdle(std::shared_ptr<DirectTarget> target,
+                             std::shared_ptr<ProtectionDomain> pd,
+                             std::chrono::steady_clock::time_point deadline);
   // Stores the area's opening: open or closed, or kGaveUp for good once WaitIdle gave up.
   void StoreOpenLocked(bool open) REQUIRES(mutex_);
 
   const std::shared_ptr<ShmSegment> segment_;
   DirectArea& area_;
-  ProtectionDomain* const pd_;  // only while not closed: a closed target touches no domain
+  ProtectionDomain* const pd_;  // only until finished: a finished target touches no domain
   const uint32_t qp_num_;
   // Guards the area's table and opening, the flags, and taking placements.
   Mutex mutex_;
   bool connected_ GUARDED_BY(mutex_) = false;
-  bool closed_ GUARDED_BY(mutex_) = false;
-  bool gave_up_ GUARDED_BY(mutex_) = false;  // an access outlasted WaitIdle: closed for good
+  bool closed_ GUARDED_BY(mutex_) = false;    // no access begins from now on
+  bool finished_ GUARDED_BY(mutex_) = false;  // the last placements taken (FinishClose)
+  bool gave_up_ GUARDED_BY(mutex_) = false;   // an access outlasted WaitIdle: closed for good
   // What TakePlacements may still spend waiting for records the peer is growing, in yields of
   // the core: an honest initiator holds one for a few stores, so this is hardly touched; a
   // peer that keeps one held gets kPlacementYields a second of the engine's time, no more.

@@ -130,6 +130,17 @@ class HostileDirectAreaTest : public ::testing::Test {
     return NowMs() - start;
   }
 
+  // Two raw peers: an honest one, warmed by its read 1, and one that will lie.
+  void ConnectHonestAndHostile(Target* target, raw_peer::ShmPeer** honest,
+                               raw_peer::ShmPeer** hostile) {
+    *honest = Connect(target);
+    ASSERT_FALSE(HasFatalFailure());
+    *hostile = Connect(target);
+    ASSERT_FALSE(HasFatalFailure());
+    RoundTripMs(*honest, *target, 1);
+    ASSERT_FALSE(HasFailure());
+  }
+
   rpma_peer* peer_ = nullptr;
   rpma_ep* ep_ = nullptr;
   std::string port_;
@@ -177,12 +188,8 @@ TEST_F(HostileDirectAreaTest, AfterGivingUpOnAPeerLaterDeregistrationsDoNotWaitF
 // take about 10 ms), and an honest peer's reads meanwhile wait.
 TEST_F(HostileDirectAreaTest, APeerKeepingAPlacementClaimedDoesNotStallOthers) {
   Target target;
-  raw_peer::ShmPeer* honest = Connect(&target);
-  ASSERT_FALSE(HasFatalFailure());
-  raw_peer::ShmPeer* hostile = Connect(&target);
-  ASSERT_FALSE(HasFatalFailure());
-  RoundTripMs(honest, target, 1);  // warm
-  ASSERT_FALSE(HasFailure());
+  raw_peer::ShmPeer *honest, *hostile;
+  ASSERT_NO_FATAL_FAILURE(ConnectHonestAndHostile(&target, &honest, &hostile));
 
   rpma_sim::DirectArea& area = hostile->segment().peer_direct();
   area.placements[area.placements_read.load() % rpma_sim::DirectArea::kPlacements].claim.store(
@@ -219,6 +226,42 @@ TEST_F(HostileDirectAreaTest, APeerKeepingAPlacementClaimedDoesNotStallOthers) {
   EXPECT_NE(Heard::kNothing, heard);
   EXPECT_LT(hostile_ms, 1000) << "12000 PLACED frames of 16 bytes kept the progress engine busy";
   EXPECT_LT(honest_worst_ms, 500) << "another peer's PLACED frames stalled this connection";
+}
+
+// The peer says it has an access under way for ever, then hangs up. Ending its connection, the
+// server's queue pair goes to error and closes the peer's direct access (QueuePair::
+// EnterErrorLocked -> WireLink::RevokeLocked -> ShmMode::Revoke -> DirectTarget::Close), on
+// the progress engine and with the queue pair's execution lock held: the close must not wait
+// there the second it allows for the access (every other connection would wait with it), but
+// leave that wait to a timer. An honest peer's reads, which take microseconds, are answered
+// all the while; the server still gives up on the lie once the second is over.
+TEST_F(HostileDirectAreaTest, APeerThatLiesAboutAnAccessThenHangsUpDoesNotStallOthers) {
+  Target target;
+  raw_peer::ShmPeer *honest, *hostile;
+  ASSERT_NO_FATAL_FAILURE(ConnectHonestAndHostile(&target, &honest, &hostile));
+  uint64_t sequence = 2;
+
+  hostile->segment().peer_direct().in_use.store(1);  // an access under way, for ever
+  hostile->Close();                                  // then it hangs up
+  // The honest peer reads on from now until the server gave up on the lie (a second): none of
+  // its reads may wait long for an answer.
+  long long worst_ms = 0;
+  const long long until = NowMs() + kSafetyTimeoutMs;
+  while (LoggedLines().find("held a direct access for over") == std::string::npos &&
+         NowMs() < until) {
+    worst_ms = std::max(worst_ms, RoundTripMs(honest, target, sequence++));
+    ASSERT_FALSE(HasFailure());
+  }
+  printf("%llu reads; the slowest answer took %lld ms\n",
+         static_cast<unsigned long long>(sequence - 2), worst_ms);
+  EXPECT_NE(std::string::npos, LoggedLines().find("held a direct access for over"))
+      << "the server did not give up on the peer's access";
+  EXPECT_LT(worst_ms, 500) << "another peer's lie and hang-up stalled this connection";
+  rpma_conn_event event = RPMA_CONN_UNDEFINED;
+  ASSERT_EQ(0, integration::NextEvent(conns_.back(), kSafetyTimeoutMs, &event));
+  EXPECT_EQ(RPMA_CONN_LOST, event);
+  EXPECT_EQ(0, rpma_conn_delete(&conns_.back()));
+  conns_.pop_back();  // its event was taken here
 }
 
 }  // namespace

@@ -252,14 +252,14 @@ TEST_P(AnswerFoldingTest, WritesThatArriveTogetherAreAnsweredTogether) {
   ASSERT_NO_FATAL_FAILURE(ExpectRegion(landed));
 }
 
-INSTANTIATE_TEST_SUITE_P(Writes, AnswerFoldingTest,
-                         ::testing::Combine(::testing::Values(Lie{
-                                                "none", nullptr, {}, nullptr, {}}),
-                                            ::testing::Values(Transport::kTcp, Transport::kShm)),
-                         [](const ::testing::TestParamInfo<std::tuple<Lie, Transport>>& info) {
-                           return std::get<1>(info.param) == Transport::kShm ? "over_shm"
-                                                                             : "over_tcp";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Writes, AnswerFoldingTest,
+    ::testing::Combine(::testing::Values(Lie{
+                           "none", nullptr, {}, nullptr, {}, true, false, nullptr}),
+                       ::testing::Values(Transport::kTcp, Transport::kShm)),
+    [](const ::testing::TestParamInfo<std::tuple<Lie, Transport>>& info) {
+      return std::get<1>(info.param) == Transport::kShm ? "over_shm" : "over_tcp";
+    });
 
 // Over shared memory the peer may also write the segment while the server works on it:
 // another process (so that the sanitizers see the server's side only) scribbles random
