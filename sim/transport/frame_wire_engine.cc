@@ -100,8 +100,10 @@ void FrameWire::BeginReading(std::shared_ptr<WireHandler> handler) {
 void FrameWire::OnReadable() {
   uint64_t polls = polls_.load(std::memory_order_relaxed);
   if (polls != polls_seen_ && !aborted_) {
-    // An application is reading the stream itself: leave it to it for a while.
+    // An application is reading the stream itself: leave it to it for a while, and let
+    // what arrives meanwhile not wake the engine.
     polls_seen_ = polls;
+    stream_->Unwatch();
     auto timer = std::make_shared<boost::asio::steady_timer>(IoContext(), kPollerActive);
     auto self = shared_from_this();
     timer->async_wait([self, timer](const boost::system::error_code&) { self->OnReadable(); });

@@ -92,7 +92,9 @@ Status SocketStream::Connect(const SocketAddress& address, int timeout_ms, Conne
 }
 
 SocketStream::SocketStream(boost::asio::ip::tcp::socket socket)
-    : socket_(std::move(socket)), fd_(socket_.native_handle()) {
+    : socket_(std::move(socket)),
+      fd_(socket_.native_handle()),
+      protocol_(boost::asio::ip::tcp::v4()) {
   MarkCloseOnFork(fd_);  // the connection is this process's, not a fork child's
   boost::system::error_code error;
   socket_.set_option(boost::asio::ip::tcp::no_delay(true), error);
@@ -101,13 +103,17 @@ SocketStream::SocketStream(boost::asio::ip::tcp::socket socket)
   boost::system::error_code local_error;
   auto local = socket_.local_endpoint(local_error);
   same_host_ = !error && !local_error && local.address() == remote.address();
+  if (!local_error) protocol_ = local.protocol();
 }
 
 SocketStream::~SocketStream() {
   CloseOnForkSection section;
   ForgetCloseOnFork(fd_);
   boost::system::error_code ignored;
-  socket_.close(ignored);
+  if (watched_)
+    socket_.close(ignored);
+  else
+    ::close(fd_);
 }
 
 ssize_t SocketStream::Write(const iovec* parts, int count) {
@@ -137,12 +143,36 @@ void SocketStream::WatchLiveness(int timeout_ms) {
   setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
 }
 
+void SocketStream::Unwatch() {
+  if (!watched_) return;
+  boost::system::error_code ignored;
+  socket_.release(ignored);  // the fd stays open; nothing waits on it now
+  watched_ = false;
+}
+
+void SocketStream::Watch() {
+  if (watched_) return;
+  boost::system::error_code error;
+  socket_.assign(protocol_, fd_, error);
+  if (!error) {
+    watched_ = true;
+    return;
+  }
+  // Nothing would wake the engine for this connection again: it ends, and the wait below
+  // fails at once, so the reader finds the end (never a connection that hangs).
+  SIM_LOG_ERROR("the progress engine cannot watch %s again: %s; closing the connection",
+                peer_.c_str(), error.message().c_str());
+  Shutdown();
+}
+
 void SocketStream::AsyncWaitReadable(std::function<void()> ready) {
+  Watch();
   socket_.async_wait(boost::asio::ip::tcp::socket::wait_read,
                      [ready = std::move(ready)](const boost::system::error_code&) { ready(); });
 }
 
 void SocketStream::AsyncWaitWritable(std::function<void()> ready) {
+  Watch();
   socket_.async_wait(boost::asio::ip::tcp::socket::wait_write,
                      [ready = std::move(ready)](const boost::system::error_code&) { ready(); });
 }

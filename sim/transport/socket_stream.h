@@ -46,13 +46,21 @@ class SocketStream : public ByteStream {
   void AsyncWaitReadable(std::function<void()> ready) override;
   void AsyncWaitWritable(std::function<void()> ready) override;
   ssize_t TryRead(uint8_t* data, size_t size) override;
+  // The reactor forgets the socket (it is registered edge-triggered, so every segment that
+  // arrives would wake the engine, waiting or not) until the next wait gives it back.
+  void Unwatch() override;
   // A recv(2) per frame's header and body would be two system calls per small frame.
   size_t ReadAheadBytes() const override { return 16 << 10; }
   bool WritesAreSystemCalls() const override { return true; }
 
  private:
+  // Gives the socket back to the reactor if Unwatch took it (the engine's thread).
+  void Watch();
+
   boost::asio::ip::tcp::socket socket_;
   int fd_;
+  boost::asio::ip::tcp protocol_;
+  bool watched_ = true;  // socket_ holds fd_ (else Unwatch released it; fd_ stays open)
   std::string peer_;
   bool same_host_ = false;  // both ends have one address: a peer of this host
 };

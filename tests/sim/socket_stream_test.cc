@@ -1,4 +1,6 @@
-// Tests of SocketStream's connect: what a fork child keeps of a connection under way.
+// Tests of SocketStream: what a fork child keeps of a connection under way; a stream the
+// engine stopped watching (Unwatch) is watched again by its next wait, bytes that arrived
+// meanwhile included, and still closes its socket.
 #include "sim/transport/socket_stream.h"
 
 #include <arpa/inet.h>
@@ -11,11 +13,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
+#include <future>
 #include <set>
 #include <thread>
 
 #include "gtest/gtest.h"
 #include "sim/common/fork_generation.h"
+#include "sim/fabric/io_service.h"
 
 namespace rpma_sim {
 namespace {
@@ -139,6 +144,70 @@ TEST(SocketStreamTest, AFailedConnectLeavesNoMark) {
   ASSERT_GE(reused, 0);
   EXPECT_FALSE(MarkedCloseOnFork(reused));
   close(reused);
+}
+
+// Runs `task` on the progress engine and waits for it (the safety net: 30 s).
+bool OnEngine(std::function<void()> task) {
+  std::promise<void> done;
+  std::future<void> finished = done.get_future();
+  RunSoon([&task, &done] {
+    task();
+    done.set_value();
+  });
+  return finished.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+}
+
+// While an application reads a connection itself, the engine stops watching its socket, so
+// that the bytes arriving do not wake it for nothing (the socket is edge-triggered in the
+// reactor). What arrives meanwhile is not lost to the engine: its next wait watches the
+// socket again and finds those bytes at once. And a stream destroyed unwatched closes it.
+TEST(SocketStreamTest, AnUnwatchedStreamIsWatchedAgainByItsNextWait) {
+  sockaddr_in address;
+  int listener = BoundToLoopback(&address);
+  ASSERT_GE(listener, 0);
+  ASSERT_EQ(listen(listener, 1), 0);
+  std::string no_reactor;
+  ASSERT_TRUE(EnsureReactor(&no_reactor)) << no_reactor;
+  std::unique_ptr<SocketStream> stream;
+  SocketStream::ConnectFailure failure;
+  ASSERT_EQ(SocketStream::Connect(AddressOf(address), 5000, &failure, &stream), Status::kOk);
+  int peer = accept(listener, nullptr, nullptr);
+  ASSERT_GE(peer, 0);
+
+  ASSERT_TRUE(OnEngine([&stream] { stream->Unwatch(); }));
+  ASSERT_EQ(3, write(peer, "abc", 3));  // arrives while nothing watches the socket
+  std::promise<void> readable;
+  std::future<void> woke = readable.get_future();
+  ASSERT_TRUE(OnEngine(
+      [&stream, &readable] { stream->AsyncWaitReadable([&readable] { readable.set_value(); }); }));
+  ASSERT_EQ(std::future_status::ready, woke.wait_for(std::chrono::seconds(30)))
+      << "the wait after Unwatch never saw the bytes that had arrived";
+  uint8_t bytes[8];
+  EXPECT_EQ(3, stream->TryRead(bytes, sizeof(bytes)));
+  // Watched, the next wait waits for bytes (a socket the reactor did not hold would end
+  // every wait at once, with an error).
+  std::promise<void> readable_again;
+  std::future<void> woke_again = readable_again.get_future();
+  ASSERT_TRUE(OnEngine([&stream, &readable_again] {
+    stream->AsyncWaitReadable([&readable_again] { readable_again.set_value(); });
+  }));
+  EXPECT_EQ(std::future_status::timeout, woke_again.wait_for(std::chrono::milliseconds(100)))
+      << "a wait with nothing to read ended";
+  ASSERT_EQ(1, write(peer, "d", 1));
+  ASSERT_EQ(std::future_status::ready, woke_again.wait_for(std::chrono::seconds(30)));
+  EXPECT_EQ(1, stream->TryRead(bytes, sizeof(bytes)));
+
+  // Unwatched again, then destroyed (on the engine, where its waits run): the peer sees the
+  // connection end.
+  ASSERT_TRUE(OnEngine([&stream] {
+    stream->Unwatch();
+    stream.reset();
+  }));
+  timeval timeout{30, 0};
+  ASSERT_EQ(0, setsockopt(peer, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)));
+  EXPECT_EQ(0, read(peer, bytes, sizeof(bytes))) << "the socket stayed open";
+  close(peer);
+  close(listener);
 }
 
 }  // namespace
