@@ -5,6 +5,7 @@
 // what a write or send does whose own buffer the requester unmapped under it.
 // The same on every transport: in process, over TCP and over shared memory, where the
 // region's whole pages move into a shared mapping and its partial ones do not.
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,6 +21,27 @@ constexpr size_t kPage = 4096;
 constexpr size_t kOffset = 100;        // the region starts this far into the area
 constexpr size_t kLength = 2 * kPage;  // a partial first page, a whole one, a partial last
 constexpr size_t kArea = 3 * kPage;
+
+// Whether any page of [addr, addr + length) (page-aligned) is mapped now: msync fails with
+// ENOMEM on a page that is not.
+bool Mapped(const void* addr, size_t length) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (size_t at = 0; at < length; at += page) {
+    void* one = const_cast<uint8_t*>(static_cast<const uint8_t*>(addr) + at);
+    if (msync(one, page, MS_ASYNC) == 0 || errno != ENOMEM) return true;
+  }
+  return false;
+}
+
+// After the application unmapped a region's pages at `unmapped` (kArea bytes), another thread
+// may map something there before the peer's request executes: under the sanitizers their
+// runtime does, now and then. The request then reaches that memory, as docs/differences.md
+// says, and its success proves nothing: such a run is skipped.
+constexpr const char* kTakenMeanwhile =
+    "another mapping took the unmapped region's addresses before the request";
+bool TakenMeanwhile(ibv_wc_status status, const void* unmapped) {
+  return status == IBV_WC_SUCCESS && Mapped(unmapped, kArea);
+}
 
 uint8_t Pattern(size_t i) { return static_cast<uint8_t>(21 + i * 7); }
 
@@ -155,28 +177,37 @@ TEST_F(RegionPagesTest, AReadLandsInALocalBufferMadeReadOnly) {
 // to, so the write fails as one outside any region does, and the process goes on.
 TEST_F(RegionPagesTest, AWriteToPagesUnmappedFailsWithRemoteAccessError) {
   ASSERT_EQ(0, munmap(area_, kArea));
+  uint8_t* const unmapped = area_;
   area_ = nullptr;
-  EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, WriteAll());
+  const ibv_wc_status status = WriteAll();
+  if (TakenMeanwhile(status, unmapped)) GTEST_SKIP() << kTakenMeanwhile;
+  EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, status);
 }
 
 TEST_F(RegionPagesTest, AReadOfPagesUnmappedFailsWithRemoteAccessError) {
   Buffer* local = registrations_.NewBuffer(pair_.peer, kLength, RPMA_MR_USAGE_READ_DST, 0x33);
   ASSERT_NE(nullptr, local);
   ASSERT_EQ(0, munmap(area_, kArea));
+  uint8_t* const unmapped = area_;
   area_ = nullptr;
   ASSERT_EQ(0, rpma_read(pair_.client, local->mr, 0, remote_, 0, kLength, RPMA_F_COMPLETION_ALWAYS,
                          nullptr));
-  EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, Completion(client_cq_));
+  const ibv_wc_status status = Completion(client_cq_);
+  if (TakenMeanwhile(status, unmapped)) GTEST_SKIP() << kTakenMeanwhile;
+  EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, status);
   EXPECT_EQ(std::vector<uint8_t>(kLength, 0x33), local->bytes);
 }
 
 TEST_F(RegionPagesTest, AnAtomicWriteToPagesUnmappedFailsWithRemoteAccessError) {
   ASSERT_EQ(0, munmap(area_, kArea));
+  uint8_t* const unmapped = area_;
   area_ = nullptr;
   char value[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   ASSERT_EQ(0,
             rpma_atomic_write(pair_.client, remote_, 8, value, RPMA_F_COMPLETION_ALWAYS, nullptr));
-  EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, Completion(client_cq_));
+  const ibv_wc_status status = Completion(client_cq_);
+  if (TakenMeanwhile(status, unmapped)) GTEST_SKIP() << kTakenMeanwhile;
+  EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, status);
 }
 
 // A message into a receive buffer the application unmapped: as into one not registered,
