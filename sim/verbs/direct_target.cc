@@ -192,9 +192,13 @@ void DirectTarget::StoreOpenLocked(bool open) {
 
 void DirectTarget::Close() {
   if (!BeginClose()) return;
-  if (IdleWithin(kCloseWait)) return FinishClose();
-  FinishWhenIdle(shared_from_this(), pd_->shared_from_this(),
-                 std::chrono::steady_clock::now() + kIdleTimeout - kCloseWait);
+  // An honest peer's access ends within microseconds. Its placement is recorded before its
+  // bytes move, so what it places is taken here either way, before the connection's report.
+  const bool idle = IdleWithin(kCloseWait);
+  FinishClose();
+  if (!idle)
+    GiveUpUnlessIdleBy(shared_from_this(),
+                       std::chrono::steady_clock::now() + kIdleTimeout - kCloseWait);
 }
 
 bool DirectTarget::BeginClose() {
@@ -211,17 +215,14 @@ void DirectTarget::FinishClose() {
   finished_ = true;
 }
 
-void DirectTarget::FinishWhenIdle(std::shared_ptr<DirectTarget> target,
-                                  std::shared_ptr<ProtectionDomain> pd,
-                                  std::chrono::steady_clock::time_point deadline) {
+void DirectTarget::GiveUpUnlessIdleBy(std::shared_ptr<DirectTarget> target,
+                                      std::chrono::steady_clock::time_point deadline) {
   RunAt(std::chrono::steady_clock::now() + kCloseWait,
-        [target = std::move(target), pd = std::move(pd), deadline]() mutable {
-          if (!target->IdleWithin(std::chrono::milliseconds(0))) {
-            if (std::chrono::steady_clock::now() < deadline)
-              return FinishWhenIdle(std::move(target), std::move(pd), deadline);
-            target->GiveUp();
-          }
-          target->FinishClose();
+        [target = std::move(target), deadline]() mutable {
+          if (target->IdleWithin(std::chrono::milliseconds(0))) return;
+          if (std::chrono::steady_clock::now() < deadline)
+            return GiveUpUnlessIdleBy(std::move(target), deadline);
+          target->GiveUp();
         });
 }
 
@@ -244,6 +245,7 @@ void DirectTarget::GiveUp() {
   {
     // The late access must not count as done (DirectArea::kGaveUp), and none comes after it.
     MutexLock lock(&mutex_);
+    if (gave_up_) return;  // a close's timer and a deregistration may both give up: once
     gave_up_ = true;
     StoreOpenLocked(false);
   }

@@ -8,8 +8,8 @@
 // (fault rules act at kExecute here: with one, every request comes the usual way and meets
 // them) and the node is not armed for a power failure (an armed node saves the bytes a
 // placement covers before they change, which only this side can do). Deregistering a region
-// waits for accesses under way, so that after rpma_mr_dereg no access lands; closing takes
-// the last placements once they ended, on the progress engine's timer if one lasts. The peer's
+// waits for accesses under way, so that after rpma_mr_dereg no access lands; closing waits a
+// millisecond for them and leaves a longer wait to the progress engine's timer. The peer's
 // placement records reach the persistence model before this side executes anything else of the
 // connection (a flush among them), when a region goes, and when the connection ends.
 #ifndef RPMA_SIM_VERBS_DIRECT_TARGET_H_
@@ -42,12 +42,14 @@ class DirectTarget : public std::enable_shared_from_this<DirectTarget> {
   // The queue pair is connected: direct access opens unless something forbids it.
   void SetConnected();
   // For good (the queue pair is in error or destroyed): closes at once (the peer begins no
-  // access from now on) and, once the accesses under way ended, hands the last placements to
-  // the persistence model. An honest peer's access ends within microseconds, and this waits
-  // for it (a millisecond at most); one the peer holds longer is waited for on the progress
-  // engine's timer (kIdleTimeout, then given up on as WaitIdle does), not by the caller,
-  // which is often the engine itself under a queue pair's lock: every other connection
-  // would wait with it. The domain is kept until then.
+  // access from now on), waits a millisecond at most for the accesses under way (an honest
+  // peer's ends within microseconds), and hands the last placements to the persistence
+  // model. An access the peer holds longer is not waited for by the caller, which is often
+  // the engine itself under a queue pair's lock (every other connection would wait with it):
+  // the engine's timer looks again every millisecond and, past kIdleTimeout, gives up on it
+  // as WaitIdle does (what it moved does not count). Its placement was recorded, and taken
+  // here, before its bytes moved; a record the peer keeps claimed is not taken.
+  // Deregistration still waits for it, so nothing lands after rpma_mr_dereg.
   void Close();
   // Hands the placements the peer recorded since the last call to the persistence model;
   // those in `going` (a region leaving the table) too.
@@ -83,11 +85,10 @@ class DirectTarget : public std::enable_shared_from_this<DirectTarget> {
   bool BeginClose();
   // Close's end: the last placements taken; the domain is not touched after.
   void FinishClose();
-  // On the engine's timer, until no access is under way or `deadline` passed (then given
-  // up on): FinishClose. `pd` keeps the domain until then.
-  static void FinishWhenIdle(std::shared_ptr<DirectTarget> target,
-                             std::shared_ptr<ProtectionDomain> pd,
-                             std::chrono::steady_clock::time_point deadline);
+  // On the engine's timer, every kCloseWait until no access is under way, or GiveUp once
+  // `deadline` passed.
+  static void GiveUpUnlessIdleBy(std::shared_ptr<DirectTarget> target,
+                                 std::chrono::steady_clock::time_point deadline);
   // Stores the area's opening: open or closed, or kGaveUp for good once WaitIdle gave up.
   void StoreOpenLocked(bool open) REQUIRES(mutex_);
 
