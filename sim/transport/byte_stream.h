@@ -54,9 +54,9 @@ class ByteStream {
   // before ended there.
   virtual void AsyncWaitReadable(std::function<void()> ready) = 0;
   virtual void AsyncWaitWritable(std::function<void()> ready) = 0;
-  // The engine waits for nothing on the stream for a while (an application reads it): what
-  // arrives need not wake the engine. The next wait watches it again. On the engine's thread
-  // only, with no wait begun.
+  // The engine waits to read nothing on the stream for a while (an application reads it):
+  // what arrives need not wake the engine. The next wait watches it again. On the engine's
+  // thread only, with no wait to read begun.
   virtual void Unwatch() {}
 
   // Ends the stream both ways after the bytes already written: the peer reads them, then

@@ -167,7 +167,8 @@ void FrameWire::DeliverArrived() {
     if (result != ReadResult::kFrame) break;
     progressed = true;
     HandOver();
-    if (ahead_begin_ == ahead_end_) answers.SendHeld();  // as the engine does
+    if (ahead_begin_ == ahead_end_ && stream_->ReadAheadBytes() > 0)
+      answers.SendHeld();  // as the engine does
   }
   read_mutex_.Unlock();
   // A poller that reads makes the engine step aside. (A server busy-polling during 1 MiB

@@ -144,7 +144,9 @@ void SocketStream::WatchLiveness(int timeout_ms) {
 }
 
 void SocketStream::Unwatch() {
-  if (!watched_) return;
+  // A wait for room stays: releasing the socket would cancel it, and it would only begin
+  // again (and watch the socket again) at once.
+  if (!watched_ || waits_writable_) return;
   boost::system::error_code ignored;
   socket_.release(ignored);  // the fd stays open; nothing waits on it now
   watched_ = false;
@@ -173,8 +175,12 @@ void SocketStream::AsyncWaitReadable(std::function<void()> ready) {
 
 void SocketStream::AsyncWaitWritable(std::function<void()> ready) {
   Watch();
+  waits_writable_ = true;
   socket_.async_wait(boost::asio::ip::tcp::socket::wait_write,
-                     [ready = std::move(ready)](const boost::system::error_code&) { ready(); });
+                     [this, ready = std::move(ready)](const boost::system::error_code&) {
+                       waits_writable_ = false;
+                       ready();
+                     });
 }
 
 ssize_t SocketStream::TryRead(uint8_t* data, size_t size) {

@@ -47,7 +47,8 @@ class SocketStream : public ByteStream {
   void AsyncWaitWritable(std::function<void()> ready) override;
   ssize_t TryRead(uint8_t* data, size_t size) override;
   // The reactor forgets the socket (it is registered edge-triggered, so every segment that
-  // arrives would wake the engine, waiting or not) until the next wait gives it back.
+  // arrives would wake the engine, waiting or not) until the next wait gives it back;
+  // unless the engine waits for room to write.
   void Unwatch() override;
   // A recv(2) per frame's header and body would be two system calls per small frame.
   size_t ReadAheadBytes() const override { return 16 << 10; }
@@ -60,7 +61,8 @@ class SocketStream : public ByteStream {
   boost::asio::ip::tcp::socket socket_;
   int fd_;
   boost::asio::ip::tcp protocol_;
-  bool watched_ = true;  // socket_ holds fd_ (else Unwatch released it; fd_ stays open)
+  bool watched_ = true;          // socket_ holds fd_ (else Unwatch released it; fd_ stays open)
+  bool waits_writable_ = false;  // a wait for room is under way (the engine's thread)
   std::string peer_;
   bool same_host_ = false;  // both ends have one address: a peer of this host
 };

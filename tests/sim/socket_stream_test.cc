@@ -1,6 +1,6 @@
 // Tests of SocketStream: what a fork child keeps of a connection under way; a stream the
 // engine stopped watching (Unwatch) is watched again by its next wait, bytes that arrived
-// meanwhile included, and still closes its socket.
+// meanwhile included, and still closes its socket; a wait for room outlasts Unwatch.
 #include "sim/transport/socket_stream.h"
 
 #include <arpa/inet.h>
@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <future>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "sim/common/fork_generation.h"
@@ -146,6 +148,20 @@ TEST(SocketStreamTest, AFailedConnectLeavesNoMark) {
   close(reused);
 }
 
+// A stream connected to a plain socket of the test (*peer), accepted on *listener.
+void ConnectedPair(std::unique_ptr<SocketStream>* stream, int* peer, int* listener) {
+  sockaddr_in address;
+  *listener = BoundToLoopback(&address);
+  ASSERT_GE(*listener, 0);
+  ASSERT_EQ(listen(*listener, 1), 0);
+  std::string no_reactor;
+  ASSERT_TRUE(EnsureReactor(&no_reactor)) << no_reactor;
+  SocketStream::ConnectFailure failure;
+  ASSERT_EQ(SocketStream::Connect(AddressOf(address), 5000, &failure, stream), Status::kOk);
+  *peer = accept(*listener, nullptr, nullptr);
+  ASSERT_GE(*peer, 0);
+}
+
 // Runs `task` on the progress engine and waits for it (the safety net: 30 s).
 bool OnEngine(std::function<void()> task) {
   std::promise<void> done;
@@ -162,17 +178,9 @@ bool OnEngine(std::function<void()> task) {
 // reactor). What arrives meanwhile is not lost to the engine: its next wait watches the
 // socket again and finds those bytes at once. And a stream destroyed unwatched closes it.
 TEST(SocketStreamTest, AnUnwatchedStreamIsWatchedAgainByItsNextWait) {
-  sockaddr_in address;
-  int listener = BoundToLoopback(&address);
-  ASSERT_GE(listener, 0);
-  ASSERT_EQ(listen(listener, 1), 0);
-  std::string no_reactor;
-  ASSERT_TRUE(EnsureReactor(&no_reactor)) << no_reactor;
   std::unique_ptr<SocketStream> stream;
-  SocketStream::ConnectFailure failure;
-  ASSERT_EQ(SocketStream::Connect(AddressOf(address), 5000, &failure, &stream), Status::kOk);
-  int peer = accept(listener, nullptr, nullptr);
-  ASSERT_GE(peer, 0);
+  int peer = -1, listener = -1;
+  ASSERT_NO_FATAL_FAILURE(ConnectedPair(&stream, &peer, &listener));
 
   ASSERT_TRUE(OnEngine([&stream] { stream->Unwatch(); }));
   ASSERT_EQ(3, write(peer, "abc", 3));  // arrives while nothing watches the socket
@@ -206,6 +214,36 @@ TEST(SocketStreamTest, AnUnwatchedStreamIsWatchedAgainByItsNextWait) {
   timeval timeout{30, 0};
   ASSERT_EQ(0, setsockopt(peer, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)));
   EXPECT_EQ(0, read(peer, bytes, sizeof(bytes))) << "the socket stayed open";
+  close(peer);
+  close(listener);
+}
+
+// A wait for room under way is not cancelled by Unwatch (it would begin again at once and
+// watch the socket again): it ends when the peer has read and there is room.
+TEST(SocketStreamTest, UnwatchLeavesAWaitForRoom) {
+  std::unique_ptr<SocketStream> stream;
+  int peer = -1, listener = -1;
+  ASSERT_NO_FATAL_FAILURE(ConnectedPair(&stream, &peer, &listener));
+  std::vector<uint8_t> chunk(64 << 10, 0x11);
+  const iovec part{chunk.data(), chunk.size()};
+  while (stream->Write(&part, 1) > 0) {
+  }  // full: the peer reads nothing yet
+
+  std::promise<void> room;
+  std::future<void> woke = room.get_future();
+  ASSERT_TRUE(OnEngine([&stream, &room] {
+    stream->AsyncWaitWritable([&room] { room.set_value(); });
+    stream->Unwatch();
+  }));
+  EXPECT_EQ(std::future_status::timeout, woke.wait_for(std::chrono::milliseconds(100)))
+      << "Unwatch ended the wait for room";
+  timeval timeout{1, 0};
+  ASSERT_EQ(0, setsockopt(peer, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)));
+  while (woke.wait_for(std::chrono::seconds(0)) != std::future_status::ready &&
+         read(peer, chunk.data(), chunk.size()) > 0) {
+  }
+  ASSERT_EQ(std::future_status::ready, woke.wait_for(std::chrono::seconds(30)));
+  ASSERT_TRUE(OnEngine([&stream] { stream.reset(); }));
   close(peer);
   close(listener);
 }
