@@ -175,6 +175,11 @@ class FrameWire : public std::enable_shared_from_this<FrameWire> {
   ssize_t Pull(ReadAhead ahead, uint8_t* data, size_t size) REQUIRES(read_mutex_);
   // Gives the whole frame in incoming_ to the handler.
   void HandOver() REQUIRES(read_mutex_);
+  // Whether the next read is a system call: nothing is read ahead, on a stream whose reads
+  // are system calls (it reads ahead).
+  bool NextReadIsSystemCall() const REQUIRES(read_mutex_) {
+    return ahead_begin_ == ahead_end_ && stream_->ReadAheadBytes() > 0;
+  }
   // The stream ended: the handler, taken so that nothing reads on (null if it was taken).
   std::shared_ptr<WireHandler> TakeHandlerLocked() REQUIRES(read_mutex_);
   // ... then, without read_mutex_: the wire is aborted and `handler` told `reason`.

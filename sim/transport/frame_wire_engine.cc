@@ -131,10 +131,9 @@ void FrameWire::OnReadable() {
     }
     if (result == ReadResult::kPaused) break;
     HandOver();
-    // The next read is a system call (nothing read ahead, on a stream that reads ahead):
-    // what the frames read so far sent goes first. From memory (a ring), the turn's answers
-    // go together at its end.
-    if (ahead_begin_ == ahead_end_ && stream_->ReadAheadBytes() > 0) answers.SendHeld();
+    // What the frames read so far sent goes before a read that is a system call; from
+    // memory (a ring), the turn's answers go together at its end.
+    if (NextReadIsSystemCall()) answers.SendHeld();
   }
   // More may be there: after the other connections' turn.
   lock.Release();
@@ -167,8 +166,7 @@ void FrameWire::DeliverArrived() {
     if (result != ReadResult::kFrame) break;
     progressed = true;
     HandOver();
-    if (ahead_begin_ == ahead_end_ && stream_->ReadAheadBytes() > 0)
-      answers.SendHeld();  // as the engine does
+    if (NextReadIsSystemCall()) answers.SendHeld();  // as the engine does
   }
   read_mutex_.Unlock();
   // A poller that reads makes the engine step aside. (A server busy-polling during 1 MiB

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <functional>
 #include <future>
+#include <memory>
 #include <set>
 #include <thread>
 #include <vector>
@@ -162,13 +163,14 @@ void ConnectedPair(std::unique_ptr<SocketStream>* stream, int* peer, int* listen
   ASSERT_GE(*peer, 0);
 }
 
-// Runs `task` on the progress engine and waits for it (the safety net: 30 s).
+// Runs `task` on the progress engine and waits for it (the safety net: 30 s; the task and
+// its promise belong to the engine's call, so a late one touches nothing of the caller's).
 bool OnEngine(std::function<void()> task) {
-  std::promise<void> done;
-  std::future<void> finished = done.get_future();
-  RunSoon([&task, &done] {
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> finished = done->get_future();
+  RunSoon([task = std::move(task), done] {
     task();
-    done.set_value();
+    done->set_value();
   });
   return finished.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
 }
